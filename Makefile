@@ -1,0 +1,59 @@
+# Context Studio — every target sets itself up first; `make run` and `make test` are all a newcomer needs.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-dev
+BENCH_STAMP := $(VENV)/.installed-bench
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: setup run test test-fast test-sqlite test-postgres lint format bench lock browsers clean demo
+
+$(VENV)/bin/python:
+	@set -e; pick=""; \
+	for cand in python3.13 python3.12 python3; do \
+	  if command -v $$cand >/dev/null 2>&1 && $$cand -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then pick=$$cand; break; fi; \
+	done; \
+	if [ -z "$$pick" ]; then echo "Context Studio needs Python 3.12 or newer (tried python3.13, python3.12, python3)." >&2; exit 1; fi; \
+	echo "Creating $(VENV) with $$($$pick --version)"; \
+	$$pick -m venv $(VENV)
+
+$(STAMP): $(VENV)/bin/python requirements/dev.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/dev.txt
+	@touch $(STAMP)
+
+$(BENCH_STAMP): $(STAMP) requirements/bench.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements/bench.txt
+	@touch $(BENCH_STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
+	@echo "Serving Context Studio on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
+	$(PY) manage.py runserver $(HOST):$(PORT)
+
+test: setup
+	bash scripts/test.sh
+
+lint: setup
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+
+format: setup
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+bench: $(BENCH_STAMP)
+	$(PY) -m tests.perf.bench
+
+# Regenerate the lock files from pyproject.toml (needs network access to the package index).
+lock: setup
+	$(PY) -m pip install --quiet uv
+	$(VENV)/bin/uv pip compile pyproject.toml -q --python-version 3.12 --generate-hashes -o requirements/base.txt
+	$(VENV)/bin/uv pip compile pyproject.toml -q --python-version 3.12 --group dev --generate-hashes -o requirements/dev.txt
+	$(VENV)/bin/uv pip compile pyproject.toml -q --python-version 3.12 --group dev --group bench --generate-hashes -o requirements/bench.txt
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache db.sqlite3

@@ -1,0 +1,10 @@
+"""URL configuration: the studio, the admin and the API."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("profiles.urls")),
+]
