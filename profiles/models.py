@@ -1,0 +1,459 @@
+"""The workspace of SPEC §2 stored in tables: consumers, layers, items, profiles and rules.
+
+The models mirror the workspace document field by field; optional rule fields stay NULL when
+the document did not give them, so an export gives back exactly what was imported. The engine
+validator (``resolver.validate_workspace``, reached through ``profiles.validation``) is the
+source of truth for what is valid; the constraints below are a safety net for writes that
+bypass it. Models do not know the engine.
+"""
+
+# NULL in a string column means "not given in the document", which differs from "" here.
+# ruff: noqa: DJ001
+
+import uuid
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Q
+from django.db.models.signals import post_delete, post_save
+from django.utils import timezone
+from simple_history.models import HistoricalRecords
+
+KEY_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}\Z"
+FIELD_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*\Z"
+
+key_validator = RegexValidator(
+    KEY_PATTERN,
+    "must match ^[a-z0-9][a-z0-9_-]{0,63}$ (lowercase letters, digits, '-' and '_').",
+)
+
+
+class RenderFormat(models.TextChoices):
+    MARKDOWN = "markdown", "Markdown"
+    XML = "xml", "XML"
+
+
+class Availability(models.TextChoices):
+    AUTO = "auto", "auto"
+    UNAVAILABLE = "unavailable", "unavailable"
+    UNKNOWN = "unknown", "unknown"
+
+
+class Participation(models.TextChoices):
+    AUTO = "auto", "auto"
+    INCLUDE = "include", "include"
+    EXCLUDE = "exclude", "exclude"
+
+
+class Mode(models.TextChoices):
+    INLINE = "inline", "inline"
+    RETRIEVE = "retrieve", "retrieve"
+    ON_DEMAND = "on-demand", "on-demand"
+
+
+class Order(models.TextChoices):
+    RELEVANCE = "relevance", "relevance"
+    RECENCY = "recency", "recency"
+    PATH = "path", "path"
+
+
+class CurrentnessAction(models.TextChoices):
+    EXCLUDE = "exclude", "exclude"
+    WARN = "warn", "warn"
+
+
+def _choices_check(field: str, choices: type[models.TextChoices], *, nullable: bool) -> Q:
+    allowed = Q(**{f"{field}__in": choices.values})
+    return allowed | Q(**{f"{field}__isnull": True}) if nullable else allowed
+
+
+class Tracked(models.Model):
+    """Who created and last changed a row, and when."""
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+
+    class Meta:
+        abstract = True
+
+
+class Positioned(models.Model):
+    """Keep the order of the workspace document so an export reads like the imported file."""
+
+    position = models.PositiveIntegerField(default=0, editable=False)
+
+    class Meta:
+        abstract = True
+
+    def _next_position(self, queryset) -> int:
+        last = queryset.order_by("-position").values_list("position", flat=True).first()
+        return 0 if last is None else last + 1
+
+
+class Consumer(Tracked, Positioned):
+    """Who receives the context, with its render settings (SPEC §1, §2 ``consumers[]``)."""
+
+    key = models.CharField(max_length=64, unique=True, validators=[key_validator])
+    name = models.TextField(blank=True, default="")
+    # NULL = not given in the document (renders as markdown without dates).
+    render_format = models.CharField(
+        max_length=16, choices=RenderFormat.choices, null=True, blank=True
+    )
+    include_currentness = models.BooleanField(null=True, blank=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=_choices_check("render_format", RenderFormat, nullable=True),
+                name="consumer_render_format_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    def save(self, *args, **kwargs):
+        if self._state.adding and not self.position:
+            self.position = self._next_position(Consumer.objects.all())
+        super().save(*args, **kwargs)
+
+
+class Layer(Tracked, Positioned):
+    """A named source of material shared by all profiles (SPEC §2 ``layers[]``)."""
+
+    key = models.CharField(max_length=64, unique=True, validators=[key_validator])
+    name = models.TextField(blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    availability = models.CharField(
+        max_length=16, choices=Availability.choices, default=Availability.AUTO
+    )
+    applies_to_objectives = models.JSONField(default=list, blank=True)
+    applies_to_consumers = models.JSONField(default=list, blank=True)
+    requires_input = models.JSONField(default=list, blank=True)
+    # metadata field -> input key; always considered in field-name order (SPEC §2.1).
+    item_filter = models.JSONField(default=dict, blank=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=_choices_check("availability", Availability, nullable=False),
+                name="layer_availability_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    def save(self, *args, **kwargs):
+        if self._state.adding and not self.position:
+            self.position = self._next_position(Layer.objects.all())
+        super().save(*args, **kwargs)
+
+    @property
+    def display_name(self) -> str:
+        return " ".join(self.name.split()) or self.key
+
+
+class Item(Positioned):
+    """One piece of material of a layer; ``path`` is unique in its layer and may contain '/'."""
+
+    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="items")
+    path = models.CharField(max_length=255)
+    title = models.TextField(blank=True, default="")
+    body = models.TextField(blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["layer_id", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["layer", "path"], name="item_path_unique_in_layer"),
+            models.CheckConstraint(condition=~Q(path=""), name="item_path_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.layer.key}/{self.path}" if self.layer_id else self.path
+
+    def save(self, *args, **kwargs):
+        if self._state.adding and not self.position and self.layer_id:
+            self.position = self._next_position(Item.objects.filter(layer_id=self.layer_id))
+        super().save(*args, **kwargs)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.layer.key}/{self.path}"
+
+
+class Profile(Tracked, Positioned):
+    """The desired composition for consumer + objective (+ environment) (SPEC §2 ``profiles[]``)."""
+
+    key = models.CharField(max_length=64, unique=True, validators=[key_validator])
+    name = models.TextField(blank=True, default="")
+    consumer = models.ForeignKey(Consumer, on_delete=models.PROTECT, related_name="profiles")
+    objective = models.CharField(max_length=64, validators=[key_validator])
+    environment = models.CharField(max_length=64, null=True, blank=True, validators=[key_validator])
+    budget = models.PositiveIntegerField(validators=[MinValueValidator(1)])
+    # Kept for reviewers; not part of the SPEC §2 document unless the engine accepts it.
+    description = models.TextField(blank=True, default="")
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(budget__gte=1), name="profile_budget_positive"),
+            models.CheckConstraint(
+                condition=Q(environment__isnull=True) | ~Q(environment=""),
+                name="profile_environment_not_empty",
+            ),
+            # A NULL environment counts as one value: two conditional unique constraints work
+            # on SQLite and PostgreSQL alike (nulls_distinct=False is PostgreSQL-only).
+            models.UniqueConstraint(
+                fields=["consumer", "objective", "environment"],
+                condition=Q(environment__isnull=False),
+                name="profile_selection_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["consumer", "objective"],
+                condition=Q(environment__isnull=True),
+                name="profile_selection_unique_without_environment",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    def save(self, *args, **kwargs):
+        if self._state.adding and not self.position:
+            self.position = self._next_position(Profile.objects.all())
+        super().save(*args, **kwargs)
+
+
+class Rule(Tracked, Positioned):
+    """How one layer participates in one profile (SPEC §2 ``profiles[].rules.<layer>``).
+
+    Every field is nullable: NULL means "not given", which takes the default rule's value.
+    A layer without a Rule row gets the default rule (``ruleSource: default``).
+    """
+
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="rules")
+    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="rules")
+    participation = models.CharField(
+        max_length=16, choices=Participation.choices, null=True, blank=True
+    )
+    mode = models.CharField(max_length=16, choices=Mode.choices, null=True, blank=True)
+    required = models.BooleanField(null=True, blank=True)
+    priority = models.FloatField(null=True, blank=True)
+    max_items = models.PositiveIntegerField(null=True, blank=True)
+    max_tokens = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)]
+    )
+    order = models.CharField(max_length=16, choices=Order.choices, null=True, blank=True)
+    facets = models.JSONField(null=True, blank=True)
+    # currentness: present when max_age_days is not NULL; the other three may stay "not given".
+    currentness_max_age_days = models.PositiveIntegerField(null=True, blank=True)
+    currentness_field = models.CharField(max_length=64, null=True, blank=True)
+    currentness_on_stale = models.CharField(
+        max_length=16, choices=CurrentnessAction.choices, null=True, blank=True
+    )
+    currentness_on_unknown = models.CharField(
+        max_length=16, choices=CurrentnessAction.choices, null=True, blank=True
+    )
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["profile_id", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["profile", "layer"], name="rule_unique_per_layer"),
+            models.CheckConstraint(
+                condition=_choices_check("participation", Participation, nullable=True),
+                name="rule_participation_valid",
+            ),
+            models.CheckConstraint(
+                condition=_choices_check("mode", Mode, nullable=True), name="rule_mode_valid"
+            ),
+            models.CheckConstraint(
+                condition=_choices_check("order", Order, nullable=True), name="rule_order_valid"
+            ),
+            models.CheckConstraint(
+                condition=_choices_check("currentness_on_stale", CurrentnessAction, nullable=True),
+                name="rule_on_stale_valid",
+            ),
+            models.CheckConstraint(
+                condition=_choices_check(
+                    "currentness_on_unknown", CurrentnessAction, nullable=True
+                ),
+                name="rule_on_unknown_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(max_tokens__isnull=True) | Q(max_tokens__gte=1),
+                name="rule_max_tokens_positive",
+            ),
+            models.CheckConstraint(
+                condition=~(Q(required=True) & Q(participation=Participation.EXCLUDE)),
+                name="rule_required_not_excluded",
+            ),
+            models.CheckConstraint(
+                condition=~(Q(required=True) & Q(max_items=0)),
+                name="rule_required_not_zero_items",
+            ),
+            models.CheckConstraint(
+                condition=Q(currentness_max_age_days__isnull=False)
+                | (
+                    Q(currentness_field__isnull=True)
+                    & Q(currentness_on_stale__isnull=True)
+                    & Q(currentness_on_unknown__isnull=True)
+                ),
+                name="rule_currentness_needs_max_age",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        if self.profile_id and self.layer_id:
+            return f"{self.profile.key} · {self.layer.key}"
+        return "rule"
+
+    def save(self, *args, **kwargs):
+        if self._state.adding and not self.position and self.profile_id:
+            self.position = self._next_position(Rule.objects.filter(profile_id=self.profile_id))
+        super().save(*args, **kwargs)
+
+    @property
+    def has_currentness(self) -> bool:
+        return self.currentness_max_age_days is not None
+
+
+class Scenario(models.Model):
+    """A saved request for a profile (input, now, what-ifs), used by the preview and the admin."""
+
+    name = models.CharField(max_length=200, unique=True)
+    profile = models.ForeignKey(Profile, on_delete=models.CASCADE, related_name="scenarios")
+    input = models.JSONField(default=dict, blank=True)
+    # An ISO-8601 date or datetime string (SPEC §3); NULL = the current time.
+    now = models.CharField(max_length=64, null=True, blank=True)
+    description = models.TextField(blank=True, default="")
+    format = models.CharField(max_length=16, choices=RenderFormat.choices, null=True, blank=True)
+    availability = models.JSONField(default=dict, blank=True)
+    is_default = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["profile_id", "-is_default", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["profile"],
+                condition=Q(is_default=True),
+                name="scenario_one_default_per_profile",
+            ),
+            models.CheckConstraint(
+                condition=_choices_check("format", RenderFormat, nullable=True),
+                name="scenario_format_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def as_request(self) -> dict:
+        """Return the SPEC §3 request this scenario describes (selection by profile key)."""
+        request: dict = {"profile": self.profile.key, "input": dict(self.input or {})}
+        if self.now:
+            request["now"] = self.now
+        if self.format:
+            request["format"] = self.format
+        if self.availability:
+            request["availability"] = dict(self.availability)
+        return request
+
+
+class WorkspaceVersion(models.Model):
+    """One row whose token changes in the same transaction as any workspace write.
+
+    The compiled-workspace cache (``profiles.cache``) is keyed by the token: a random value
+    rather than a counter, so a rolled-back write can never be mistaken for a committed one.
+    """
+
+    counter = models.BigIntegerField(default=0)
+    token = models.CharField(max_length=32, default="")
+    changed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "workspace version"
+
+    def __str__(self) -> str:
+        return f"workspace version {self.counter}"
+
+    @staticmethod
+    def new_token() -> str:
+        return uuid.uuid4().hex
+
+    @classmethod
+    def bump(cls) -> None:
+        """Mark the workspace as changed; call inside the transaction of the write."""
+        updated = cls.objects.filter(pk=1).update(
+            counter=models.F("counter") + 1, token=cls.new_token(), changed_at=timezone.now()
+        )
+        if not updated:
+            cls.objects.get_or_create(pk=1, defaults={"counter": 1, "token": cls.new_token()})
+
+    @classmethod
+    def current_token(cls) -> str | None:
+        """Return the token of the committed workspace state, or None before any write."""
+        return cls.objects.filter(pk=1).values_list("token", flat=True).first()
+
+
+# Bulk writers (the import service) bump once for the whole batch instead of once per row.
+_bump_suppressed: ContextVar[bool] = ContextVar("workspace_bump_suppressed", default=False)
+
+
+@contextmanager
+def workspace_bumps_suppressed():
+    """Silence per-row version bumps; the caller must call ``WorkspaceVersion.bump()`` itself."""
+    token = _bump_suppressed.set(True)
+    try:
+        yield
+    finally:
+        _bump_suppressed.reset(token)
+
+
+def _workspace_changed(sender, **kwargs) -> None:
+    if kwargs.get("raw") or _bump_suppressed.get():
+        return
+    WorkspaceVersion.bump()
+
+
+for _model in (Consumer, Layer, Item, Profile, Rule):
+    post_save.connect(_workspace_changed, sender=_model, dispatch_uid=f"bump-{_model.__name__}")
+    post_delete.connect(_workspace_changed, sender=_model, dispatch_uid=f"unbump-{_model.__name__}")
