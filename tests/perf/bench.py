@@ -1,0 +1,650 @@
+"""Benchmark the resolver against peers run in the same process: ``python -m tests.perf.bench``.
+
+Compares a warm ``CompiledWorkspace.resolve`` with
+
+* bm25s and rank-bm25 ranking one 20,000-item layer for a 6-word query (score, then a stable
+  sort: ties by document index, which is path order here);
+* priompt's ``render`` fitting 2,000 items (20 layers × 100) to 2k/8k/32k estimated tokens
+  with a chars/4 tokenizer, the same text the resolver renders;
+
+and measures how resolution scales from 10,000 to 100,000 items, what compiling costs, and a
+live-preview resolution of a mixed 2,000-item workspace. Index building is never timed, on
+any side. Peers and ours run interleaved, so machine noise hits both alike. See
+docs/benchmarks.md for what each row means.
+"""
+
+import argparse
+import dataclasses
+import gc
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+from importlib import metadata
+
+from tests.perf import workloads
+
+K1 = 1.2
+B = 0.75
+PEER_PACKAGES = ("bm25s", "rank-bm25", "priompt", "numpy", "scipy")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+    retrieve_items: int = 20_000
+    fit_layers: int = 20
+    fit_items_per_layer: int = 100
+    scaling_small: int = 10_000
+    scaling_large: int = 100_000
+    live_items: int = 2_000
+    warmup: int = 2
+    min_reps: int = 7
+    max_reps: int = 41
+    # Repetitions adapt so that one comparison group takes about this long.
+    group_seconds: float = 6.0
+    compile_reps: int = 3
+
+
+FULL = Sizes()
+QUICK = Sizes(
+    retrieve_items=1_500,
+    fit_layers=4,
+    fit_items_per_layer=25,
+    scaling_small=300,
+    scaling_large=3_000,
+    live_items=300,
+    warmup=1,
+    min_reps=3,
+    max_reps=3,
+    group_seconds=0.2,
+    compile_reps=1,
+)
+
+
+# --- timing -----------------------------------------------------------------------------
+
+
+def time_once(call):
+    start = time.perf_counter_ns()
+    call()
+    return time.perf_counter_ns() - start
+
+
+def measure(cases, sizes):
+    """Return ({name: median ns}, repetitions) for callables timed interleaved.
+
+    Each case runs ``warmup`` times, then in rounds where every case runs once, the order
+    rotating each round, so drift (thermal, other processes) spreads over all cases alike.
+    """
+    for call in cases.values():
+        for _ in range(sizes.warmup):
+            call()
+    round_ns = sum(time_once(call) for call in cases.values())
+    reps = int(sizes.group_seconds * 1e9 // max(round_ns, 1))
+    reps = max(sizes.min_reps, min(sizes.max_reps, reps))
+    names = list(cases)
+    samples = {name: [] for name in names}
+    for index in range(reps):
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            samples[name].append(time_once(cases[name]))
+    return {name: statistics.median(values) for name, values in samples.items()}, reps
+
+
+def settle():
+    """Collect garbage, then freeze what survives so the collector never rescans the corpora."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
+# --- peers ------------------------------------------------------------------------------
+
+
+def corpus_tokens(items):
+    """Return each item's SPEC §5 tokens of ``title + "\\n" + body`` (the resolver's document)."""
+    return [workloads.spec_tokens(f"{item['title']}\n{item['body']}") for item in items]
+
+
+def query_terms(message):
+    """Return the distinct query tokens in order of first appearance (SPEC §5)."""
+    return list(dict.fromkeys(workloads.spec_tokens(message)))
+
+
+class Bm25sPeer:
+    """bm25s over pre-tokenized documents; timed part: ``get_scores`` and a stable argsort.
+
+    ``method="atire"`` with ``idf_method="lucene"`` is exactly SPEC §5's formula
+    (``idf = ln(1 + (N − df + 0.5)/(df + 0.5))``, ``tf·(k1+1)/(tf + k1·(1 − b + b·|d|/avgdl))``);
+    every bm25s variant costs the same at query time (scores are precomputed per term).
+    """
+
+    name = "bm25s"
+
+    def __init__(self, documents, terms):
+        import bm25s
+
+        self.retriever = bm25s.BM25(
+            k1=K1, b=B, method="atire", idf_method="lucene", dtype="float64"
+        )
+        self.retriever.index(documents, show_progress=False)
+        self.query_ids = self.retriever.get_tokens_ids(terms)
+
+    def rank(self):
+        import numpy as np
+
+        scores = self.retriever.get_scores(self.query_ids)
+        return scores, np.argsort(-scores, kind="stable")
+
+
+class RankBm25Peer:
+    """rank-bm25's ``BM25Okapi``; timed part: ``get_scores`` and a stable argsort.
+
+    Only the idf table (built once, untimed) is switched to SPEC §5's Lucene idf, so scores
+    compare; ``get_scores`` is the package's own code.
+    """
+
+    name = "rank-bm25"
+
+    def __init__(self, documents, terms):
+        from rank_bm25 import BM25Okapi
+
+        class LuceneIdfBM25Okapi(BM25Okapi):
+            def _calc_idf(self, nd):
+                for word, freq in nd.items():
+                    self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+
+        self.index = LuceneIdfBM25Okapi(documents, k1=K1, b=B)
+        self.terms = terms
+
+    def rank(self):
+        import numpy as np
+
+        scores = self.index.get_scores(self.terms)
+        return scores, np.argsort(-scores, kind="stable")
+
+
+def chars_over_four_tokenizer():
+    """Return a priompt tokenizer whose count is SPEC §6's estimate, ``ceil(len / 4)``."""
+    from priompt.tokenizer import PriomptTokenizer
+
+    class CharsOverFour(PriomptTokenizer):
+        name = "chars/4"
+        should_add_eos_token_to_each_message = False
+
+        @classmethod
+        def num_tokens(cls, text):
+            return -(-len(text) // 4)
+
+        @classmethod
+        def estimate_tokens_using_char_count(cls, text):
+            count = -(-len(text) // 4)
+            return count, count
+
+        @classmethod
+        def encode_tokens(cls, text):
+            raise NotImplementedError("chars/4 is an estimate, not a tokenizer")
+
+        @classmethod
+        def decode_tokens(cls, tokens):
+            raise NotImplementedError("chars/4 is an estimate, not a tokenizer")
+
+        @classmethod
+        def get_header_string_for_message(cls, message):
+            return ""
+
+        @classmethod
+        def get_header_tokens_for_message(cls, message):
+            return []
+
+        @classmethod
+        def get_eos_token_id(cls):
+            return 0
+
+        @classmethod
+        def get_eos_token(cls):
+            return ""
+
+        @classmethod
+        def apply_chat_template(cls, messages, options=None):
+            return ""
+
+        @classmethod
+        def apply_chat_template_tokens(cls, messages, options=None):
+            return []
+
+    return CharsOverFour
+
+
+class PriomptPeer:
+    """priompt's ``render`` fitting the resolver's markdown units by priority.
+
+    Unit ``r`` of the admission sequence gets priority ``len(units) − r``, and the final
+    newline sits at base priority (always kept). priompt keeps every scope whose priority is
+    at or above the highest cutoff that fits the budget: the longest prefix of the admission
+    sequence that fits, which is what SPEC §4.7 admits. Both sides fit the same text.
+    """
+
+    name = "priompt"
+
+    def __init__(self, units):
+        import priompt
+
+        self.render_function = priompt.render
+        self.tokenizer = chars_over_four_tokenizer()
+        total = len(units)
+        self.prompt = [priompt.Scope(unit, p=total - rank) for rank, unit in enumerate(units)]
+        self.prompt.append("\n")
+
+    def render(self, budget):
+        output = self.render_function(
+            self.prompt, {"token_limit": budget, "tokenizer": self.tokenizer}
+        )
+        return output["prompt"]
+
+
+# --- ours -------------------------------------------------------------------------------
+
+
+def compile_workspace(document):
+    from resolver import compile_workspace as compile_document
+
+    return compile_document(document)
+
+
+def layer_record(resolution, layer_key):
+    return next(layer for layer in resolution["layers"] if layer["layer"] == layer_key)
+
+
+def our_top(resolution, layer_key="pool"):
+    """Return [(path, score)] of a retrieve layer's kept items, best first."""
+    return [
+        (unit["item"], unit["score"])
+        for unit in layer_record(resolution, layer_key)["materialized"]["items"]
+    ]
+
+
+def peer_top(peer, items, count):
+    scores, order = peer.rank()
+    return [(items[index]["path"], float(scores[index])) for index in order[:count]]
+
+
+def same_ranking(ours, theirs, tolerance=1e-6):
+    return len(ours) == len(theirs) and all(
+        path == peer_path and abs(score - peer_score) <= tolerance
+        for (path, score), (peer_path, peer_score) in zip(ours, theirs, strict=True)
+    )
+
+
+# --- the benchmark ----------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Row:
+    id: str
+    label: str
+    ours_ns: float
+    peer: str = ""
+    peer_ns: float | None = None
+    ratio_kind: str = ""
+    ratio: float | None = None
+    target: str = ""
+    passed: bool | None = None
+    reps: int = 0
+    note: str = ""
+
+
+def ratio_row(row_id, label, ours_ns, peer_name, peer_ns, *, faster_by=None, at_most=None, reps=0):
+    """Build a row: ``at_most`` = ours/peer ≤ N; ``faster_by`` = peer/ours ≥ N."""
+    if at_most is not None:
+        ratio = ours_ns / peer_ns
+        return Row(
+            row_id,
+            label,
+            ours_ns,
+            peer_name,
+            peer_ns,
+            "ours/peer",
+            ratio,
+            f"<= {at_most:g}x",
+            ratio <= at_most,
+            reps,
+        )
+    ratio = peer_ns / ours_ns
+    return Row(
+        row_id,
+        label,
+        ours_ns,
+        peer_name,
+        peer_ns,
+        "peer/ours",
+        ratio,
+        f">= {faster_by:g}x",
+        ratio >= faster_by,
+        reps,
+    )
+
+
+def bench_retrieve(items, message, sizes, log):
+    document = workloads.pool_workspace(items)
+    terms = query_terms(message)
+    log(f"retrieve: {len(items):,} items; query {message!r} -> terms {terms}")
+    documents = corpus_tokens(items)
+    peers = [Bm25sPeer(documents, terms), RankBm25Peer(documents, terms)]
+    compiled = compile_workspace(document)
+    request = workloads.request("retrieve", message)
+    resolution = compiled.resolve(request)
+    top = our_top(resolution)
+    checks = {
+        f"top {len(top)} ranking equals {peer.name} (paths, scores to 1e-6)": same_ranking(
+            top, peer_top(peer, items, len(top))
+        )
+        for peer in peers
+    }
+    settle()
+    cases = {"ours": lambda: compiled.resolve(request)}
+    cases.update({peer.name: peer.rank for peer in peers})
+    medians, reps = measure(cases, sizes)
+    label = f"retrieve {len(items):,} items, 6-word query"
+    rows = [
+        ratio_row(
+            "retrieve-vs-bm25s",
+            label,
+            medians["ours"],
+            "bm25s",
+            medians["bm25s"],
+            at_most=2,
+            reps=reps,
+        ),
+        ratio_row(
+            "retrieve-vs-rank-bm25",
+            label,
+            medians["ours"],
+            "rank-bm25",
+            medians["rank-bm25"],
+            faster_by=10,
+            reps=reps,
+        ),
+    ]
+    return rows, checks
+
+
+def bench_fit(sizes, log):
+    layers = workloads.layered_layers(sizes.fit_layers, sizes.fit_items_per_layer)
+    count = sizes.fit_layers * sizes.fit_items_per_layer
+    log(
+        f"fit: {sizes.fit_layers} layers x {sizes.fit_items_per_layer} items, "
+        f"budgets {workloads.FIT_BUDGETS}"
+    )
+    compiled = compile_workspace(workloads.layered_workspace(layers))
+    peer = PriomptPeer(workloads.layered_markdown_units(layers))
+    rows, checks = [], {}
+    for budget in workloads.FIT_BUDGETS:
+        request = workloads.request(f"fit-{budget}")
+        ours_text = (compiled.resolve(request)["output"] or {}).get("text")
+        checks[f"budget {budget}: output text equals priompt's"] = ours_text == peer.render(budget)
+        settle()
+        medians, reps = measure(
+            {
+                "ours": lambda request=request: compiled.resolve(request),
+                "priompt": lambda budget=budget: peer.render(budget),
+            },
+            sizes,
+        )
+        rows.append(
+            ratio_row(
+                f"fit-{budget}-vs-priompt",
+                f"fit {count:,} inline items to {budget:,} tokens",
+                medians["ours"],
+                "priompt",
+                medians["priompt"],
+                faster_by=10,
+                reps=reps,
+            )
+        )
+    return rows, checks
+
+
+def bench_scaling(items, message, sizes, log):
+    """Time resolution at two sizes; also return compile and first-resolve (cold) times."""
+    small, large = sizes.scaling_small, sizes.scaling_large
+    log(f"scaling: {small:,} vs {large:,} items (compiling both)")
+    compiled, cold = {}, {}
+    for count in (small, large):
+        cold[count] = compile_cold(workloads.pool_workspace(items[:count]), message)
+        compiled[count] = cold[count].pop("compiled")
+    settle()
+    rows = []
+    for mode in ("retrieve", "inline"):
+        request = workloads.request(mode, message)
+        medians, reps = measure(
+            {
+                count: lambda count=count, request=request: compiled[count].resolve(request)
+                for count in (small, large)
+            },
+            sizes,
+        )
+        ratio = medians[large] / medians[small]
+        limit = 12 * (large / small) / 10
+        rows.append(
+            Row(
+                f"scaling-{mode}",
+                f"{mode} layer, {small:,} -> {large:,} items",
+                medians[large],
+                f"{small:,} items",
+                medians[small],
+                "large/small",
+                ratio,
+                f"<= {limit:g}x",
+                ratio <= limit,
+                reps,
+            )
+        )
+    return rows, cold
+
+
+def compile_cold(document, message):
+    """Return the compiled workspace, the compile time and the first (cold) resolution's time.
+
+    Indexes may be built lazily, on the first resolution that needs them; the cold figure
+    (compile, then the first retrieve and inline resolutions) is what a fresh import costs.
+    """
+    start = time.perf_counter_ns()
+    compiled = compile_workspace(document)
+    compile_ns = time.perf_counter_ns() - start
+    for mode in ("retrieve", "inline"):
+        compiled.resolve(workloads.request(mode, message))
+    return {
+        "compiled": compiled,
+        "compile_ns": compile_ns,
+        "cold_ns": time.perf_counter_ns() - start,
+    }
+
+
+def bench_compile(items, message, sizes, cold, log):
+    count, large = sizes.scaling_small, sizes.scaling_large
+    log(f"compile: {count:,} items x {sizes.compile_reps}")
+    samples = [cold[count]]
+    for _ in range(sizes.compile_reps - 1):
+        sample = compile_cold(workloads.pool_workspace(items[:count]), message)
+        del sample["compiled"]
+        samples.append(sample)
+    per_10k = 10_000 / count
+    rows = []
+    for key, what in (("compile_ns", "compile_workspace"), ("cold_ns", "compile + first resolves")):
+        rows.append(
+            Row(
+                f"{key.removesuffix('_ns').replace('_', '-')}-per-10k",
+                f"{what}, per 10,000 items (pool of {count:,})",
+                statistics.median(sample[key] for sample in samples) * per_10k,
+                reps=len(samples),
+                note="info",
+            )
+        )
+        rows.append(
+            Row(
+                f"{key.removesuffix('_ns').replace('_', '-')}-large-per-10k",
+                f"{what}, per 10,000 items (pool of {large:,})",
+                cold[large][key] * 10_000 / large,
+                reps=1,
+                note="info",
+            )
+        )
+    return rows
+
+
+def bench_live_preview(sizes, log):
+    document, request = workloads.mixed_workspace(sizes.live_items)
+    log(f"live preview: mixed workspace of {sizes.live_items:,} items, 6 layers")
+    compiled = compile_workspace(document)
+    status = compiled.resolve(request)["status"]
+    settle()
+    medians, reps = measure({"ours": lambda: compiled.resolve(request)}, sizes)
+    return [
+        Row(
+            "live-preview",
+            f"live preview, mixed {sizes.live_items:,} items ({status})",
+            medians["ours"],
+            reps=reps,
+            note="info",
+        )
+    ]
+
+
+def format_duration(ns):
+    if ns is None:
+        return ""
+    if ns >= 1e9:
+        return f"{ns / 1e9:.2f} s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    return f"{ns / 1e3:.1f} µs"
+
+
+def format_report(rows, checks, header):
+    columns = ("benchmark", "ours", "peer", "peer time", "ratio", "target", "result", "reps")
+    table = [columns]
+    for row in rows:
+        result = row.note.upper() if row.passed is None else ("PASS" if row.passed else "MISS")
+        ratio = f"{row.ratio_kind} {row.ratio:.2f}x" if row.ratio is not None else ""
+        table.append(
+            (
+                row.label,
+                format_duration(row.ours_ns),
+                row.peer,
+                format_duration(row.peer_ns),
+                ratio,
+                row.target,
+                result,
+                str(row.reps),
+            )
+        )
+    widths = [max(len(line[i]) for line in table) for i in range(len(columns))]
+    lines = [*header, ""]
+    for index, line in enumerate(table):
+        lines.append(
+            "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True)).rstrip()
+        )
+        if index == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    lines.append("")
+    lines.append("sanity checks (apples to apples):")
+    lines.extend(f"  {'ok  ' if passed else 'FAIL'}  {name}" for name, passed in checks.items())
+    return "\n".join(lines)
+
+
+def environment():
+    versions = {}
+    for package in PEER_PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "machine": platform.machine(),
+        "system": platform.system(),
+        "cpus": os.cpu_count(),
+        "packages": versions,
+    }
+
+
+def run(sizes, log=print):
+    """Run every benchmark group; return (rows, checks)."""
+    rows, checks = [], {}
+    largest = max(sizes.retrieve_items, sizes.scaling_large)
+    start = time.perf_counter()
+    items = workloads.generate_items(largest)
+    log(f"generated {largest:,} items in {time.perf_counter() - start:.1f} s")
+    message = workloads.benchmark_query()
+
+    group_rows, group_checks = bench_retrieve(items[: sizes.retrieve_items], message, sizes, log)
+    rows += group_rows
+    checks.update(group_checks)
+    group_rows, group_checks = bench_fit(sizes, log)
+    rows += group_rows
+    checks.update(group_checks)
+    group_rows, cold = bench_scaling(items, message, sizes, log)
+    rows += group_rows
+    rows += bench_compile(items, message, sizes, cold, log)
+    del items
+    settle()
+    rows += bench_live_preview(sizes, log)
+    gc.unfreeze()
+    return rows, checks
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.perf.bench", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="tiny sizes and 3 repetitions: a smoke run, not figures",
+    )
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
+    parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    options = parser.parse_args(argv)
+    sizes = QUICK if options.quick else FULL
+
+    def log(message):
+        print(f"# {message}", file=sys.stderr, flush=True)
+
+    started = time.perf_counter()
+    rows, checks = run(sizes, log)
+    env = environment()
+    mode = "quick smoke run: tiny sizes, not figures" if options.quick else "full run"
+    header = [
+        f"Context Studio resolver benchmark ({mode})",
+        f"python {env['python']} on {env['system']} {env['machine']}, {env['cpus']} CPUs; "
+        + ", ".join(f"{name} {version}" for name, version in env["packages"].items()),
+        "medians of interleaved repetitions after warmup; ratios of medians",
+    ]
+    print(format_report(rows, checks, header))
+    print(f"\n{len(rows)} rows in {time.perf_counter() - started:.0f} s")
+    if options.json:
+        with open(options.json, "w", encoding="utf-8") as handle:
+            json.dump(
+                {
+                    "mode": "quick" if options.quick else "full",
+                    "environment": env,
+                    "sizes": dataclasses.asdict(sizes),
+                    "rows": [dataclasses.asdict(row) for row in rows],
+                    "checks": checks,
+                },
+                handle,
+                indent=2,
+            )
+    missed = [row.id for row in rows if row.passed is False]
+    if options.strict and (missed or not all(checks.values())):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
