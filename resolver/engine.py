@@ -1,0 +1,552 @@
+"""The resolver: compile a workspace once, then resolve requests against it (SPEC §4).
+
+The stages are functions named after the spec's stages, applied per layer in this order:
+``assess_availability`` → ``assess_applicability`` → ``filter_currentness`` → ``decide`` →
+``materialize`` → ``project`` (facet texts, on demand) → ``admit`` (budget, all layers) →
+``render``; ``resolution_json`` (resolver/report.py) turns the traces into SPEC §7 JSON.
+"""
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from resolver import reasons as R
+from resolver.clock import system_clock
+from resolver.errors import PROFILE_NOT_FOUND, RequestError, WorkspaceError
+from resolver.index import LayerIndex
+from resolver.model import Layer, Profile, Rule
+from resolver.render import OutputMeter, Renderer
+from resolver.report import resolution_json
+from resolver.request import Request, parse_request
+from resolver.text import cut, estimate, paragraphs, query_terms, tokenize
+from resolver.validation import Workspace, _Builder, _Stop, build_workspace
+from resolver.values import display_value, format_day, parse_date
+
+# -- traces ----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Unit:
+    """One admissible piece: an inline item block or a reference line."""
+
+    index: int  # item index in its layer
+    kind: str  # "item" or "reference"
+    reason: str | None = None  # for references: ON_DEMAND, BEYOND_MAX_ITEMS, LAYER_TOKEN_LIMIT
+    text: str | None = None
+    admitted: bool = False
+
+
+@dataclass(slots=True)
+class LayerTrace:
+    """Everything decided about one layer, stage by stage."""
+
+    index: LayerIndex
+    rule: Rule
+    available: str = ""
+    applicable: str = R.SKIPPED
+    applicable_reason: str | None = None
+    candidates: list[int] = field(default_factory=list)
+    candidate_count: int = 0
+    currentness_state: str = R.SKIPPED
+    current: int = 0
+    stale: int = 0
+    unknown: int = 0
+    excluded: list[tuple[int, str, str | None, int | None]] = field(default_factory=list)
+    warned: dict[int, tuple[str, str]] = field(default_factory=dict)  # index -> (flag, detail)
+    kind: str = R.OMITTED
+    reason: str = ""
+    detail: str | None = None
+    scores: dict | None = None
+    matched: dict | None = None
+    units: list[Unit] = field(default_factory=list)  # content units, materialized order
+    overflow: list[Unit] = field(default_factory=list)
+    not_retrieved: list[int] = field(default_factory=list)
+    head: str = ""
+    admitted_items: int = 0
+    block_characters: int = 0
+
+    @property
+    def layer(self) -> Layer:
+        return self.index.layer
+
+    @property
+    def selected(self) -> bool:
+        return self.kind != R.OMITTED
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What every stage may read about the request."""
+
+    profile: Profile
+    request: Request
+    terms: tuple[str, ...]
+    renderer: Renderer
+    include_dates: bool
+    now_ts: float
+
+
+# -- stages ----------------------------------------------------------------------------------
+
+
+def assess_availability(trace: LayerTrace, ctx: Context) -> None:
+    """4.1: UNAVAILABLE / UNKNOWN / EMPTY / MATERIAL_PRESENT."""
+    layer = trace.layer
+    availability = ctx.request.availability.get(layer.key, layer.availability)
+    if availability == "unavailable":
+        trace.available = R.UNAVAILABLE
+    elif availability == "unknown":
+        trace.available = R.UNKNOWN
+    elif not layer.items:
+        trace.available = R.EMPTY
+    else:
+        trace.available = R.MATERIAL_PRESENT
+
+
+def material_check(trace: LayerTrace, ctx: Context) -> tuple[str | None, str | None]:
+    """Return ``(missing input key, no-match reason)`` of checks 3–4 and set the candidates."""
+    layer = trace.layer
+    inputs = ctx.request.inputs
+    for key in layer.requires_input:
+        if key not in inputs:
+            trace.candidates = [] if layer.item_filter else list(trace.index.by_path)
+            return key, None
+    for _field, key in layer.item_filter:
+        if key not in inputs:
+            trace.candidates = []
+            return key, None
+    if not layer.item_filter:
+        trace.candidates = list(trace.index.by_path)
+        return None, None
+    matching: set[int] | None = None
+    for field_name, key in layer.item_filter:
+        found = trace.index.filter_lookup(field_name).get(inputs[key], ())
+        matching = set(found) if matching is None else matching.intersection(found)
+        if not matching:
+            break
+    if not matching:
+        trace.candidates = []
+        return None, R.NO_MATCHING_MATERIAL
+    rank = trace.index.path_rank
+    trace.candidates = sorted(matching, key=rank.__getitem__)
+    return None, None
+
+
+def assess_applicability(trace: LayerTrace, ctx: Context) -> tuple[str | None, str | None]:
+    """4.2: scope checks, then the material checks; return the material check's findings."""
+    layer = trace.layer
+    if trace.available != R.MATERIAL_PRESENT:
+        trace.applicable, trace.applicable_reason = R.SKIPPED, None
+        return None, None
+    missing, no_match = material_check(trace, ctx)
+    trace.candidate_count = len(trace.candidates)
+    profile = ctx.profile
+    if layer.objectives and profile.objective not in layer.objectives:
+        trace.applicable, trace.applicable_reason = R.NOT_APPLICABLE, R.OBJECTIVE_OUT_OF_SCOPE
+    elif layer.consumers and profile.consumer not in layer.consumers:
+        trace.applicable, trace.applicable_reason = R.NOT_APPLICABLE, R.CONSUMER_OUT_OF_SCOPE
+    elif missing is not None:
+        trace.applicable, trace.applicable_reason = R.UNKNOWN, R.INPUT_NOT_PROVIDED + missing
+    elif no_match is not None:
+        trace.applicable, trace.applicable_reason = R.NOT_APPLICABLE, no_match
+    elif layer.item_filter:
+        fields = ",".join(name for name, _ in layer.item_filter)
+        trace.applicable, trace.applicable_reason = R.APPLICABLE, R.MATCHED + fields
+    else:
+        trace.applicable, trace.applicable_reason = R.APPLICABLE, R.IN_SCOPE
+    return missing, no_match
+
+
+def filter_currentness(trace: LayerTrace, ctx: Context) -> None:
+    """4.4: classify candidates as current, STALE or UNKNOWN; exclude or flag them."""
+    policy = trace.rule.currentness
+    if policy is None:
+        trace.currentness_state = R.NOT_ASSESSED
+        return
+    trace.currentness_state = R.ASSESSED
+    kept = []
+    items = trace.index.items
+    for i in trace.candidates:
+        parsed = parse_date(items[i].metadata.get(policy.field))
+        if parsed is None:
+            trace.unknown += 1
+            if policy.on_unknown == "exclude":
+                trace.excluded.append((i, R.UNKNOWN, None, None))
+                continue
+            trace.warned[i] = (R.UNKNOWN, f"no valid {policy.field} date")
+        else:
+            instant = parsed[0]
+            age = (ctx.request.now - instant).days  # floor of the difference in days
+            if age > policy.max_age_days:
+                trace.stale += 1
+                day = format_day(instant)
+                if policy.on_stale == "exclude":
+                    trace.excluded.append((i, R.STALE, day, age))
+                    continue
+                trace.warned[i] = (
+                    R.STALE,
+                    f"{policy.field} {day}, {age} days old; limit {policy.max_age_days} days",
+                )
+            else:
+                trace.current += 1
+        kept.append(i)
+    trace.candidates = kept
+
+
+def decide(trace: LayerTrace, ctx: Context, missing, no_match) -> None:
+    """4.3: the kernel decision, first matching row wins (row 7 after currentness)."""
+    rule = trace.rule
+    if rule.participation == "exclude":
+        trace.kind, trace.reason = R.OMITTED, R.EXCLUDED_BY_PROFILE
+    elif trace.available == R.UNAVAILABLE:
+        trace.kind, trace.reason = R.OMITTED, R.LAYER_UNAVAILABLE
+    elif trace.available == R.UNKNOWN:
+        trace.kind, trace.reason = R.OMITTED, R.AVAILABILITY_UNKNOWN
+    elif trace.available == R.EMPTY:
+        trace.kind, trace.reason = R.OMITTED, R.LAYER_EMPTY
+    elif rule.participation == "auto" and trace.applicable == R.UNKNOWN:
+        trace.kind, trace.reason = R.OMITTED, R.APPLICABILITY_UNKNOWN
+        trace.detail = trace.applicable_reason
+    elif rule.participation == "auto" and trace.applicable == R.NOT_APPLICABLE:
+        trace.kind, trace.reason = R.OMITTED, R.NOT_APPLICABLE
+        trace.detail = trace.applicable_reason
+    elif missing is not None:
+        trace.kind, trace.reason = R.OMITTED, R.APPLICABILITY_UNKNOWN
+        trace.detail = R.INPUT_NOT_PROVIDED + missing
+    elif no_match is not None:
+        trace.kind, trace.reason = R.OMITTED, R.NOT_APPLICABLE
+        trace.detail = no_match
+    else:
+        filter_currentness(trace, ctx)
+        if not trace.candidates:
+            trace.kind, trace.reason = R.OMITTED, R.STALE_EXCLUDED
+        else:
+            trace.kind = R.ON_DEMAND_KIND if rule.mode == "on-demand" else R.INLINE
+            include = rule.participation == "include"
+            trace.reason = R.INCLUDED_BY_PROFILE if include else R.INCLUDED_APPLICABLE
+        return
+    trace.currentness_state = R.SKIPPED
+
+
+def materialize(trace: LayerTrace, ctx: Context) -> None:
+    """4.5: relevance, order, maxItems, maxTokens; the rest becomes references."""
+    rule = trace.rule
+    index = trace.index
+    order = rule.effective_order
+    ranked = trace.candidates  # path order
+    if rule.mode == "retrieve" or order == "relevance":
+        scores, matched = index.bm25(ctx.terms, ranked)
+        trace.scores, trace.matched = scores, matched
+        if rule.mode == "retrieve":
+            trace.not_retrieved = [i for i in ranked if i not in scores]
+            ranked = [i for i in ranked if i in scores]
+    if order == "relevance":
+        scores = trace.scores
+        ranked = sorted(ranked, key=lambda i: scores.get(i, 0.0), reverse=True)
+    elif order == "recency":
+        dates = index.recency_dates(_recency_field(rule))
+        ranked = sorted(ranked, key=lambda i: (0, -dates[i].timestamp) if dates[i] else (1, 0.0))
+    beyond = []
+    if rule.max_items is not None and len(ranked) > rule.max_items:
+        beyond = ranked[rule.max_items :]
+        ranked = ranked[: rule.max_items]
+    limited: list[int] = []
+    inline = trace.kind == R.INLINE
+    kind = "item" if inline else "reference"
+    unit_reason = None if inline else R.ON_DEMAND
+    units = [Unit(i, kind, unit_reason) for i in ranked]
+    if rule.max_tokens is not None and units:
+        renderer = ctx.renderer
+        head = layer_head(trace, ctx)
+        lengths: list[int] = []
+        for position, unit in enumerate(units):
+            lengths.append(len(unit_text(trace, ctx, unit)))
+            if inline:
+                size = renderer.layer_block_length(head, lengths)
+            else:
+                size = renderer.reference_lines_length(lengths)
+            if estimate(size) > rule.max_tokens:
+                limited = [u.index for u in units[position:]]
+                units = units[:position]
+                break
+    trace.units = units
+    trace.overflow = [Unit(i, "reference", R.LAYER_TOKEN_LIMIT) for i in limited] + [
+        Unit(i, "reference", R.BEYOND_MAX_ITEMS) for i in beyond
+    ]
+
+
+def _recency_field(rule: Rule) -> str:
+    return rule.currentness.field if rule.currentness else "updated"
+
+
+def layer_head(trace: LayerTrace, ctx: Context) -> str:
+    if not trace.head:
+        trace.head = ctx.renderer.layer_head(trace.layer.key, trace.layer.display_name)
+    return trace.head
+
+
+def project(trace: LayerTrace, ctx: Context, i: int) -> list[str]:
+    """4.6: the non-empty facet texts of item i, in the rule's order."""
+    item = trace.index.items[i]
+    texts = []
+    for facet in trace.rule.facets:
+        if facet == "body":
+            text = item.body.rstrip()
+        elif facet == "summary":
+            text = trace.index.summary(i)[0]
+        elif facet == "excerpt":
+            text = excerpt(trace, ctx, i)
+        else:
+            name = facet[5:]
+            value = display_value(item.metadata.get(name))
+            text = None if value is None else f"{name}: {value}"
+        if text:
+            texts.append(text)
+    return texts
+
+
+def excerpt(trace: LayerTrace, ctx: Context, i: int) -> str:
+    """The first paragraph containing a query term, else the summary."""
+    if ctx.terms:
+        wanted = set(ctx.terms)
+        for paragraph in paragraphs(trace.index.items[i].body):
+            if wanted.intersection(tokenize(paragraph)):
+                return cut(paragraph)
+    return trace.index.summary(i)[0]
+
+
+def unit_text(trace: LayerTrace, ctx: Context, unit: Unit) -> str:
+    """Render a unit once (item block or reference line) and keep the text."""
+    if unit.text is None:
+        index = trace.index
+        i = unit.index
+        ref = f"{trace.layer.key}/{index.items[i].path}"
+        title = index.titles[i]
+        if unit.kind == "reference":
+            unit.text = ctx.renderer.reference(ref=ref, title=title)
+        else:
+            date = None
+            if ctx.include_dates:
+                recency = index.recency_dates(_recency_field(trace.rule))[i]
+                if recency is not None:
+                    date = (recency.field, recency.day)
+            warned = trace.warned.get(i)
+            unit.text = ctx.renderer.item(
+                ref=ref,
+                title=title,
+                date=date,
+                not_current=warned[1] if warned else None,
+                texts=project(trace, ctx, i),
+            )
+    return unit.text
+
+
+def admission_sequence(traces: list[LayerTrace]):
+    """4.7: required layers' content units, then the others', then overflow references."""
+    selected = [t for t in traces if t.selected]
+    required = [t for t in selected if t.rule.required]
+    others = [t for t in selected if not t.rule.required]
+    for trace in required + others:
+        for unit in trace.units:
+            yield trace, unit
+    for trace in required + others:
+        for unit in trace.overflow:
+            yield trace, unit
+
+
+def admit(traces: list[LayerTrace], ctx: Context) -> OutputMeter:
+    """Admit units in sequence while the whole output's estimate stays within the budget."""
+    budget = ctx.profile.budget
+    meter = OutputMeter(ctx.renderer)
+    for trace, unit in admission_sequence(traces):
+        text = unit_text(trace, ctx, unit)
+        if unit.kind == "item":
+            cost = meter.cost_item(len(layer_head(trace, ctx)), trace.admitted_items, len(text))
+        else:
+            cost = meter.cost_reference(len(text))
+        if estimate(meter.length + cost) > budget:
+            break
+        unit.admitted = True
+        if unit.kind == "item":
+            meter.add_item(cost, trace.admitted_items)
+            trace.admitted_items += 1
+        else:
+            meter.add_reference(cost)
+    return meter
+
+
+def render(traces: list[LayerTrace], ctx: Context) -> str:
+    """6: assemble the output from the admitted units, in render order."""
+    renderer = ctx.renderer
+    blocks = []
+    lines = []
+    for trace in traces:
+        admitted = [u.text for u in trace.units if u.admitted]
+        if trace.kind == R.INLINE:
+            if admitted:
+                block = renderer.layer_block(layer_head(trace, ctx), admitted)
+                trace.block_characters = len(block)
+                blocks.append(block)
+        elif admitted:
+            trace.block_characters = renderer.reference_lines_length([len(t) for t in admitted])
+            lines.extend(admitted)
+        if trace.selected:
+            lines.extend(u.text for u in trace.overflow if u.admitted)
+    return renderer.output(blocks, lines)
+
+
+# -- the compiled workspace --------------------------------------------------------------------
+
+
+class CompiledWorkspace:
+    """A validated workspace with its per-layer indexes; resolving never changes it."""
+
+    def __init__(self, workspace: Workspace, indexes: dict[str, LayerIndex] | None = None):
+        self.workspace = workspace
+        self.consumers = {c.key: c for c in workspace.consumers}
+        self.profiles = {p.key: p for p in workspace.profiles}
+        self.layer_keys = frozenset(layer.key for layer in workspace.layers)
+        shared = indexes or {}
+        self.indexes = [shared.get(layer.key) or LayerIndex(layer) for layer in workspace.layers]
+        self._by_selection = {
+            (p.consumer, p.objective, p.environment): p for p in workspace.profiles
+        }
+
+    def select_profile(self, request: Request) -> Profile:
+        """Return the requested profile (by key, or by consumer + objective + environment)."""
+        if request.profile is not None:
+            profile = self.profiles.get(request.profile)
+            if profile is None:
+                raise RequestError(
+                    f'no profile "{request.profile}"', path="profile", code=PROFILE_NOT_FOUND
+                )
+            return profile
+        pair = (request.consumer, request.objective)
+        profile = None
+        if request.environment is not None:
+            profile = self._by_selection.get((*pair, request.environment))
+        if profile is None:
+            profile = self._by_selection.get((*pair, None))
+        if profile is None:
+            where = f' in environment "{request.environment}"' if request.environment else ""
+            raise RequestError(
+                f'no profile for consumer "{request.consumer}" and objective '
+                f'"{request.objective}"{where}',
+                path="consumer",
+                code=PROFILE_NOT_FOUND,
+            )
+        return profile
+
+    def resolve(self, request: dict, *, clock=system_clock) -> dict:
+        """Resolve a SPEC §3 request and return the SPEC §7 resolution JSON."""
+        parsed = parse_request(request, layer_keys=self.layer_keys, clock=clock)
+        profile = self.select_profile(parsed)
+        consumer = self.consumers[profile.consumer]
+        ctx = Context(
+            profile=profile,
+            request=parsed,
+            terms=query_terms(parsed.message),
+            renderer=Renderer(parsed.format or consumer.format),
+            include_dates=consumer.include_currentness,
+            now_ts=parsed.now.timestamp(),
+        )
+        traces = [LayerTrace(index, profile.rule_for(index.layer.key)) for index in self.indexes]
+        traces.sort(key=lambda t: (-t.rule.priority, t.layer.key))
+        for trace in traces:
+            assess_availability(trace, ctx)
+            missing, no_match = assess_applicability(trace, ctx)
+            decide(trace, ctx, missing, no_match)
+            if trace.selected:
+                materialize(trace, ctx)
+        meter = admit(traces, ctx)
+        text = render(traces, ctx)
+        assert len(text) == meter.length, "output length arithmetic out of step with rendering"
+        return resolution_json(traces, ctx, text)
+
+    def with_profile_draft(
+        self, profile_key: str, *, rules: dict | None = None, budget: int | None = None
+    ) -> "CompiledWorkspace":
+        """Return a workspace whose profile carries unsaved edits; layer indexes are shared.
+
+        ``rules`` maps a layer key to a partial rule whose fields replace the saved rule's
+        (None restores the default rule); ``budget`` replaces the budget. Raises
+        ``WorkspaceError`` (path under ``profiles[i]``) when the draft is invalid.
+        """
+        position = next(
+            (n for n, p in enumerate(self.workspace.profiles) if p.key == profile_key), None
+        )
+        if position is None:
+            raise RequestError(
+                f'no profile "{profile_key}"', path="profile", code=PROFILE_NOT_FOUND
+            )
+        saved = self.workspace.profiles[position]
+        path = f"profiles[{position}]"
+        builder = _Builder(None, first_only=True)
+        builder.layer_keys = self.layer_keys
+        builder.consumer_keys = set(self.consumers)
+        new_budget = saved.budget
+        new_rules = dict(saved.rules)
+        try:
+            if budget is not None:
+                new_budget = builder.integer(budget, f"{path}.budget", minimum=1, required=True)
+            if rules is not None:
+                if not isinstance(rules, dict):
+                    builder.error(f"{path}.rules", "must be an object")
+                for layer_key, partial in rules.items():
+                    rpath = f"{path}.rules.{layer_key}"
+                    if layer_key not in self.layer_keys:
+                        builder.error(rpath, f'layer "{layer_key}" does not exist')
+                    if partial is None:
+                        new_rules.pop(layer_key, None)
+                        continue
+                    if not isinstance(partial, dict):
+                        builder.error(rpath, "must be an object")
+                    merged = rule_document(new_rules.get(layer_key))
+                    merged.update(partial)
+                    new_rules[layer_key] = builder.rule(merged, rpath)
+        except _Stop:
+            issue = builder.issues[0]
+            raise WorkspaceError(issue.message, path=issue.path, issues=builder.issues) from None
+        draft = dataclasses.replace(saved, budget=new_budget, rules=new_rules)
+        profiles = list(self.workspace.profiles)
+        profiles[position] = draft
+        workspace = dataclasses.replace(self.workspace, profiles=tuple(profiles))
+        return CompiledWorkspace(workspace, {ix.layer.key: ix for ix in self.indexes})
+
+
+def rule_document(rule: Rule | None) -> dict:
+    """Return the document form of a profile's rule (only what it gives), {} for none."""
+    if rule is None:
+        return {}
+    doc = {
+        "participation": rule.participation,
+        "mode": rule.mode,
+        "required": rule.required,
+        "priority": rule.priority,
+        "maxItems": rule.max_items,
+        "maxTokens": rule.max_tokens,
+        "order": rule.order,
+        "facets": list(rule.facets),
+    }
+    if rule.currentness is not None:
+        c = rule.currentness
+        doc["currentness"] = {
+            "maxAgeDays": c.max_age_days,
+            "field": c.field,
+            "onStale": c.on_stale,
+            "onUnknown": c.on_unknown,
+        }
+    return doc
+
+
+def compile_workspace(document: dict) -> CompiledWorkspace:
+    """Validate a workspace document (first error raised as ``WorkspaceError``) and compile it."""
+    workspace, issues = build_workspace(document, first_only=True)
+    if issues:
+        first = issues[0]
+        raise WorkspaceError(first.message, path=first.path, issues=issues)
+    return CompiledWorkspace(workspace)
+
+
+def resolve(document: dict, request: dict, *, clock=system_clock) -> dict:
+    """Compile a workspace document and resolve one request against it."""
+    return compile_workspace(document).resolve(request, clock=clock)

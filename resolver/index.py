@@ -1,0 +1,174 @@
+"""Per-layer indexes, built once per compiled workspace and shared by every resolution.
+
+Everything that does not depend on the request is computed here, lazily and at most once:
+path order, itemFilter lookups, display titles, summaries, recency dates and the BM25
+postings. A live preview therefore never re-tokenizes unchanged material.
+"""
+
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from resolver.model import Layer
+from resolver.text import collapse, cut, paragraphs, tokenize
+from resolver.values import canonical_values, format_day, parse_date
+
+K1 = 1.2
+B = 0.75
+
+
+@dataclass(frozen=True, slots=True)
+class RecencyDate:
+    """The date an item is ordered by and displayed with, and the field it came from."""
+
+    timestamp: float
+    day: str
+    field: str
+
+
+class LayerIndex:
+    """Request-independent facts about one layer's items, computed on first use."""
+
+    def __init__(self, layer: Layer):
+        self.layer = layer
+        self.items = layer.items
+        self.size = len(layer.items)
+        self.by_path = sorted(range(self.size), key=lambda i: layer.items[i].path)
+        self.path_rank = [0] * self.size
+        for rank, i in enumerate(self.by_path):
+            self.path_rank[i] = rank
+        self.titles = [collapse(item.title) or item.path for item in layer.items]
+        self._filters: dict[str, dict[str, list[int]]] = {}
+        self._recency: dict[str, list[RecencyDate | None]] = {}
+        self._summaries: list[tuple[str, bool]] | None = None
+        self._postings: dict[str, list[tuple[int, int]]] | None = None
+        self._lengths: list[int] | None = None
+        self._tfs: list[Counter] | None = None
+
+    # -- itemFilter ------------------------------------------------------------------------
+
+    def filter_lookup(self, field: str) -> dict[str, list[int]]:
+        """Return canonical value -> item indices whose ``metadata[field]`` matches it."""
+        lookup = self._filters.get(field)
+        if lookup is None:
+            lookup = {}
+            for i, item in enumerate(self.items):
+                for value in set(canonical_values(item.metadata.get(field))):
+                    lookup.setdefault(value, []).append(i)
+            self._filters[field] = lookup
+        return lookup
+
+    # -- dates -----------------------------------------------------------------------------
+
+    def recency_dates(self, field: str) -> list[RecencyDate | None]:
+        """Return each item's recency date: ``metadata[field]``, else ``metadata.date``."""
+        dates = self._recency.get(field)
+        if dates is None:
+            dates = []
+            for item in self.items:
+                found = None
+                for name in (field, "date"):
+                    parsed = parse_date(item.metadata.get(name))
+                    if parsed is not None:
+                        instant = parsed[0]
+                        found = RecencyDate(instant.timestamp(), format_day(instant), name)
+                        break
+                dates.append(found)
+            self._recency[field] = dates
+        return dates
+
+    # -- summaries -------------------------------------------------------------------------
+
+    def summary(self, i: int) -> tuple[str, bool]:
+        """Return ``(summary, derived_from_body)`` of item i (SPEC §4.6)."""
+        if self._summaries is None:
+            self._summaries = [None] * self.size
+        cached = self._summaries[i]
+        if cached is None:
+            item = self.items[i]
+            stored = item.metadata.get("summary")
+            if isinstance(stored, str) and stored.strip():
+                cached = (stored.strip(), False)
+            else:
+                paras = paragraphs(item.body)
+                cached = (cut(paras[0]) if paras else "", True)
+            self._summaries[i] = cached
+        return cached
+
+    def summary_derived(self, i: int) -> bool:
+        """Return whether item i's summary comes from its body (no stored summary)."""
+        stored = self.items[i].metadata.get("summary")
+        return not (isinstance(stored, str) and stored.strip())
+
+    # -- relevance -------------------------------------------------------------------------
+
+    def _build_postings(self) -> None:
+        postings: dict[str, list[tuple[int, int]]] = {}
+        lengths = []
+        tfs = []
+        for i, item in enumerate(self.items):
+            tokens = tokenize(item.title + "\n" + item.body)
+            lengths.append(len(tokens))
+            counts = Counter(tokens)
+            tfs.append(counts)
+            for term, tf in counts.items():
+                postings.setdefault(term, []).append((i, tf))
+        self._lengths, self._tfs, self._postings = lengths, tfs, postings
+
+    @property
+    def lengths(self) -> list[int]:
+        if self._lengths is None:
+            self._build_postings()
+        return self._lengths
+
+    def term_counts(self, i: int) -> Counter:
+        if self._tfs is None:
+            self._build_postings()
+        return self._tfs[i]
+
+    def bm25(self, terms: tuple[str, ...], corpus: list[int]) -> tuple[dict, dict]:
+        """Score the corpus (item indices) against the query terms with BM25 (SPEC §5).
+
+        Return ``(scores, matched)``: item index -> unrounded score and -> matched terms, for
+        the items with at least one query term (every other corpus item scores 0).
+        """
+        if self._postings is None:
+            self._build_postings()
+        scores: dict[int, float] = {}
+        matched: dict[int, list[str]] = {}
+        n = len(corpus)
+        if not terms or not n:
+            return scores, matched
+        lengths = self._lengths
+        whole = n == self.size
+        if whole:
+            total = sum(lengths)
+            member = None
+        else:
+            total = sum(lengths[i] for i in corpus)
+            member = bytearray(self.size)
+            for i in corpus:
+                member[i] = 1
+        if total == 0:
+            return scores, matched
+        avgdl = total / n
+        for term in terms:
+            postings = self._postings.get(term)
+            if not postings:
+                continue
+            if member is not None:
+                postings = [p for p in postings if member[p[0]]]
+                if not postings:
+                    continue
+            df = len(postings)
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for i, tf in postings:
+                part = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[i] / avgdl))
+                previous = scores.get(i)
+                if previous is None:
+                    scores[i] = part
+                    matched[i] = [term]
+                else:
+                    scores[i] = previous + part
+                    matched[i].append(term)
+        return scores, matched

@@ -1,0 +1,90 @@
+"""Typed, validated workspace: frozen dataclasses built once by ``compile_workspace``."""
+
+from dataclasses import dataclass, field
+
+PARTICIPATIONS = ("auto", "include", "exclude")
+MODES = ("inline", "retrieve", "on-demand")
+ORDERS = ("relevance", "recency", "path")
+FORMATS = ("markdown", "xml")
+AVAILABILITIES = ("auto", "unavailable", "unknown")
+ON_POLICIES = ("exclude", "warn")
+
+
+@dataclass(frozen=True, slots=True)
+class Consumer:
+    key: str
+    name: str
+    format: str = "markdown"
+    include_currentness: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Currentness:
+    max_age_days: int
+    field: str = "updated"
+    on_stale: str = "exclude"
+    on_unknown: str = "exclude"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    participation: str = "auto"
+    mode: str = "inline"
+    required: bool = False
+    priority: float = 0
+    max_items: int | None = None
+    max_tokens: int | None = None
+    order: str | None = None
+    facets: tuple[str, ...] = ("body",)
+    currentness: Currentness | None = None
+    source: str = "default"
+
+    @property
+    def effective_order(self) -> str:
+        """Return the order, defaulting to relevance for retrieve and path otherwise."""
+        if self.order:
+            return self.order
+        return "relevance" if self.mode == "retrieve" else "path"
+
+
+DEFAULT_RULE = Rule()
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    path: str
+    title: str
+    body: str
+    metadata: dict
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    key: str
+    name: str
+    description: str
+    availability: str
+    objectives: tuple[str, ...]
+    consumers: tuple[str, ...]
+    requires_input: tuple[str, ...]
+    item_filter: tuple[tuple[str, str], ...]  # (metadata field, input key), by field name
+    items: tuple[Item, ...]
+
+    @property
+    def display_name(self) -> str:
+        return " ".join(self.name.split()) or self.key
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    key: str
+    name: str
+    consumer: str
+    objective: str
+    environment: str | None
+    budget: int
+    rules: dict = field(default_factory=dict)  # layer key -> Rule (only rules the profile gives)
+    description: str = ""
+
+    def rule_for(self, layer_key: str) -> Rule:
+        return self.rules.get(layer_key, DEFAULT_RULE)

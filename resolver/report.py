@@ -1,0 +1,226 @@
+"""The resolution JSON (SPEC §7), produced in this one place from the layer traces."""
+
+from resolver import reasons as R
+from resolver.text import estimate
+from resolver.values import format_instant
+
+
+def resolution_json(traces, ctx, text: str) -> dict:
+    """Return the resolution of a request as plain JSON-able objects."""
+    profile = ctx.profile
+    blockers, warnings = status_findings(traces)
+    status = R.BLOCKED if blockers else R.RENDERING_INCOMPLETE if warnings else R.RESOLVED
+    tokens = estimate(len(text))
+    by_layer = {}
+    for trace in traces:
+        if trace.selected and any(u.admitted for u in trace.units):
+            by_layer[trace.layer.key] = {
+                "characters": trace.block_characters,
+                "estimatedTokens": estimate(trace.block_characters),
+            }
+    return {
+        "resolver": R.RESOLVER_ID,
+        "profile": {
+            "key": profile.key,
+            "name": profile.name,
+            "consumer": profile.consumer,
+            "objective": profile.objective,
+            "environment": profile.environment,
+        },
+        "now": format_instant(ctx.request.now),
+        "status": status,
+        "blockers": blockers,
+        "warnings": warnings,
+        "currentness": resolution_currentness(traces),
+        "currentnessExcluded": currentness_excluded(traces),
+        "budget": {
+            "limit": profile.budget,
+            "estimatedTokens": tokens,
+            "remaining": profile.budget - tokens,
+            "characters": len(text),
+            "byLayer": by_layer,
+        },
+        "layers": [layer_record(trace) for trace in traces],
+        "references": references(traces),
+        "output": None
+        if blockers
+        else {"format": ctx.renderer.format, "text": text, "estimatedTokens": tokens},
+    }
+
+
+def status_findings(traces) -> tuple[list, list]:
+    """4.8: blockers and warnings of the required layers, in render order."""
+    blockers, warnings = [], []
+    for trace in traces:
+        if not trace.rule.required:
+            continue
+        key = trace.layer.key
+        if not trace.selected:
+            blockers.append(
+                {"code": R.MISSING_REQUIRED_CONTEXT, "layer": key, "detail": trace.reason}
+            )
+        elif not trace.units:
+            blockers.append(
+                {"code": R.MISSING_REQUIRED_CONTEXT, "layer": key, "detail": R.NO_CONTENT}
+            )
+        else:
+            admitted = sum(1 for u in trace.units if u.admitted)
+            if admitted == 0:
+                blockers.append(
+                    {"code": R.REQUIRED_CONTEXT_OVER_BUDGET, "layer": key, "detail": None}
+                )
+            elif admitted < len(trace.units):
+                warnings.append({"code": R.RENDERING_INCOMPLETE, "layer": key, "detail": None})
+    return blockers, warnings
+
+
+def resolution_currentness(traces) -> str:
+    flags = set()
+    for trace in traces:
+        if trace.kind == R.INLINE and trace.warned:
+            for unit in trace.units:
+                if unit.admitted and unit.index in trace.warned:
+                    flags.add(trace.warned[unit.index][0])
+    if R.STALE in flags:
+        return R.NOT_CURRENT
+    if R.UNKNOWN in flags:
+        return R.UNKNOWN
+    return R.CURRENT
+
+
+def currentness_excluded(traces) -> list:
+    out = []
+    for trace in traces:
+        items = trace.index.items
+        for i, reason, day, age in sorted(trace.excluded, key=lambda e: items[e[0]].path):
+            out.append(
+                {
+                    "layer": trace.layer.key,
+                    "item": items[i].path,
+                    "reason": reason,
+                    "date": day,
+                    "ageDays": age,
+                }
+            )
+    return out
+
+
+def layer_record(trace) -> dict:
+    rule = trace.rule
+    layer = trace.layer
+    record = {
+        "layer": layer.key,
+        "name": layer.display_name,
+        "ruleSource": rule.source,
+        "participation": rule.participation,
+        "mode": rule.mode,
+        "required": rule.required,
+        "priority": rule.priority,
+        "available": {"state": trace.available, "items": trace.index.size},
+        "applicable": {
+            "state": trace.applicable,
+            "reason": trace.applicable_reason,
+            "candidates": trace.candidate_count if trace.applicable != R.SKIPPED else 0,
+        },
+        "currentness": {
+            "state": trace.currentness_state,
+            "current": trace.current,
+            "stale": trace.stale,
+            "unknown": trace.unknown,
+            "excluded": len(trace.excluded),
+            "warned": len(trace.warned),
+        },
+        "decision": {"kind": trace.kind, "reason": trace.reason, "detail": trace.detail},
+    }
+    if not trace.selected:
+        record["materialized"] = {"items": [], "references": []}
+        record["projected"] = {"facets": [], "derived": {}}
+        record["rendered"] = {"items": [], "trimmed": [], "characters": 0, "estimatedTokens": 0}
+        return record
+    items = trace.index.items
+    record["materialized"] = {
+        "items": [materialized_item(trace, u.index) for u in trace.units],
+        "references": [{"item": items[u.index].path, "reason": u.reason} for u in trace.overflow]
+        + [{"item": items[i].path, "reason": R.NOT_RETRIEVED} for i in trace.not_retrieved],
+    }
+    derived = {}
+    if "summary" in rule.facets:
+        derived["summary"] = sum(1 for u in trace.units if trace.index.summary_derived(u.index))
+    if "excerpt" in rule.facets:
+        derived["excerpt"] = len(trace.units)
+    record["projected"] = {"facets": list(rule.facets), "derived": derived}
+    record["rendered"] = {
+        "items": [items[u.index].path for u in trace.units if u.admitted],
+        "trimmed": [items[u.index].path for u in trace.units if not u.admitted],
+        "characters": trace.block_characters,
+        "estimatedTokens": estimate(trace.block_characters),
+    }
+    return record
+
+
+def materialized_item(trace, i: int) -> dict:
+    rule = trace.rule
+    field = rule.currentness.field if rule.currentness else "updated"
+    recency = trace.index.recency_dates(field)[i]
+    warned = trace.warned.get(i)
+    if trace.scores is not None:
+        score = round(trace.scores.get(i, 0.0), 6)
+        matched = list(trace.matched.get(i, ()))
+    else:
+        score, matched = None, []
+    return {
+        "item": trace.index.items[i].path,
+        "score": score,
+        "matchedTerms": matched,
+        "date": recency.day if recency else None,
+        "notCurrent": warned[0] if warned else None,
+    }
+
+
+def references(traces) -> list:
+    out = []
+    for trace in traces:
+        if not trace.selected:
+            continue
+        key = trace.layer.key
+        index = trace.index
+        items = index.items
+        inline = trace.kind == R.INLINE
+        for unit in trace.units:
+            if inline and unit.admitted:
+                continue
+            i = unit.index
+            out.append(
+                {
+                    "ref": f"{key}/{items[i].path}",
+                    "layer": key,
+                    "item": items[i].path,
+                    "title": index.titles[i],
+                    "reason": R.BUDGET_TRIMMED if inline else R.ON_DEMAND,
+                    "rendered": unit.admitted,
+                }
+            )
+        for unit in trace.overflow:
+            i = unit.index
+            out.append(
+                {
+                    "ref": f"{key}/{items[i].path}",
+                    "layer": key,
+                    "item": items[i].path,
+                    "title": index.titles[i],
+                    "reason": unit.reason,
+                    "rendered": unit.admitted,
+                }
+            )
+        for i in trace.not_retrieved:
+            out.append(
+                {
+                    "ref": f"{key}/{items[i].path}",
+                    "layer": key,
+                    "item": items[i].path,
+                    "title": index.titles[i],
+                    "reason": R.NOT_RETRIEVED,
+                    "rendered": False,
+                }
+            )
+    return out

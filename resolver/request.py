@@ -1,0 +1,133 @@
+"""Requests (SPEC §3): validation with the path of the offending field."""
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+
+from resolver.errors import INVALID_REQUEST, RequestError
+from resolver.model import AVAILABILITIES, FORMATS
+from resolver.values import canonical, parse_date
+
+REQUEST_FIELDS = (
+    "profile",
+    "consumer",
+    "objective",
+    "environment",
+    "input",
+    "now",
+    "format",
+    "availability",
+)
+MAX_INPUT_KEYS = 100
+MAX_MESSAGE_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class Request:
+    """A validated request: how the profile is selected, the input, the time and overrides."""
+
+    profile: str | None
+    consumer: str | None
+    objective: str | None
+    environment: str | None
+    inputs: dict  # input key -> canonical string, only for provided keys
+    message: str | None
+    now: dt.datetime
+    format: str | None
+    availability: dict = field(default_factory=dict)
+
+
+def _fail(path: str, message: str):
+    raise RequestError(message, path=path, code=INVALID_REQUEST)
+
+
+def _optional_string(raw: dict, name: str) -> str | None:
+    value = raw.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        _fail(name, "must be a non-empty string")
+    return value
+
+
+def parse_request(raw, *, layer_keys, clock) -> Request:
+    """Validate a request dict and return a ``Request``; raise ``RequestError`` otherwise."""
+    if not isinstance(raw, dict):
+        _fail("", "the request must be an object")
+    for key in raw:
+        if key not in REQUEST_FIELDS:
+            _fail(str(key), "unknown field")
+    profile = _optional_string(raw, "profile")
+    consumer = _optional_string(raw, "consumer")
+    objective = _optional_string(raw, "objective")
+    environment = _optional_string(raw, "environment")
+    if profile is not None:
+        if consumer is not None or objective is not None or environment is not None:
+            _fail("profile", "give either profile or consumer + objective, not both")
+    elif consumer is None and objective is None:
+        _fail("profile", "give either profile or consumer + objective")
+    elif consumer is None:
+        _fail("consumer", "is required with objective")
+    elif objective is None:
+        _fail("objective", "is required with consumer")
+
+    inputs, message = _parse_input(raw.get("input"))
+
+    now_raw = raw.get("now")
+    if now_raw is None:
+        now = clock()
+        now = now.replace(tzinfo=dt.UTC) if now.tzinfo is None else now.astimezone(dt.UTC)
+    else:
+        parsed = parse_date(now_raw)
+        if parsed is None:
+            _fail("now", "must be an ISO-8601 date or datetime")
+        now = parsed[0]
+
+    fmt = raw.get("format")
+    if fmt is not None and fmt not in FORMATS:
+        _fail("format", "must be one of " + ", ".join(FORMATS))
+
+    availability = raw.get("availability")
+    overrides = {}
+    if availability is not None:
+        if not isinstance(availability, dict):
+            _fail("availability", "must be an object")
+        for key, state in availability.items():
+            if key not in layer_keys:
+                _fail(f"availability.{key}", f'layer "{key}" does not exist')
+            if state not in AVAILABILITIES:
+                _fail(f"availability.{key}", "must be one of " + ", ".join(AVAILABILITIES))
+            overrides[key] = state
+    return Request(profile, consumer, objective, environment, inputs, message, now, fmt, overrides)
+
+
+def _parse_input(raw) -> tuple[dict, str | None]:
+    if raw is None:
+        return {}, None
+    if not isinstance(raw, dict):
+        _fail("input", "must be an object")
+    if len(raw) > MAX_INPUT_KEYS:
+        _fail("input", f"has {len(raw)} keys; at most {MAX_INPUT_KEYS} are allowed")
+    inputs = {}
+    message = None
+    for key, value in raw.items():
+        path = f"input.{key}"
+        if not isinstance(key, str) or not key:
+            _fail("input", "keys must be non-empty strings")
+        if key == "message":
+            if value is not None and not isinstance(value, str):
+                _fail(path, "must be a string or null")
+            if value is not None and len(value) > MAX_MESSAGE_CHARS:
+                _fail(path, f"must be at most {MAX_MESSAGE_CHARS} characters")
+            message = value
+        elif isinstance(value, (dict, list)):
+            _fail(path, "must be a string, number, boolean or null")
+        elif isinstance(value, float) and not math.isfinite(value):
+            _fail(path, "must be a finite number")
+        if value is None or value == "":
+            continue
+        text = canonical(value)
+        if text is None:
+            _fail(path, "must be a string, number, boolean or null")
+        inputs[key] = text
+    return inputs, message
