@@ -1,0 +1,395 @@
+"""Admin for reviewers: every model, its history (who changed which field, when), and a
+read-only "resolve" page per profile for people who never open the editor.
+
+Edits are validated by the engine's validator in the context of the stored workspace
+(``profiles.validation``), so the admin shows the same messages as the import and the API.
+"""
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count
+from django.forms.models import BaseInlineFormSet
+from django.http import Http404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+from simple_history.admin import SimpleHistoryAdmin
+
+from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
+from profiles.validation import instance_issues, profile_rules_issues
+from resolver import ResolverError
+
+TEXT_INPUT = forms.TextInput(attrs={"size": 60})
+
+
+class WorkspaceModelForm(forms.ModelForm):
+    """A model form whose row is validated by the engine inside the stored workspace."""
+
+    def _post_clean(self):
+        super()._post_clean()
+        if self.errors:
+            return
+        for field, message in instance_issues(self.instance):
+            self.add_error(field if field in self.fields else None, message)
+
+
+class ConsumerForm(WorkspaceModelForm):
+    class Meta:
+        model = Consumer
+        fields = ["key", "name", "render_format", "include_currentness"]
+        widgets = {"name": TEXT_INPUT}
+
+
+class LayerForm(WorkspaceModelForm):
+    class Meta:
+        model = Layer
+        fields = [
+            "key",
+            "name",
+            "description",
+            "availability",
+            "applies_to_objectives",
+            "applies_to_consumers",
+            "requires_input",
+            "item_filter",
+        ]
+        widgets = {"name": TEXT_INPUT, "description": forms.Textarea(attrs={"rows": 3})}
+
+
+class ItemForm(WorkspaceModelForm):
+    class Meta:
+        model = Item
+        fields = ["layer", "path", "title", "body", "metadata"]
+        widgets = {"title": TEXT_INPUT, "path": TEXT_INPUT}
+
+
+class ProfileForm(WorkspaceModelForm):
+    class Meta:
+        model = Profile
+        fields = ["key", "name", "consumer", "objective", "environment", "budget", "description"]
+        widgets = {"name": TEXT_INPUT, "description": forms.Textarea(attrs={"rows": 3})}
+
+
+class RuleForm(WorkspaceModelForm):
+    class Meta:
+        model = Rule
+        fields = [
+            "profile",
+            "layer",
+            "participation",
+            "mode",
+            "required",
+            "priority",
+            "max_items",
+            "max_tokens",
+            "order",
+            "facets",
+            "currentness_max_age_days",
+            "currentness_field",
+            "currentness_on_stale",
+            "currentness_on_unknown",
+        ]
+
+
+class RuleInlineForm(forms.ModelForm):
+    """Validated together with the profile and its other rules by the formset."""
+
+    class Meta:
+        model = Rule
+        fields = [
+            "layer",
+            "participation",
+            "mode",
+            "required",
+            "priority",
+            "max_items",
+            "max_tokens",
+            "order",
+            "facets",
+            "currentness_max_age_days",
+            "currentness_field",
+            "currentness_on_stale",
+            "currentness_on_unknown",
+        ]
+        widgets = {"facets": forms.TextInput(attrs={"size": 18})}
+
+
+class RuleInlineFormSet(BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        if any(form.errors for form in self.forms):
+            return
+        kept = [
+            form
+            for form in self.forms
+            if getattr(form, "cleaned_data", None)
+            and not form.cleaned_data.get("DELETE")
+            and (form.instance.pk is not None or form.has_changed())
+        ]
+        general, by_layer = profile_rules_issues(self.instance, [form.instance for form in kept])
+        for form in kept:
+            for field, message in by_layer.pop(form.instance.layer.key, []):
+                form.add_error(field if field in form.fields else None, message)
+        problems = [message for _, message in general]
+        problems += [message for issues in by_layer.values() for _, message in issues]
+        if problems:
+            raise forms.ValidationError(problems)
+
+
+class TrackedAdmin(SimpleHistoryAdmin):
+    """Record who created and last changed a row."""
+
+    readonly_fields = ["created_at", "created_by", "updated_at", "updated_by"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        obj.updated_by = request.user
+        super().save_model(request, obj, form, change)
+
+    def save_formset(self, request, form, formset, change):
+        instances = formset.save(commit=False)
+        for instance in instances:
+            if hasattr(instance, "updated_by_id"):
+                if instance.pk is None:
+                    instance.created_by = request.user
+                instance.updated_by = request.user
+            instance.save()
+        for instance in formset.deleted_objects:
+            instance.delete()
+        formset.save_m2m()
+
+
+@admin.register(Consumer)
+class ConsumerAdmin(TrackedAdmin):
+    form = ConsumerForm
+    list_display = ["key", "name", "render_format", "include_currentness", "profile_count"]
+    list_filter = ["render_format", "include_currentness"]
+    search_fields = ["key", "name"]
+    history_list_display = ["key", "render_format", "include_currentness"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(profile_total=Count("profiles"))
+
+    @admin.display(description="profiles", ordering="profile_total")
+    def profile_count(self, obj):
+        return obj.profile_total
+
+
+@admin.register(Layer)
+class LayerAdmin(TrackedAdmin):
+    form = LayerForm
+    list_display = [
+        "key",
+        "name",
+        "availability",
+        "items_link",
+        "requires_input",
+        "item_filter",
+        "updated_at",
+        "updated_by",
+    ]
+    list_filter = ["availability"]
+    search_fields = ["key", "name", "description"]
+    readonly_fields = ["items_link", *TrackedAdmin.readonly_fields]
+    history_list_display = ["key", "availability"]
+    fieldsets = [
+        (None, {"fields": ["key", "name", "description", "availability", "items_link"]}),
+        (
+            "Conditions",
+            {
+                "fields": [
+                    "applies_to_objectives",
+                    "applies_to_consumers",
+                    "requires_input",
+                    "item_filter",
+                ],
+                "description": "JSON lists of keys; itemFilter maps a metadata field to an "
+                "input key. Empty = no condition.",
+            },
+        ),
+        ("Changes", {"fields": TrackedAdmin.readonly_fields, "classes": ["collapse"]}),
+    ]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(item_total=Count("items"))
+
+    @admin.display(description="items", ordering="item_total")
+    def items_link(self, obj):
+        if obj.pk is None:
+            return "—"
+        total = getattr(obj, "item_total", None)
+        if total is None:
+            total = obj.items.count()
+        url = reverse("admin:profiles_item_changelist") + f"?layer__id__exact={obj.pk}"
+        return format_html('<a href="{}">{} item{}</a>', url, total, "" if total == 1 else "s")
+
+
+@admin.register(Item)
+class ItemAdmin(SimpleHistoryAdmin):
+    form = ItemForm
+    list_display = ["path", "layer", "title", "updated_at"]
+    list_filter = ["layer"]
+    list_select_related = ["layer"]
+    search_fields = ["path", "title", "body"]
+    list_per_page = 50
+    readonly_fields = ["created_at", "updated_at"]
+    history_list_display = ["path", "title"]
+
+
+class RuleInline(admin.TabularInline):
+    model = Rule
+    form = RuleInlineForm
+    formset = RuleInlineFormSet
+    extra = 0
+    fk_name = "profile"
+    autocomplete_fields = []
+    show_change_link = True
+    verbose_name = "rule"
+    verbose_name_plural = "rules (a layer without a rule takes the default rule)"
+
+
+@admin.register(Profile)
+class ProfileAdmin(TrackedAdmin):
+    form = ProfileForm
+    inlines = [RuleInline]
+    change_form_template = "admin/profiles/profile/change_form.html"
+    list_display = [
+        "key",
+        "name",
+        "consumer",
+        "objective",
+        "environment",
+        "budget",
+        "rule_count",
+        "updated_at",
+        "updated_by",
+        "resolve_link",
+    ]
+    list_filter = ["consumer", "objective", "environment"]
+    list_select_related = ["consumer", "updated_by"]
+    search_fields = ["key", "name", "objective", "environment", "description"]
+    history_list_display = ["budget", "consumer", "objective", "environment"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(rule_total=Count("rules"))
+
+    @admin.display(description="rules", ordering="rule_total")
+    def rule_count(self, obj):
+        return obj.rule_total
+
+    @admin.display(description="resolve")
+    def resolve_link(self, obj):
+        url = reverse("admin:profiles_profile_resolve", args=[obj.pk])
+        return format_html('<a href="{}">Resolve</a>', url)
+
+    def get_urls(self):
+        urls = super().get_urls()
+        custom = [
+            path(
+                "<path:object_id>/resolve/",
+                self.admin_site.admin_view(self.resolve_view),
+                name="profiles_profile_resolve",
+            )
+        ]
+        return custom + urls
+
+    def resolve_view(self, request, object_id):
+        """Show what a profile resolves to for one of its scenarios (read-only)."""
+        from profiles.services import profile_resolve
+
+        profile = self.get_object(request, object_id)
+        if profile is None:
+            raise Http404("No such profile.")
+        if not self.has_view_permission(request, profile):
+            raise PermissionDenied
+        scenarios = list(profile.scenarios.order_by("-is_default", "name"))
+        scenario = None
+        chosen = request.GET.get("scenario")
+        if chosen:
+            scenario = next((s for s in scenarios if str(s.pk) == chosen), None)
+            if scenario is None:
+                messages.warning(request, "That scenario does not belong to this profile.")
+        elif scenarios:
+            scenario = scenarios[0]
+        request_document = (
+            scenario.as_request() if scenario else {"profile": profile.key, "input": {}}
+        )
+        resolution, error = None, None
+        try:
+            resolution = profile_resolve(profile=profile, request=request_document)
+        except ResolverError as exc:
+            error = exc.as_dict()["error"]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": profile,
+            "profile": profile,
+            "title": f"Resolve {profile.key}",
+            "scenarios": scenarios,
+            "scenario": scenario,
+            "request_json": json.dumps(request_document, indent=2, ensure_ascii=False),
+            "resolution": resolution,
+            "resolution_json": json.dumps(resolution, indent=2, ensure_ascii=False)
+            if resolution
+            else "",
+            "error": error,
+            "has_view_permission": True,
+        }
+        return TemplateResponse(request, "admin/profiles/profile/resolve.html", context)
+
+
+@admin.register(Rule)
+class RuleAdmin(TrackedAdmin):
+    form = RuleForm
+    list_display = [
+        "profile",
+        "layer",
+        "participation",
+        "mode",
+        "required",
+        "priority",
+        "max_items",
+        "max_tokens",
+        "order",
+        "currentness_max_age_days",
+        "updated_at",
+        "updated_by",
+    ]
+    list_filter = ["profile", "layer", "participation", "mode", "required"]
+    list_select_related = ["profile", "layer", "updated_by"]
+    search_fields = ["profile__key", "layer__key"]
+    history_list_display = ["participation", "mode", "required", "priority"]
+
+
+@admin.register(Scenario)
+class ScenarioAdmin(SimpleHistoryAdmin):
+    list_display = ["name", "profile", "is_default", "now", "format", "resolve_link"]
+    list_filter = ["profile", "is_default", "format"]
+    list_select_related = ["profile"]
+    search_fields = ["name", "description", "profile__key"]
+    readonly_fields = ["created_at", "updated_at"]
+
+    @admin.display(description="resolve")
+    def resolve_link(self, obj):
+        url = reverse("admin:profiles_profile_resolve", args=[obj.profile_id])
+        return format_html('<a href="{}?scenario={}">Resolve</a>', url, obj.pk)
+
+
+@admin.register(WorkspaceVersion)
+class WorkspaceVersionAdmin(admin.ModelAdmin):
+    """Read-only: the version changes with every workspace write."""
+
+    list_display = ["counter", "token", "changed_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,34 @@
+"""Export the stored workspace as a SPEC §2 document."""
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from profiles.services import workspace_export
+
+
+class Command(BaseCommand):
+    help = "Print (or write with -o) the stored workspace as a YAML or JSON workspace document."
+
+    def add_arguments(self, parser):
+        parser.add_argument("-o", "--output", help="file to write (default: standard output)")
+        parser.add_argument(
+            "--format",
+            choices=["yaml", "json"],
+            help="default: json when the output file ends in .json, else yaml",
+        )
+
+    def handle(self, *args, **options):
+        output = options["output"]
+        export_format = options["format"] or (
+            "json" if output and output.lower().endswith(".json") else "yaml"
+        )
+        text = workspace_export(format=export_format)
+        if not output or output == "-":
+            self.stdout.write(text, ending="")
+            return
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot write {output}: {exc.strerror}", returncode=2) from exc
+        self.stderr.write(f"Wrote {output} ({export_format}).")
