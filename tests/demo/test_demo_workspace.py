@@ -1,0 +1,181 @@
+"""The demo workspace (profiles/demo): valid, large enough, and every saved scenario resolves.
+
+Between them, the scenarios must show every decision reason, applicability reason, reference
+reason, status, blocker, currentness and render format at least once: the demo is how a new
+user learns what each of them means. No database is needed.
+"""
+
+import subprocess
+import sys
+from collections import Counter
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+
+from resolver import compile_workspace, validate_workspace
+from resolver.cli import load_workspace_text
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "profiles" / "demo"
+WORKSPACE_PATH = DEMO_DIR / "workspace.yaml"
+SCENARIOS_PATH = DEMO_DIR / "scenarios.yaml"
+SCENARIO_FIELDS = {"name", "profile", "input", "now", "description", "format", "availability"}
+
+EXPECTED_COVERAGE = {
+    "decision": {
+        "EXCLUDED_BY_PROFILE",
+        "LAYER_UNAVAILABLE",
+        "AVAILABILITY_UNKNOWN",
+        "LAYER_EMPTY",
+        "APPLICABILITY_UNKNOWN",
+        "NOT_APPLICABLE",
+        "STALE_EXCLUDED",
+        "INCLUDED_BY_PROFILE",
+        "INCLUDED_APPLICABLE",
+    },
+    "applicability": {
+        "IN_SCOPE",
+        "MATCHED:customer_id",
+        "OBJECTIVE_OUT_OF_SCOPE",
+        "CONSUMER_OUT_OF_SCOPE",
+        "INPUT_NOT_PROVIDED:customer_id",
+        "NO_MATCHING_MATERIAL",
+    },
+    "reference": {
+        "ON_DEMAND",
+        "BEYOND_MAX_ITEMS",
+        "LAYER_TOKEN_LIMIT",
+        "NOT_RETRIEVED",
+        "BUDGET_TRIMMED",
+    },
+    "status": {"RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"},
+    "blocker": {"MISSING_REQUIRED_CONTEXT", "REQUIRED_CONTEXT_OVER_BUDGET"},
+    "currentness": {"CURRENT", "UNKNOWN", "NOT_CURRENT"},
+    "format": {"markdown", "xml"},
+}
+
+
+@cache
+def demo_workspace() -> dict:
+    return load_workspace_text(WORKSPACE_PATH.read_text(encoding="utf-8"))
+
+
+@cache
+def demo_scenarios() -> list[dict]:
+    return yaml.safe_load(SCENARIOS_PATH.read_text(encoding="utf-8"))
+
+
+@cache
+def compiled_demo():
+    return compile_workspace(demo_workspace())
+
+
+def scenario_request(scenario: dict) -> dict:
+    """Return the SPEC §3 request a saved scenario stands for."""
+    request = {"profile": scenario["profile"], "input": scenario.get("input") or {}}
+    for field in ("now", "format", "availability"):
+        if scenario.get(field):
+            request[field] = scenario[field]
+    return request
+
+
+@cache
+def resolutions() -> tuple[tuple[dict, dict], ...]:
+    return tuple(
+        (scenario, compiled_demo().resolve(scenario_request(scenario)))
+        for scenario in demo_scenarios()
+    )
+
+
+def test_demo_workspace__validated__reports_no_issue():
+    assert validate_workspace(demo_workspace()) == []
+
+
+def test_demo_workspace__counted__has_enough_consumers_layers_items_and_profiles():
+    workspace = demo_workspace()
+    items = sum(len(layer.get("items") or []) for layer in workspace["layers"])
+    environments = {profile.get("environment") for profile in workspace["profiles"]}
+
+    assert len(workspace["consumers"]) >= 4
+    assert len(workspace["layers"]) >= 8
+    assert items >= 200
+    assert len(workspace["profiles"]) >= 6
+    assert environments == {"production", "staging", None}
+
+
+def test_demo_workspace__customer_layers__filter_on_customer_id_and_require_it():
+    layers = {layer["key"]: layer for layer in demo_workspace()["layers"]}
+
+    for key in ("customer", "tickets", "orders"):
+        assert layers[key]["itemFilter"] == {"customer_id": "customer_id"}, key
+        assert layers[key]["requiresInput"] == ["customer_id"], key
+    customers = {item["metadata"]["customer_id"] for item in layers["customer"]["items"]}
+    assert len(customers) >= 5
+
+
+def test_demo_scenarios__listed__are_12_to_20_with_unique_names_and_a_fixed_now():
+    scenarios = demo_scenarios()
+    names = [scenario["name"] for scenario in scenarios]
+
+    assert 12 <= len(scenarios) <= 20
+    assert len(set(names)) == len(names)
+    for scenario in scenarios:
+        assert set(scenario) - {"default"} <= SCENARIO_FIELDS, scenario["name"]
+        assert scenario["now"], scenario["name"]
+        assert scenario["description"].strip(), scenario["name"]
+
+
+def test_demo_scenarios__per_profile__exactly_one_default():
+    profile_keys = [profile["key"] for profile in demo_workspace()["profiles"]]
+    defaults = Counter(s["profile"] for s in demo_scenarios() if s.get("default"))
+
+    assert {key: defaults[key] for key in profile_keys} == dict.fromkeys(profile_keys, 1)
+
+
+@pytest.mark.parametrize("scenario", demo_scenarios(), ids=lambda scenario: scenario["name"])
+def test_demo_scenario__resolved__names_an_existing_profile_and_returns_a_resolution(scenario):
+    profile_keys = {profile["key"] for profile in demo_workspace()["profiles"]}
+    assert scenario["profile"] in profile_keys
+
+    resolution = compiled_demo().resolve(scenario_request(scenario))
+
+    assert resolution["profile"]["key"] == scenario["profile"]
+    assert resolution["status"] in EXPECTED_COVERAGE["status"]
+
+
+def test_demo_scenarios__all_resolved__cover_every_reason_status_and_format():
+    covered = {category: set() for category in EXPECTED_COVERAGE}
+    for _, resolution in resolutions():
+        covered["status"].add(resolution["status"])
+        covered["currentness"].add(resolution["currentness"])
+        covered["blocker"].update(blocker["code"] for blocker in resolution["blockers"])
+        covered["reference"].update(ref["reason"] for ref in resolution["references"])
+        if resolution["output"] is not None:
+            covered["format"].add(resolution["output"]["format"])
+        for layer in resolution["layers"]:
+            covered["decision"].add(layer["decision"]["reason"])
+            if layer["applicable"]["reason"] is not None:
+                covered["applicability"].add(layer["applicable"]["reason"])
+
+    missing = {c: sorted(EXPECTED_COVERAGE[c] - covered[c]) for c in EXPECTED_COVERAGE}
+    unexpected = {c: sorted(covered[c] - EXPECTED_COVERAGE[c]) for c in EXPECTED_COVERAGE}
+    assert covered == EXPECTED_COVERAGE, f"missing: {missing}; unexpected: {unexpected}"
+
+
+def test_demo_scenarios__defaults__show_each_status_in_the_profile_list():
+    statuses = {
+        resolution["status"] for scenario, resolution in resolutions() if scenario.get("default")
+    }
+
+    assert statuses == EXPECTED_COVERAGE["status"]
+
+
+def test_build_demo__run__reproduces_the_committed_workspace_byte_for_byte():
+    completed = subprocess.run(
+        [sys.executable, str(DEMO_DIR / "build_demo.py"), "--stdout"],
+        capture_output=True,
+        check=True,
+    )
+
+    assert completed.stdout == WORKSPACE_PATH.read_bytes()
