@@ -26,14 +26,26 @@ TEXT_INPUT = forms.TextInput(attrs={"size": 60})
 
 
 class WorkspaceModelForm(forms.ModelForm):
-    """A model form whose row is validated by the engine inside the stored workspace."""
+    """A model form whose row is validated by the engine inside the stored workspace.
 
-    def _post_clean(self):
-        super()._post_clean()
-        if self.errors:
-            return
-        for field, message in instance_issues(self.instance):
-            self.add_error(field if field in self.fields else None, message)
+    The engine's messages come first; Django's unique and constraint checks (the same rules
+    in database terms) only run when the engine found nothing, as a safety net.
+    """
+
+    _engine_found_issues = False
+
+    def validate_unique(self):
+        if not self.errors:
+            issues = instance_issues(self.instance)
+            self._engine_found_issues = bool(issues)
+            for field, message in issues:
+                self.add_error(field if field in self.fields else None, message)
+        if not self._engine_found_issues:
+            super().validate_unique()
+
+    def validate_constraints(self):
+        if not self._engine_found_issues:
+            super().validate_constraints()
 
 
 class ConsumerForm(WorkspaceModelForm):
@@ -96,6 +108,11 @@ class RuleForm(WorkspaceModelForm):
 
 class RuleInlineForm(forms.ModelForm):
     """Validated together with the profile and its other rules by the formset."""
+
+    def validate_constraints(self):
+        # The formset validates all rules with the engine (same messages as the import);
+        # the database constraints stay as the safety net.
+        return
 
     class Meta:
         model = Rule

@@ -1,0 +1,183 @@
+"""Management commands: import_workspace, export_workspace, resolve and load_demo."""
+
+import json
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+
+from profiles.models import Consumer, Item, Profile, Scenario, WorkspaceVersion
+from profiles.services import workspace_export
+from tests.profiles.conftest import CONFORMANCE, NOW, normalize_document, small_workspace
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "profiles" / "demo"
+FULL_CASE = CONFORMANCE / "01-full-support-answer-every-stage-on-a-realistic-workspace.yaml"
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def write_yaml(tmp_path, name, document) -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
+    return path
+
+
+def test_import_workspace__valid_file__imports_and_export_gives_it_back(tmp_path):
+    source = write_yaml(tmp_path, "workspace.yaml", small_workspace())
+
+    run("import_workspace", str(source))
+    exported = run("export_workspace")
+
+    assert normalize_document(yaml.safe_load(exported)) == normalize_document(small_workspace())
+
+
+def test_import_workspace__broken_file__exits_2_listing_errors_and_writes_nothing(tmp_path):
+    document = small_workspace()
+    document["layers"][0]["items"][1]["path"] = document["layers"][0]["items"][0]["path"]
+    document["profiles"][0]["budget"] = -1
+    source = write_yaml(tmp_path, "broken.yaml", document)
+    errors = StringIO()
+
+    with pytest.raises(CommandError) as caught:
+        call_command("import_workspace", str(source), stdout=StringIO(), stderr=errors)
+
+    assert caught.value.returncode == 2
+    lines = errors.getvalue().splitlines()
+    assert any(
+        line.startswith("layers[0].items[1].path:") and "docs/item-0000.md" in line
+        for line in lines
+    )
+    assert any(line.startswith("profiles[0].budget:") for line in lines)
+    assert Item.objects.count() == 0
+
+
+def test_import_workspace__replace_flag__deletes_rows_the_file_lacks(tmp_path):
+    run("import_workspace", str(write_yaml(tmp_path, "a.yaml", small_workspace(profiles=3))))
+
+    run("import_workspace", "--replace", str(write_yaml(tmp_path, "b.yaml", small_workspace())))
+
+    assert sorted(Profile.objects.values_list("key", flat=True)) == ["profile-0", "profile-1"]
+
+
+def test_export_workspace__json_to_a_file__writes_the_document(tmp_path):
+    run("import_workspace", str(write_yaml(tmp_path, "a.yaml", small_workspace())))
+    target = tmp_path / "out.json"
+
+    run("export_workspace", "-o", str(target))
+
+    assert json.loads(target.read_text()) == workspace_export()
+
+
+def test_resolve_command__same_request__prints_exactly_what_the_resolver_cli_prints(tmp_path):
+    case = yaml.safe_load(FULL_CASE.read_text())
+    workspace_file = write_yaml(tmp_path, "workspace.yaml", case["workspace"])
+    run("import_workspace", str(workspace_file))
+    flags = [
+        "--profile",
+        "support-answer",
+        "--input",
+        json.dumps(case["request"]["input"]),
+        "--now",
+        NOW,
+        "--format",
+        "xml",
+        "--availability",
+        "kb=unknown",
+    ]
+
+    from_database = run("resolve", *flags)
+    from_cli = subprocess.run(
+        [sys.executable, "-m", "resolver", "resolve", str(workspace_file), *flags],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+
+    assert from_database == from_cli
+
+
+def test_resolve_command__unknown_profile__prints_the_error_json_and_exits_2(tmp_path):
+    run("import_workspace", str(write_yaml(tmp_path, "a.yaml", small_workspace())))
+    out = StringIO()
+
+    with pytest.raises(CommandError) as caught:
+        call_command("resolve", "--profile", "nope", "--now", NOW, stdout=out, stderr=StringIO())
+
+    assert caught.value.returncode == 2
+    assert json.loads(out.getvalue())["error"]["code"] == "PROFILE_NOT_FOUND"
+
+
+@pytest.fixture
+def demo_files(tmp_path):
+    """The demo files when they exist, else a conformance workspace with two scenarios."""
+    if (DEMO / "workspace.yaml").exists() and (DEMO / "scenarios.yaml").exists():
+        return DEMO / "workspace.yaml", DEMO / "scenarios.yaml"
+    case = yaml.safe_load(FULL_CASE.read_text())
+    workspace = write_yaml(tmp_path, "workspace.yaml", case["workspace"])
+    scenarios = write_yaml(
+        tmp_path,
+        "scenarios.yaml",
+        [
+            {
+                "name": "Refund question",
+                "profile": "support-answer",
+                "input": case["request"]["input"],
+                "now": NOW,
+                "default": True,
+            },
+            {"name": "QA review", "profile": "qa-review", "input": {}, "now": NOW},
+        ],
+    )
+    return workspace, scenarios
+
+
+def test_load_demo__run_twice__second_run_changes_nothing(demo_files):
+    workspace, scenarios = demo_files
+    first = run("load_demo", "--workspace", str(workspace), "--scenarios", str(scenarios))
+    token = WorkspaceVersion.current_token()
+    state = (
+        workspace_export(),
+        list(Scenario.objects.order_by("name").values()),
+        get_user_model().objects.get(username="demo").password,
+    )
+
+    second = run("load_demo", "--workspace", str(workspace), "--scenarios", str(scenarios))
+
+    assert "Log in at http://127.0.0.1:8000/ as demo / " in first
+    assert "changepassword demo" in second
+    assert "Log in at" not in second
+    assert WorkspaceVersion.current_token() == token
+    assert (
+        workspace_export(),
+        list(Scenario.objects.order_by("name").values()),
+        get_user_model().objects.get(username="demo").password,
+    ) == state
+    demo = get_user_model().objects.get(username="demo")
+    assert demo.is_staff and demo.is_superuser
+    assert Scenario.objects.filter(is_default=True).exists()
+    assert Consumer.objects.exists()
+
+
+def test_load_demo__every_scenario__resolves_against_the_loaded_workspace(demo_files):
+    from profiles.services import profile_resolve
+
+    workspace, scenarios = demo_files
+    run("load_demo", "--workspace", str(workspace), "--scenarios", str(scenarios), "--no-user")
+
+    for scenario in Scenario.objects.select_related("profile"):
+        resolution = profile_resolve(profile=scenario.profile, request=scenario.as_request())
+        assert resolution["profile"]["key"] == scenario.profile.key
