@@ -25,17 +25,6 @@ from resolver.values import display_value, format_day, parse_date
 
 
 @dataclass(slots=True)
-class Unit:
-    """One admissible piece: an inline item block or a reference line."""
-
-    index: int  # item index in its layer
-    kind: str  # "item" or "reference"
-    reason: str | None = None  # for references: ON_DEMAND, BEYOND_MAX_ITEMS, LAYER_TOKEN_LIMIT
-    text: str | None = None
-    admitted: bool = False
-
-
-@dataclass(slots=True)
 class LayerTrace:
     """Everything decided about one layer, stage by stage."""
 
@@ -56,13 +45,29 @@ class LayerTrace:
     reason: str = ""
     detail: str | None = None
     scores: dict | None = None
-    matched: dict | None = None
-    units: list[Unit] = field(default_factory=list)  # content units, materialized order
-    overflow: list[Unit] = field(default_factory=list)
+    # Materialized: item indices. Content units are inline items, or for an on-demand
+    # decision reference lines; overflow references are the token-limited, then the beyond
+    # maxItems ones. Admission takes a prefix of each list (it stops at the first misfit).
+    units: list[int] = field(default_factory=list)
+    limited: list[int] = field(default_factory=list)
+    beyond: list[int] = field(default_factory=list)
     not_retrieved: list[int] = field(default_factory=list)
+    texts: dict[int, str] = field(default_factory=dict)  # rendered unit texts
     head: str = ""
-    admitted_items: int = 0
+    admitted_units: int = 0
+    admitted_overflow: int = 0
     block_characters: int = 0
+
+    @property
+    def inline(self) -> bool:
+        return self.kind == R.INLINE
+
+    @property
+    def overflow(self) -> list[int]:
+        return self.limited + self.beyond
+
+    def overflow_reason(self, position: int) -> str:
+        return R.LAYER_TOKEN_LIMIT if position < len(self.limited) else R.BEYOND_MAX_ITEMS
 
     @property
     def layer(self) -> Layer:
@@ -234,44 +239,43 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
     order = rule.effective_order
     ranked = trace.candidates  # path order
     if rule.mode == "retrieve" or order == "relevance":
-        scores, matched = index.bm25(ctx.terms, ranked)
-        trace.scores, trace.matched = scores, matched
+        scores = index.bm25(ctx.terms, ranked)
+        trace.scores = scores
         if rule.mode == "retrieve":
             trace.not_retrieved = [i for i in ranked if i not in scores]
             ranked = [i for i in ranked if i in scores]
-    if order == "relevance":
-        scores = trace.scores
-        ranked = sorted(ranked, key=lambda i: scores.get(i, 0.0), reverse=True)
+            # Stable sort of a path-ordered list: score descending, then path.
+            ranked.sort(key=scores.__getitem__, reverse=True)
+        else:
+            ranked = sorted(ranked, key=lambda i: scores.get(i, 0.0), reverse=True)
     elif order == "recency":
         dates = index.recency_dates(_recency_field(rule))
         ranked = sorted(ranked, key=lambda i: (0, -dates[i].timestamp) if dates[i] else (1, 0.0))
-    beyond = []
     if rule.max_items is not None and len(ranked) > rule.max_items:
-        beyond = ranked[rule.max_items :]
+        trace.beyond = ranked[rule.max_items :]
         ranked = ranked[: rule.max_items]
-    limited: list[int] = []
-    inline = trace.kind == R.INLINE
-    kind = "item" if inline else "reference"
-    unit_reason = None if inline else R.ON_DEMAND
-    units = [Unit(i, kind, unit_reason) for i in ranked]
-    if rule.max_tokens is not None and units:
-        renderer = ctx.renderer
-        head = layer_head(trace, ctx)
-        lengths: list[int] = []
-        for position, unit in enumerate(units):
-            lengths.append(len(unit_text(trace, ctx, unit)))
-            if inline:
-                size = renderer.layer_block_length(head, lengths)
-            else:
-                size = renderer.reference_lines_length(lengths)
-            if estimate(size) > rule.max_tokens:
-                limited = [u.index for u in units[position:]]
-                units = units[:position]
-                break
-    trace.units = units
-    trace.overflow = [Unit(i, "reference", R.LAYER_TOKEN_LIMIT) for i in limited] + [
-        Unit(i, "reference", R.BEYOND_MAX_ITEMS) for i in beyond
-    ]
+    if rule.max_tokens is not None and ranked:
+        fits = _fit_layer_tokens(trace, ctx, ranked, rule.max_tokens)
+        trace.limited = ranked[fits:]
+        ranked = ranked[:fits]
+    trace.units = ranked
+
+
+def _fit_layer_tokens(trace: LayerTrace, ctx: Context, ranked: list[int], limit: int) -> int:
+    """Return how many leading units keep the layer's own estimate within ``limit``."""
+    renderer = ctx.renderer
+    if trace.inline:
+        # The block alone: header, items and separators exactly as in the output.
+        size = len(layer_head(trace, ctx)) + (len("\n</layer>") if renderer.xml else 2)
+        separator = 1 if renderer.xml else 2
+        first_separator = 1 if renderer.xml else 0
+    else:
+        size, separator, first_separator = 0, 1, 0
+    for position, i in enumerate(ranked):
+        size += len(unit_text(trace, ctx, i)) + (separator if position else first_separator)
+        if estimate(size) > limit:
+            return position
+    return len(ranked)
 
 
 def _recency_field(rule: Rule) -> str:
@@ -314,63 +318,68 @@ def excerpt(trace: LayerTrace, ctx: Context, i: int) -> str:
     return trace.index.summary(i)[0]
 
 
-def unit_text(trace: LayerTrace, ctx: Context, unit: Unit) -> str:
-    """Render a unit once (item block or reference line) and keep the text."""
-    if unit.text is None:
-        index = trace.index
-        i = unit.index
-        ref = f"{trace.layer.key}/{index.items[i].path}"
-        title = index.titles[i]
-        if unit.kind == "reference":
-            unit.text = ctx.renderer.reference(ref=ref, title=title)
-        else:
-            date = None
-            if ctx.include_dates:
-                recency = index.recency_dates(_recency_field(trace.rule))[i]
-                if recency is not None:
-                    date = (recency.field, recency.day)
-            warned = trace.warned.get(i)
-            unit.text = ctx.renderer.item(
-                ref=ref,
-                title=title,
-                date=date,
-                not_current=warned[1] if warned else None,
-                texts=project(trace, ctx, i),
-            )
-    return unit.text
+def unit_text(trace: LayerTrace, ctx: Context, i: int, *, reference: bool = False) -> str:
+    """Render item i's content unit (or, with ``reference``, its reference line) once."""
+    index = trace.index
+    if reference or not trace.inline:
+        return ctx.renderer.reference(ref=index.ref(i), title=index.titles[i])
+    text = trace.texts.get(i)
+    if text is None:
+        date = None
+        if ctx.include_dates:
+            recency = index.recency_dates(_recency_field(trace.rule))[i]
+            if recency is not None:
+                date = (recency.field, recency.day)
+        warned = trace.warned.get(i)
+        text = ctx.renderer.item(
+            ref=index.ref(i),
+            title=index.titles[i],
+            date=date,
+            not_current=warned[1] if warned else None,
+            texts=project(trace, ctx, i),
+        )
+        trace.texts[i] = text
+    return text
 
 
 def admission_sequence(traces: list[LayerTrace]):
-    """4.7: required layers' content units, then the others', then overflow references."""
+    """4.7: required layers' content units, then the others', then overflow references.
+
+    Yields ``(trace, item index, is_content_unit)``.
+    """
     selected = [t for t in traces if t.selected]
-    required = [t for t in selected if t.rule.required]
-    others = [t for t in selected if not t.rule.required]
-    for trace in required + others:
-        for unit in trace.units:
-            yield trace, unit
-    for trace in required + others:
-        for unit in trace.overflow:
-            yield trace, unit
+    ordered = [t for t in selected if t.rule.required] + [
+        t for t in selected if not t.rule.required
+    ]
+    for trace in ordered:
+        for i in trace.units:
+            yield trace, i, True
+    for trace in ordered:
+        for i in trace.overflow:
+            yield trace, i, False
 
 
 def admit(traces: list[LayerTrace], ctx: Context) -> OutputMeter:
     """Admit units in sequence while the whole output's estimate stays within the budget."""
     budget = ctx.profile.budget
     meter = OutputMeter(ctx.renderer)
-    for trace, unit in admission_sequence(traces):
-        text = unit_text(trace, ctx, unit)
-        if unit.kind == "item":
-            cost = meter.cost_item(len(layer_head(trace, ctx)), trace.admitted_items, len(text))
+    for trace, i, content in admission_sequence(traces):
+        if content and trace.inline:
+            text = unit_text(trace, ctx, i)
+            head = len(layer_head(trace, ctx))
+            cost = meter.cost_item(head, trace.admitted_units, len(text))
+            if estimate(meter.length + cost) > budget:
+                break
+            meter.add_item(cost, trace.admitted_units)
         else:
-            cost = meter.cost_reference(len(text))
-        if estimate(meter.length + cost) > budget:
-            break
-        unit.admitted = True
-        if unit.kind == "item":
-            meter.add_item(cost, trace.admitted_items)
-            trace.admitted_items += 1
-        else:
+            cost = meter.cost_reference(len(unit_text(trace, ctx, i, reference=True)))
+            if estimate(meter.length + cost) > budget:
+                break
             meter.add_reference(cost)
+        if content:
+            trace.admitted_units += 1
+        else:
+            trace.admitted_overflow += 1
     return meter
 
 
@@ -380,8 +389,10 @@ def render(traces: list[LayerTrace], ctx: Context) -> str:
     blocks = []
     lines = []
     for trace in traces:
-        admitted = [u.text for u in trace.units if u.admitted]
-        if trace.kind == R.INLINE:
+        if not trace.selected:
+            continue
+        admitted = [unit_text(trace, ctx, i) for i in trace.units[: trace.admitted_units]]
+        if trace.inline:
             if admitted:
                 block = renderer.layer_block(layer_head(trace, ctx), admitted)
                 trace.block_characters = len(block)
@@ -389,8 +400,10 @@ def render(traces: list[LayerTrace], ctx: Context) -> str:
         elif admitted:
             trace.block_characters = renderer.reference_lines_length([len(t) for t in admitted])
             lines.extend(admitted)
-        if trace.selected:
-            lines.extend(u.text for u in trace.overflow if u.admitted)
+        lines.extend(
+            unit_text(trace, ctx, i, reference=True)
+            for i in trace.overflow[: trace.admitted_overflow]
+        )
     return renderer.output(blocks, lines)
 
 
@@ -406,7 +419,12 @@ class CompiledWorkspace:
         self.profiles = {p.key: p for p in workspace.profiles}
         self.layer_keys = frozenset(layer.key for layer in workspace.layers)
         shared = indexes or {}
-        self.indexes = [shared.get(layer.key) or LayerIndex(layer) for layer in workspace.layers]
+        self.indexes = [
+            shared[layer.key]
+            if layer.key in shared and shared[layer.key].layer == layer
+            else LayerIndex(layer)
+            for layer in workspace.layers
+        ]
         self._by_selection = {
             (p.consumer, p.objective, p.environment): p for p in workspace.profiles
         }
@@ -538,13 +556,20 @@ def rule_document(rule: Rule | None) -> dict:
     return doc
 
 
-def compile_workspace(document: dict) -> CompiledWorkspace:
-    """Validate a workspace document (first error raised as ``WorkspaceError``) and compile it."""
+def compile_workspace(
+    document: dict, *, previous: CompiledWorkspace | None = None
+) -> CompiledWorkspace:
+    """Validate a workspace document (first error raised as ``WorkspaceError``) and compile it.
+
+    With ``previous`` (an earlier compilation), the indexes of layers that did not change
+    (same fields and items) are reused, so an edit re-indexes only the layer it touched.
+    """
     workspace, issues = build_workspace(document, first_only=True)
     if issues:
         first = issues[0]
         raise WorkspaceError(first.message, path=first.path, issues=issues)
-    return CompiledWorkspace(workspace)
+    shared = {ix.layer.key: ix for ix in previous.indexes} if previous is not None else None
+    return CompiledWorkspace(workspace, shared)
 
 
 def resolve(document: dict, request: dict, *, clock=system_clock) -> dict:

@@ -6,6 +6,8 @@ postings. A live preview therefore never re-tokenizes unchanged material.
 """
 
 import math
+from array import array
+from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 
@@ -38,12 +40,18 @@ class LayerIndex:
         for rank, i in enumerate(self.by_path):
             self.path_rank[i] = rank
         self.titles = [collapse(item.title) or item.path for item in layer.items]
+        self.refs = [f"{layer.key}/{item.path}" for item in layer.items]
+        self.paths = [item.path for item in layer.items]
         self._filters: dict[str, dict[str, list[int]]] = {}
         self._recency: dict[str, list[RecencyDate | None]] = {}
         self._summaries: list[tuple[str, bool]] | None = None
-        self._postings: dict[str, list[tuple[int, int]]] | None = None
-        self._lengths: list[int] | None = None
-        self._tfs: list[Counter] | None = None
+        self._postings: dict[str, array] | None = None
+        self._tfs: dict[str, array] | None = None
+        self._lengths: array | None = None
+
+    def ref(self, i: int) -> str:
+        """Return item i's reference, ``<layer key>/<item path>``."""
+        return self.refs[i]
 
     # -- itemFilter ------------------------------------------------------------------------
 
@@ -103,45 +111,56 @@ class LayerIndex:
     # -- relevance -------------------------------------------------------------------------
 
     def _build_postings(self) -> None:
-        postings: dict[str, list[tuple[int, int]]] = {}
-        lengths = []
-        tfs = []
+        # Postings are kept in arrays (item ids ascending, term frequencies alongside): millions
+        # of small tuples would make every garbage collection walk them.
+        ids: dict[str, array] = {}
+        tfs: dict[str, array] = {}
+        lengths = array("I")
         for i, item in enumerate(self.items):
             tokens = tokenize(item.title + "\n" + item.body)
             lengths.append(len(tokens))
-            counts = Counter(tokens)
-            tfs.append(counts)
-            for term, tf in counts.items():
-                postings.setdefault(term, []).append((i, tf))
-        self._lengths, self._tfs, self._postings = lengths, tfs, postings
+            for term, tf in Counter(tokens).items():
+                term_ids = ids.get(term)
+                if term_ids is None:
+                    ids[term] = term_ids = array("I")
+                    tfs[term] = array("I")
+                term_ids.append(i)
+                tfs[term].append(tf)
+        self._lengths, self._postings, self._tfs = lengths, ids, tfs
 
     @property
-    def lengths(self) -> list[int]:
+    def lengths(self) -> array:
         if self._lengths is None:
             self._build_postings()
         return self._lengths
 
-    def term_counts(self, i: int) -> Counter:
-        if self._tfs is None:
+    def matched_terms(self, terms: tuple[str, ...], i: int) -> list[str]:
+        """Return the query terms that occur in item i, in query order."""
+        if self._postings is None:
             self._build_postings()
-        return self._tfs[i]
+        found = []
+        for term in terms:
+            term_ids = self._postings.get(term)
+            if term_ids:
+                at = bisect_left(term_ids, i)
+                if at < len(term_ids) and term_ids[at] == i:
+                    found.append(term)
+        return found
 
-    def bm25(self, terms: tuple[str, ...], corpus: list[int]) -> tuple[dict, dict]:
+    def bm25(self, terms: tuple[str, ...], corpus: list[int]) -> dict[int, float]:
         """Score the corpus (item indices) against the query terms with BM25 (SPEC §5).
 
-        Return ``(scores, matched)``: item index -> unrounded score and -> matched terms, for
-        the items with at least one query term (every other corpus item scores 0).
+        Return item index -> unrounded score for the items with at least one query term
+        (every other corpus item scores 0). Scores are summed in query-term order.
         """
         if self._postings is None:
             self._build_postings()
         scores: dict[int, float] = {}
-        matched: dict[int, list[str]] = {}
         n = len(corpus)
         if not terms or not n:
-            return scores, matched
+            return scores
         lengths = self._lengths
-        whole = n == self.size
-        if whole:
+        if n == self.size:
             total = sum(lengths)
             member = None
         else:
@@ -150,25 +169,24 @@ class LayerIndex:
             for i in corpus:
                 member[i] = 1
         if total == 0:
-            return scores, matched
+            return scores
         avgdl = total / n
+        get = scores.get
         for term in terms:
-            postings = self._postings.get(term)
-            if not postings:
+            term_ids = self._postings.get(term)
+            if not term_ids:
                 continue
-            if member is not None:
-                postings = [p for p in postings if member[p[0]]]
-                if not postings:
+            term_tfs = self._tfs[term]
+            if member is None:
+                pairs = zip(term_ids, term_tfs, strict=True)
+                df = len(term_ids)
+            else:
+                pairs = [(i, tf) for i, tf in zip(term_ids, term_tfs, strict=True) if member[i]]
+                df = len(pairs)
+                if not df:
                     continue
-            df = len(postings)
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            for i, tf in postings:
+            for i, tf in pairs:
                 part = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[i] / avgdl))
-                previous = scores.get(i)
-                if previous is None:
-                    scores[i] = part
-                    matched[i] = [term]
-                else:
-                    scores[i] = previous + part
-                    matched[i].append(term)
-        return scores, matched
+                scores[i] = get(i, 0.0) + part
+        return scores

@@ -13,7 +13,7 @@ def resolution_json(traces, ctx, text: str) -> dict:
     tokens = estimate(len(text))
     by_layer = {}
     for trace in traces:
-        if trace.selected and any(u.admitted for u in trace.units):
+        if trace.selected and trace.admitted_units:
             by_layer[trace.layer.key] = {
                 "characters": trace.block_characters,
                 "estimatedTokens": estimate(trace.block_characters),
@@ -40,7 +40,7 @@ def resolution_json(traces, ctx, text: str) -> dict:
             "characters": len(text),
             "byLayer": by_layer,
         },
-        "layers": [layer_record(trace) for trace in traces],
+        "layers": [layer_record(trace, ctx.terms) for trace in traces],
         "references": references(traces),
         "output": None
         if blockers
@@ -63,24 +63,20 @@ def status_findings(traces) -> tuple[list, list]:
             blockers.append(
                 {"code": R.MISSING_REQUIRED_CONTEXT, "layer": key, "detail": R.NO_CONTENT}
             )
-        else:
-            admitted = sum(1 for u in trace.units if u.admitted)
-            if admitted == 0:
-                blockers.append(
-                    {"code": R.REQUIRED_CONTEXT_OVER_BUDGET, "layer": key, "detail": None}
-                )
-            elif admitted < len(trace.units):
-                warnings.append({"code": R.RENDERING_INCOMPLETE, "layer": key, "detail": None})
+        elif trace.admitted_units == 0:
+            blockers.append({"code": R.REQUIRED_CONTEXT_OVER_BUDGET, "layer": key, "detail": None})
+        elif trace.admitted_units < len(trace.units):
+            warnings.append({"code": R.RENDERING_INCOMPLETE, "layer": key, "detail": None})
     return blockers, warnings
 
 
 def resolution_currentness(traces) -> str:
     flags = set()
     for trace in traces:
-        if trace.kind == R.INLINE and trace.warned:
-            for unit in trace.units:
-                if unit.admitted and unit.index in trace.warned:
-                    flags.add(trace.warned[unit.index][0])
+        if trace.inline and trace.warned:
+            for i in trace.units[: trace.admitted_units]:
+                if i in trace.warned:
+                    flags.add(trace.warned[i][0])
     if R.STALE in flags:
         return R.NOT_CURRENT
     if R.UNKNOWN in flags:
@@ -105,7 +101,7 @@ def currentness_excluded(traces) -> list:
     return out
 
 
-def layer_record(trace) -> dict:
+def layer_record(trace, terms: tuple[str, ...]) -> dict:
     rule = trace.rule
     layer = trace.layer
     record = {
@@ -137,35 +133,39 @@ def layer_record(trace) -> dict:
         record["projected"] = {"facets": [], "derived": {}}
         record["rendered"] = {"items": [], "trimmed": [], "characters": 0, "estimatedTokens": 0}
         return record
-    items = trace.index.items
+    paths = trace.index.paths
+    overflow = trace.overflow
     record["materialized"] = {
-        "items": [materialized_item(trace, u.index) for u in trace.units],
-        "references": [{"item": items[u.index].path, "reason": u.reason} for u in trace.overflow]
-        + [{"item": items[i].path, "reason": R.NOT_RETRIEVED} for i in trace.not_retrieved],
+        "items": [materialized_item(trace, i, terms) for i in trace.units],
+        "references": [
+            {"item": paths[i], "reason": trace.overflow_reason(n)} for n, i in enumerate(overflow)
+        ]
+        + [{"item": paths[i], "reason": R.NOT_RETRIEVED} for i in trace.not_retrieved],
     }
     derived = {}
     if "summary" in rule.facets:
-        derived["summary"] = sum(1 for u in trace.units if trace.index.summary_derived(u.index))
+        derived["summary"] = sum(1 for i in trace.units if trace.index.summary_derived(i))
     if "excerpt" in rule.facets:
         derived["excerpt"] = len(trace.units)
     record["projected"] = {"facets": list(rule.facets), "derived": derived}
+    admitted = trace.admitted_units
     record["rendered"] = {
-        "items": [items[u.index].path for u in trace.units if u.admitted],
-        "trimmed": [items[u.index].path for u in trace.units if not u.admitted],
+        "items": [paths[i] for i in trace.units[:admitted]],
+        "trimmed": [paths[i] for i in trace.units[admitted:]],
         "characters": trace.block_characters,
         "estimatedTokens": estimate(trace.block_characters),
     }
     return record
 
 
-def materialized_item(trace, i: int) -> dict:
+def materialized_item(trace, i: int, terms: tuple[str, ...]) -> dict:
     rule = trace.rule
     field = rule.currentness.field if rule.currentness else "updated"
     recency = trace.index.recency_dates(field)[i]
     warned = trace.warned.get(i)
     if trace.scores is not None:
         score = round(trace.scores.get(i, 0.0), 6)
-        matched = list(trace.matched.get(i, ()))
+        matched = trace.index.matched_terms(terms, i) if i in trace.scores else []
     else:
         score, matched = None, []
     return {
@@ -178,47 +178,51 @@ def materialized_item(trace, i: int) -> dict:
 
 
 def references(traces) -> list:
+    """Every reference of the selected layers, grouped by layer in render order."""
     out = []
+    append = out.append
     for trace in traces:
         if not trace.selected:
             continue
         key = trace.layer.key
         index = trace.index
-        items = index.items
-        inline = trace.kind == R.INLINE
-        for unit in trace.units:
-            if inline and unit.admitted:
-                continue
-            i = unit.index
-            out.append(
+        refs, paths, titles = index.refs, index.paths, index.titles
+        admitted = trace.admitted_units
+        if trace.inline:
+            content = [(i, R.BUDGET_TRIMMED, False) for i in trace.units[admitted:]]
+        else:
+            content = [(i, R.ON_DEMAND, n < admitted) for n, i in enumerate(trace.units)]
+        for i, reason, rendered in content:
+            append(
                 {
-                    "ref": f"{key}/{items[i].path}",
+                    "ref": refs[i],
                     "layer": key,
-                    "item": items[i].path,
-                    "title": index.titles[i],
-                    "reason": R.BUDGET_TRIMMED if inline else R.ON_DEMAND,
-                    "rendered": unit.admitted,
+                    "item": paths[i],
+                    "title": titles[i],
+                    "reason": reason,
+                    "rendered": rendered,
                 }
             )
-        for unit in trace.overflow:
-            i = unit.index
-            out.append(
+        shown = trace.admitted_overflow
+        cut = len(trace.limited)
+        for n, i in enumerate(trace.overflow):
+            append(
                 {
-                    "ref": f"{key}/{items[i].path}",
+                    "ref": refs[i],
                     "layer": key,
-                    "item": items[i].path,
-                    "title": index.titles[i],
-                    "reason": unit.reason,
-                    "rendered": unit.admitted,
+                    "item": paths[i],
+                    "title": titles[i],
+                    "reason": R.LAYER_TOKEN_LIMIT if n < cut else R.BEYOND_MAX_ITEMS,
+                    "rendered": n < shown,
                 }
             )
         for i in trace.not_retrieved:
-            out.append(
+            append(
                 {
-                    "ref": f"{key}/{items[i].path}",
+                    "ref": refs[i],
                     "layer": key,
-                    "item": items[i].path,
-                    "title": index.titles[i],
+                    "item": paths[i],
+                    "title": titles[i],
                     "reason": R.NOT_RETRIEVED,
                     "rendered": False,
                 }

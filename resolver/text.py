@@ -13,12 +13,12 @@ STOPWORDS = frozenset(
 _WORD_RE = re.compile(r"[^\W_]+")
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _stemmer = snowballstemmer.stemmer("english")
-_stem_cache: dict[str, str] = {}
+_stem_cache: dict[str, str] = dict.fromkeys(STOPWORDS, "")
 CUT_AT = 300
 
 
 def stem(word: str) -> str:
-    """Return the Snowball English stem of a (casefolded) word, memoised."""
+    """Return the Snowball English stem of a (casefolded) word, memoised ("" for stopwords)."""
     stemmed = _stem_cache.get(word)
     if stemmed is None:
         stemmed = _stemmer.stemWord(word)
@@ -30,7 +30,11 @@ def stem(word: str) -> str:
 def tokenize(text: str) -> list[str]:
     """Return the stemmed tokens of a text, stopwords removed, in order."""
     words = _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold())
-    return [stem(w) for w in words if w not in STOPWORDS]
+    lookup = _stem_cache.get
+    stems = [lookup(w) for w in words]
+    if None in stems:
+        stems = [s if s is not None else stem(w) for s, w in zip(stems, words, strict=True)]
+    return [s for s in stems if s]  # stopwords are cached as ""
 
 
 def query_terms(message: str | None) -> tuple[str, ...]:
