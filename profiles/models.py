@@ -25,6 +25,9 @@ from simple_history.models import HistoricalRecords
 KEY_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}\Z"
 FIELD_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*\Z"
 
+# Timestamps change on every save; the history records its own date, so diffs stay readable.
+HISTORY_EXCLUDED = ["created_at", "updated_at"]
+
 key_validator = RegexValidator(
     KEY_PATTERN,
     "must match ^[a-z0-9][a-z0-9_-]{0,63}$ (lowercase letters, digits, '-' and '_').",
@@ -120,7 +123,7 @@ class Consumer(Tracked, Positioned):
     )
     include_currentness = models.BooleanField(null=True, blank=True)
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
 
     class Meta:
         ordering = ["position", "id"]
@@ -155,7 +158,7 @@ class Layer(Tracked, Positioned):
     # metadata field -> input key; always considered in field-name order (SPEC §2.1).
     item_filter = models.JSONField(default=dict, blank=True)
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
 
     class Meta:
         ordering = ["position", "id"]
@@ -190,7 +193,7 @@ class Item(Positioned):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
 
     class Meta:
         ordering = ["layer_id", "position", "id"]
@@ -224,7 +227,7 @@ class Profile(Tracked, Positioned):
     # Kept for reviewers; not part of the SPEC §2 document unless the engine accepts it.
     description = models.TextField(blank=True, default="")
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
 
     class Meta:
         ordering = ["position", "id"]
@@ -288,7 +291,7 @@ class Rule(Tracked, Positioned):
         max_length=16, choices=CurrentnessAction.choices, null=True, blank=True
     )
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
 
     class Meta:
         ordering = ["profile_id", "position", "id"]
@@ -367,7 +370,7 @@ class Scenario(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    history = HistoricalRecords()
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
 
     class Meta:
         ordering = ["profile_id", "-is_default", "name"]

@@ -162,7 +162,8 @@ def test_admin_profile_save__budget_changed__history_shows_who_changed_which_fie
         ("budget", 800, 1234)
     ]
     history = admin_client.get(reverse("admin:profiles_profile_history", args=[workspace.pk]))
-    assert "Budget" in history.text or "budget" in history.text
+    assert "<strong>Budget:</strong>" in history.text
+    assert "1234" in history.text
 
 
 def test_admin_profile_save__rule_required_and_excluded__shows_the_engine_message_and_saves_nothing(
