@@ -382,12 +382,21 @@ def _upsert(
     return result
 
 
+_KIND_BY_MODEL = {
+    "profiles.Consumer": "consumers",
+    "profiles.Layer": "layers",
+    "profiles.Item": "items",
+    "profiles.Profile": "profiles",
+    "profiles.Rule": "rules",
+}
+
+
 def _delete(queryset, kind: str, summary: ImportSummary) -> None:
-    rows = list(queryset)
-    if rows:
-        for row in rows:
-            row.delete()
-        summary.add(kind, "deleted", len(rows))
+    """Delete in batches (history records each row); count cascaded rows under their kind."""
+    _, per_model = queryset.delete()
+    for label, number in per_model.items():
+        if label in _KIND_BY_MODEL and number:
+            summary.add(_KIND_BY_MODEL[label], "deleted", number)
 
 
 def _synchronize(rows, target: dict, *, user, summary: ImportSummary) -> None:

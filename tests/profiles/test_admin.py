@@ -206,3 +206,63 @@ def test_admin_consumer_save__bad_key__shows_the_key_pattern(admin_client, works
 
     assert response.status_code == 200
     assert "must match" in response.text
+
+
+def test_admin_profile_add__with_a_rule__creates_both_and_records_the_author(
+    admin_client, admin_user, workspace
+):
+    layer = Layer.objects.get(key="layer-001")
+    data = {
+        "key": "new-profile",
+        "name": "New profile",
+        "consumer": workspace.consumer_id,
+        "objective": "fresh-objective",
+        "environment": "",
+        "budget": 300,
+        "description": "",
+        "rules-TOTAL_FORMS": 1,
+        "rules-INITIAL_FORMS": 0,
+        "rules-MIN_NUM_FORMS": 0,
+        "rules-MAX_NUM_FORMS": 1000,
+        "rules-0-layer": layer.pk,
+        "rules-0-participation": "include",
+        "rules-0-mode": "on-demand",
+        "rules-0-required": "unknown",
+        "rules-0-facets": "null",
+    }
+
+    response = admin_client.post(reverse("admin:profiles_profile_add"), data)
+
+    assert response.status_code == 302, response.text[:3000]
+    profile = Profile.objects.get(key="new-profile")
+    rule = profile.rules.get()
+    assert (rule.layer, rule.participation, rule.mode, rule.required) == (
+        layer,
+        "include",
+        "on-demand",
+        None,
+    )
+    assert profile.created_by == admin_user
+    assert rule.created_by == admin_user
+
+
+def test_admin_profile_add__selection_taken__shows_the_engine_message(admin_client, workspace):
+    data = {
+        "key": "twin",
+        "name": "",
+        "consumer": workspace.consumer_id,
+        "objective": workspace.objective,
+        "environment": "",
+        "budget": 300,
+        "description": "",
+        "rules-TOTAL_FORMS": 0,
+        "rules-INITIAL_FORMS": 0,
+        "rules-MIN_NUM_FORMS": 0,
+        "rules-MAX_NUM_FORMS": 1000,
+    }
+
+    response = admin_client.post(reverse("admin:profiles_profile_add"), data)
+
+    assert response.status_code == 200
+    assert "already has consumer" in response.text
+    assert not Profile.objects.filter(key="twin").exists()
