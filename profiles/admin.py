@@ -263,7 +263,6 @@ class RuleInline(admin.TabularInline):
     formset = RuleInlineFormSet
     extra = 0
     fk_name = "profile"
-    autocomplete_fields = []
     show_change_link = True
     verbose_name = "rule"
     verbose_name_plural = "rules (a layer without a rule takes the default rule)"

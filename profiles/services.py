@@ -15,7 +15,6 @@ from simple_history.utils import bulk_create_with_history, bulk_update_with_hist
 
 from profiles import cache
 from profiles.mappers import (
-    RULE_MODEL_FIELDS,
     canonical_string,
     json_safe,
     map_consumer_values,
@@ -596,7 +595,6 @@ def profile_save_rules(
 
 
 __all__ = [
-    "RULE_MODEL_FIELDS",
     "ImportSummary",
     "WorkspaceImportError",
     "WorkspaceValidationError",

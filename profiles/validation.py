@@ -132,19 +132,17 @@ RULE_FORM_FIELDS = {
     "currentness": "currentness_max_age_days",
 }
 
-_SEGMENT = re.compile(r"^[.\[]?([^.\[\]]+)\]?")
-
 
 def field_for_path(tail: str, fields: dict[str, str]) -> str | None:
-    """Return the model field of a path tail such as ``.render.format`` or ``.itemFilter.x``."""
-    tail = tail.lstrip(".")
-    candidates = []
-    parts = re.split(r"\.|\[", tail)
+    """Return the model field of a path tail such as ``.render.format`` or ``.itemFilter.x``.
+
+    The longest known prefix wins: ``.appliesTo.consumers[0]`` is ``applies_to_consumers``.
+    """
+    parts = re.split(r"\.|\[", tail.lstrip("."))
     for end in range(len(parts), 0, -1):
-        candidates.append(".".join(parts[:end]))
-    for candidate in candidates:
-        if candidate in fields:
-            return fields[candidate]
+        field = fields.get(".".join(parts[:end]))
+        if field is not None:
+            return field
     return None
 
 

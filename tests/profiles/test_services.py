@@ -11,6 +11,7 @@ from profiles.services import (
     workspace_export,
     workspace_import,
 )
+from profiles.validation import instance_issues
 from tests.profiles.conftest import REQUEST, small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -103,3 +104,34 @@ def test_rule_row__bad_mode__is_rejected_by_the_database():
 
     with pytest.raises(IntegrityError), transaction.atomic():
         Rule.objects.filter(profile__key="profile-0").update(mode="sideways")
+
+
+def test_instance_issues__layer_filter_with_an_empty_input_key__lands_on_the_item_filter_field():
+    workspace_import(document=small_workspace())
+    layer = Layer.objects.get(key="layer-000")
+    layer.item_filter = {"customer_id": ""}
+
+    issues = instance_issues(layer)
+
+    assert [field for field, _ in issues] == ["item_filter"]
+
+
+def test_instance_issues__rule_with_zero_max_tokens__lands_on_the_max_tokens_field():
+    workspace_import(document=small_workspace())
+    rule = Rule.objects.get(profile__key="profile-0", layer__key="layer-000")
+    rule.max_tokens = 0
+
+    issues = instance_issues(rule)
+
+    assert [field for field, _ in issues] == ["max_tokens"]
+
+
+def test_instance_issues__consumer_renamed_to_a_taken_key__reports_the_engine_duplicate_message():
+    workspace_import(document=small_workspace())
+    consumer = Consumer.objects.get(key="reviewer")
+    consumer.key = "assistant"
+
+    issues = instance_issues(consumer)
+
+    assert issues and issues[0][0] == "key"
+    assert 'duplicate consumer key "assistant"' in issues[0][1]
