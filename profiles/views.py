@@ -1,10 +1,423 @@
-"""Studio pages."""
+"""Studio pages: profiles, the profile editor with its live preview, layers, items, workspace.
 
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+Function-based views; the editor page owns its fragments (``profiles/editor.html#preview``,
+``#unsaved-badge``). Every view checks permissions itself: a client can post to any fragment.
+"""
+
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import HttpResponseClientRedirect
+
+from profiles import cache, studio
+from profiles.concurrency import PreconditionFailed, profile_etag, profile_save_rules_checked
+from profiles.forms import (
+    ItemForm,
+    LayerConditionsForm,
+    ProfileCreateForm,
+    WorkspaceUploadForm,
+)
+from profiles.models import Item, Layer, Profile, Scenario
+from profiles.selectors import scenario_get_default, scenario_list
+from profiles.services import (
+    WorkspaceImportError,
+    WorkspaceValidationError,
+    profile_resolve,
+    workspace_export,
+    workspace_import,
+)
+from resolver import RequestError, ResolverError, WorkspaceError
+
+SESSION_SAMPLE = "studio-sample:{}"
+
+
+def _require(request, permission: str) -> None:
+    if not request.user.has_perm(f"profiles.{permission}"):
+        raise PermissionDenied(f"you need the {permission} permission")
 
 
 @require_GET
 def home(request):
-    """Render the landing page."""
+    """Send a signed-in user to the profiles; show the landing page otherwise."""
+    if request.user.is_authenticated:
+        return redirect("profile-list")
     return render(request, "profiles/home.html")
+
+
+# --- profiles --------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def profile_list(request):
+    """List the profiles with the status of each one's default scenario."""
+    profiles = studio.profile_list_with_changes()
+    defaults = {}
+    for scenario in scenario_list():
+        if scenario.is_default or scenario.profile_id not in defaults:
+            defaults.setdefault(scenario.profile_id, scenario)
+    rows = []
+    for profile in profiles:
+        scenario = defaults.get(profile.pk)
+        status, error = None, None
+        if scenario is not None:
+            try:
+                status = profile_resolve(profile=profile.key, request=scenario.as_request())[
+                    "status"
+                ]
+            except ResolverError as exc:
+                error = exc.message
+        rows.append({"profile": profile, "scenario": scenario, "status": status, "error": error})
+    return render(request, "profiles/profile_list.html", {"rows": rows})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def profile_create(request):
+    """Create a profile (no rules: every layer starts on the default rule)."""
+    _require(request, "add_profile")
+    form = ProfileCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            profile = studio.profile_create(values=form.profile_values(), user=request.user)
+        except WorkspaceValidationError as exc:
+            form.add_issues(exc.issues)
+        else:
+            messages.success(request, f"Profile {profile.key} created.")
+            return redirect("profile-editor", key=profile.key)
+    return render(request, "profiles/profile_form.html", {"form": form, "title": "New profile"})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def profile_duplicate(request, key):
+    """Copy a profile and its rules under a new key (the selection must differ)."""
+    _require(request, "add_profile")
+    source = get_object_or_404(Profile.objects.select_related("consumer"), key=key)
+    initial = {
+        "key": f"{source.key}-copy"[:64],
+        "name": f"{source.name or source.key} (copy)",
+        "consumer": source.consumer,
+        "objective": source.objective,
+        "environment": source.environment or "",
+        "budget": source.budget,
+    }
+    form = ProfileCreateForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        document = cache.workspace_get().document
+        rules = studio.profile_document(document, source.key).get("rules") or {}
+        try:
+            profile = studio.profile_create(
+                values=form.profile_values(), user=request.user, rules=rules
+            )
+        except WorkspaceValidationError as exc:
+            form.add_issues(exc.issues)
+        else:
+            messages.success(request, f"Profile {source.key} duplicated as {profile.key}.")
+            return redirect("profile-editor", key=profile.key)
+    return render(
+        request,
+        "profiles/profile_form.html",
+        {"form": form, "title": f"Duplicate {source.key}", "source": source},
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def profile_delete(request, key):
+    """Ask for confirmation, then delete the profile (its rules and scenarios go with it)."""
+    _require(request, "delete_profile")
+    profile = get_object_or_404(Profile, key=key)
+    if request.method == "POST":
+        profile._history_user = request.user
+        profile.delete()
+        messages.success(request, f"Profile {key} deleted.")
+        return redirect("profile-list")
+    return render(
+        request,
+        "profiles/profile_confirm_delete.html",
+        {"profile": profile, "scenarios": Scenario.objects.filter(profile=profile).count()},
+    )
+
+
+# --- the editor ------------------------------------------------------------------------------
+
+
+def _editor_profile(key: str) -> Profile:
+    try:
+        return Profile.objects.select_related("consumer").get(key=key)
+    except Profile.DoesNotExist:
+        raise Http404(f'no profile "{key}"') from None
+
+
+def _preview_context(profile: Profile, draft: studio.Draft, document: dict) -> dict:
+    """Resolve the draft (never writing) and build everything the preview shows."""
+    context = {"draft": draft, "profile": profile, "resolution": None}
+    context["dirty"] = studio.draft_is_dirty(draft, document, profile.key)
+    request = draft.sample.as_request()
+    try:
+        resolution = profile_resolve(
+            profile=profile.key,
+            request=request,
+            rule_overrides=draft.rule_overrides(),
+            budget_override=draft.budget_value(),
+        )
+    except WorkspaceError as exc:
+        studio.attach_issues(draft, exc.issues or [exc])
+        return context
+    except RequestError as exc:
+        draft.general_errors.append(f"Sample input — {exc.path or 'request'}: {exc.message}")
+        return context
+    context["resolution"] = resolution
+    context["status_messages"] = studio.status_messages(resolution)
+    context["meter"] = studio.budget_meter(resolution)
+    context["timeline"] = studio.layer_timeline(resolution)
+    context["output_lines"] = studio.output_lines(resolution)
+    if context["dirty"]:
+        saved = profile_resolve(profile=profile.key, request=request)
+        context["changes"] = studio.what_changed(saved, resolution)
+    context["field_errors"] = json.dumps(_field_errors(draft))
+    return context
+
+
+def _field_errors(draft: studio.Draft) -> dict:
+    errors = {
+        f"{row.key} {name}": message for row in draft.rows for name, message in row.errors.items()
+    }
+    if draft.budget_error:
+        errors["budget"] = draft.budget_error
+    return errors
+
+
+def _editor_page(request, profile, draft, document, *, status=200):
+    context = _preview_context(profile, draft, document)
+    if "field_errors" not in context:
+        context["field_errors"] = json.dumps(_field_errors(draft))
+    context.update(
+        {
+            "etag": request.POST.get("etag") or profile_etag(profile),
+            "input_keys": studio.input_keys(document),
+            "layers": document.get("layers") or [],
+            "scenarios": Scenario.objects.filter(profile=profile).order_by("-is_default", "name"),
+            "history": studio.profile_history(profile),
+            "choices": studio.CHOICE_FIELDS,
+            "default_hints": studio.DEFAULT_HINTS,
+            "main_fields": studio.MAIN_RULE_FIELDS,
+            "can_save": request.user.has_perm("profiles.change_rule"),
+            "availability_choices": studio.AVAILABILITY_CHOICES,
+            "availability_rows": [
+                {
+                    "key": layer["key"],
+                    "stored": layer.get("availability") or "auto",
+                    "current": draft.sample.availability.get(layer["key"], ""),
+                }
+                for layer in document.get("layers") or []
+            ],
+        }
+    )
+    return render(request, "profiles/editor.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def profile_editor(request, key):
+    """Show the editor; POST runs an action: save, discard, load or save a scenario."""
+    profile = _editor_profile(key)
+    document = cache.workspace_get().document
+    session_key = SESSION_SAMPLE.format(profile.key)
+    if request.method == "GET":
+        stored = request.session.get(session_key)
+        if request.GET.get("scenario"):
+            scenario = get_object_or_404(Scenario, pk=request.GET["scenario"], profile=profile)
+            sample = studio.sample_from_scenario(scenario, document)
+        elif stored:
+            sample = studio.sample_from_session(stored, document)
+        else:
+            sample = studio.sample_from_scenario(scenario_get_default(profile=profile), document)
+        draft = studio.draft_from_saved(document, profile.key, sample)
+        return _editor_page(request, profile, draft, document)
+
+    action = request.POST.get("action", "")
+    draft = studio.draft_from_post(request.POST, document, profile.key)
+    if action == "discard":
+        request.session[session_key] = draft.sample.as_session()
+        return redirect("profile-editor", key=profile.key)
+    if action == "load-scenario":
+        scenario = Scenario.objects.filter(pk=request.POST.get("scenario") or 0, profile=profile)
+        scenario = scenario.first()
+        if scenario is None:
+            draft.general_errors.append("Choose a scenario to load.")
+            return _editor_page(request, profile, draft, document, status=400)
+        # Keep the unsaved rule edits; replace only the sample input.
+        draft.sample = studio.sample_from_scenario(scenario, document)
+        request.session[session_key] = draft.sample.as_session()
+        messages.info(request, f"Loaded scenario “{scenario.name}”.")
+        return _editor_page(request, profile, draft, document)
+    if action == "save-scenario":
+        _require(request, "add_scenario")
+        name = request.POST.get("scenario_name", "").strip()
+        if not name:
+            draft.general_errors.append("Give the scenario a name to save it.")
+            return _editor_page(request, profile, draft, document, status=400)
+        try:
+            studio.scenario_save(profile=profile, name=name, sample=draft.sample)
+        except WorkspaceValidationError as exc:
+            draft.general_errors.extend(f"Scenario not saved — {issue}" for issue in exc.issues)
+            return _editor_page(request, profile, draft, document, status=400)
+        messages.success(request, f"Scenario “{name}” saved.")
+        return _editor_page(request, profile, draft, document)
+    if action == "save":
+        _require(request, "change_rule")
+        request.session[session_key] = draft.sample.as_session()
+        try:
+            profile_save_rules_checked(
+                profile=profile,
+                rules=draft.rule_overrides(),
+                budget=draft.budget_value(),
+                user=request.user,
+                if_match=request.POST.get("etag") or None,
+            )
+        except WorkspaceValidationError as exc:
+            studio.attach_issues(draft, exc.issues)
+            messages.error(request, "Nothing was saved: fix the fields marked below.")
+            return _editor_page(request, profile, draft, document, status=400)
+        except PreconditionFailed:
+            draft.general_errors.append(
+                "Someone else saved this profile after you opened it, so nothing was saved. "
+                "Your edits are still in the form: reload to see their change."
+            )
+            return _editor_page(request, profile, draft, document, status=409)
+        messages.success(request, f"Saved {profile.key}.")
+        return redirect("profile-editor", key=profile.key)
+    draft.general_errors.append("Unknown action.")
+    return _editor_page(request, profile, draft, document, status=400)
+
+
+@login_required
+@require_POST
+def profile_preview(request, key):
+    """Resolve the posted draft and return the preview (plus the unsaved badge, out of band)."""
+    profile = _editor_profile(key)
+    document = cache.workspace_get().document
+    draft = studio.draft_from_post(request.POST, document, profile.key)
+    context = _preview_context(profile, draft, document)
+    if "field_errors" not in context:
+        context["field_errors"] = json.dumps(_field_errors(draft))
+    if not request.htmx:
+        return render(request, "profiles/editor.html#preview", context)
+    preview = render_to_string("profiles/editor.html#preview", context, request=request)
+    badge = render_to_string(
+        "profiles/editor.html#unsaved-badge", {**context, "oob": True}, request=request
+    )
+    return HttpResponse(preview + badge)
+
+
+# --- layers and items --------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def layer_list(request):
+    layers = list(Layer.objects.order_by("position", "id"))
+    return render(request, "profiles/layer_list.html", {"layers": layers})
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def layer_edit(request, key):
+    """Edit a layer's conditions: availability, scope, required input, item filter."""
+    layer = get_object_or_404(Layer, key=key)
+    if request.method == "POST":
+        _require(request, "change_layer")
+    form = LayerConditionsForm(request.POST or None, instance=layer)
+    if request.method == "POST" and form.is_valid():
+        layer = form.save(commit=False)
+        layer.updated_by = request.user
+        layer.save()
+        messages.success(request, f"Layer {layer.key} saved.")
+        return redirect("layer-list")
+    return render(request, "profiles/layer_form.html", {"form": form, "layer": layer})
+
+
+ITEMS_PER_PAGE = 25
+
+
+@login_required
+@require_GET
+def item_list(request, key):
+    """List a layer's items, searchable by path, title and body, a page at a time."""
+    layer = get_object_or_404(Layer, key=key)
+    query = request.GET.get("q", "").strip()
+    items = Item.objects.filter(layer=layer).order_by("position", "id")
+    if query:
+        items = items.filter(
+            Q(path__icontains=query) | Q(title__icontains=query) | Q(body__icontains=query)
+        )
+    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"layer": layer, "page": page, "query": query}
+    if request.htmx and request.htmx.target == "item-results":
+        return render(request, "profiles/item_list.html#item-results", context)
+    return render(request, "profiles/item_list.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def item_edit(request, key, item_id):
+    layer = get_object_or_404(Layer, key=key)
+    item = get_object_or_404(Item, pk=item_id, layer=layer)
+    if request.method == "POST":
+        _require(request, "change_item")
+    form = ItemForm(request.POST or None, instance=item)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"Item {item.path} saved.")
+        return redirect(reverse("item-list", kwargs={"key": layer.key}))
+    return render(request, "profiles/item_form.html", {"form": form, "layer": layer, "item": item})
+
+
+# --- workspace -------------------------------------------------------------------------------
+
+
+@login_required
+@require_GET
+def workspace_download(request):
+    text = workspace_export(format="yaml")
+    response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="workspace.yaml"'
+    return response
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def workspace_upload(request):
+    """Import a workspace file all-or-nothing; list every issue with its path when invalid."""
+    if request.method == "POST":
+        for permission in ("change_layer", "change_item", "change_profile", "change_rule"):
+            _require(request, permission)
+    form = WorkspaceUploadForm(request.POST or None, request.FILES or None)
+    issues, summary = [], None
+    if request.method == "POST" and form.is_valid():
+        try:
+            summary = workspace_import(
+                text=form.cleaned_data["text"], mode=form.cleaned_data["mode"], user=request.user
+            )
+        except WorkspaceImportError as exc:
+            issues = exc.issues
+        else:
+            messages.success(request, f"Workspace imported — {summary}")
+            if request.htmx:
+                return HttpResponseClientRedirect(reverse("profile-list"))
+            return redirect("profile-list")
+    status = 400 if issues else 200
+    return render(
+        request, "profiles/workspace.html", {"form": form, "issues": issues}, status=status
+    )
