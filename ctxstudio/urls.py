@@ -5,6 +5,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", include("profiles.api.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("profiles.urls")),
 ]
