@@ -1,0 +1,8 @@
+"""Page-number pagination: ``?page=`` and ``?page_size=`` (at most 500)."""
+
+from rest_framework import pagination
+
+
+class PageNumberPagination(pagination.PageNumberPagination):
+    page_size_query_param = "page_size"
+    max_page_size = 500
