@@ -181,3 +181,30 @@ def test_load_demo__every_scenario__resolves_against_the_loaded_workspace(demo_f
     for scenario in Scenario.objects.select_related("profile"):
         resolution = profile_resolve(profile=scenario.profile, request=scenario.as_request())
         assert resolution["profile"]["key"] == scenario.profile.key
+
+
+@pytest.mark.skipif(not (DEMO / "workspace.yaml").exists(), reason="no demo workspace yet")
+def test_demo_workspace__through_the_database__exports_and_resolves_like_the_file():
+    from profiles.services import workspace_parse, workspace_resolve
+    from resolver import resolve
+
+    document = workspace_parse(text=(DEMO / "workspace.yaml").read_text(encoding="utf-8"))
+    scenarios = yaml.safe_load((DEMO / "scenarios.yaml").read_text(encoding="utf-8"))
+    run("load_demo", "--no-user")
+
+    assert normalize_document(workspace_export()) == normalize_document(document)
+    for entry in scenarios:
+        request = {
+            key: value
+            for key, value in {
+                "profile": entry["profile"],
+                "input": entry.get("input") or {},
+                "now": entry.get("now"),
+                "format": entry.get("format"),
+                "availability": entry.get("availability"),
+            }.items()
+            if value is not None
+        }
+        assert json.dumps(workspace_resolve(request=request)) == json.dumps(
+            resolve(document, request)
+        ), entry["name"]
