@@ -7,7 +7,6 @@ the import path (``profiles.api.edits``), so they validate exactly as an import 
 
 from django.db.models import Count, Prefetch, Q
 from django.http import QueryDict
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.generics import GenericAPIView
@@ -1045,7 +1044,7 @@ class WorkspaceView(ApiView):
         ],
         responses={
             (200, "application/json"): s.WorkspaceSerializer,
-            (200, "application/yaml"): OpenApiTypes.STR,
+            (200, "application/yaml"): s.WorkspaceSerializer,
         },
         tags=["workspace"],
     )
@@ -1065,7 +1064,7 @@ class WorkspaceView(ApiView):
         ],
         request={
             "application/json": s.WorkspaceSerializer,
-            "application/yaml": OpenApiTypes.STR,
+            "application/yaml": s.WorkspaceSerializer,
         },
         responses={200: s.ImportSummarySerializer},
         tags=["workspace"],
