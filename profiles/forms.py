@@ -2,6 +2,7 @@
 substitutes the edited row into the stored workspace and shows the issues on its fields."""
 
 import json
+import re
 
 from django import forms
 
@@ -47,7 +48,9 @@ class ProfileCreateForm(EngineValidatedMixin, forms.Form):
 
     def add_issues(self, issues) -> None:
         for issue in issues:
-            self.add_error(_issue_field(self, issue.path), issue.message)
+            # "profiles[7]: another profile …" reads better without the document path.
+            message = re.sub(r"^profiles\[\d+\]: ", "", issue.message)
+            self.add_error(_issue_field(self, issue.path), message)
 
 
 def _split_list(text: str) -> list[str]:

@@ -1,0 +1,105 @@
+"""Browser tests: Playwright (sync API) driving Debian's chromium against pytest-django's
+live server. No browser download: the executable is the system's ``chromium``."""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from django.contrib.auth.models import User
+
+from profiles import cache
+from profiles.models import Profile, Scenario
+from profiles.services import workspace_import
+
+# The sync API runs an event loop in this thread; Django's ORM calls from the tests are safe.
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = shutil.which("chromium") or (
+    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None
+)
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CASE_01 = next((Path(__file__).resolve().parents[1] / "resolver" / "conformance").glob("01-*.yaml"))
+PASSWORD = "browser-pass-123"
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed (CI must install it: see .ci/run)")
+        pytest.skip("chromium is not installed (apt-get install chromium); CI runs these tests")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, request):
+    context = browser.new_context(viewport={"width": 1500, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    failed = getattr(request.node, "rep_call", None)
+    if failed is not None and failed.failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"failed-{request.node.name}.png"), full_page=True)
+    context.close()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+@pytest.fixture
+def workspace(transactional_db):
+    """Conformance case 01 imported, with its request as the default scenario."""
+    cache.workspace_cache_clear()
+    case = yaml.safe_load(CASE_01.read_text(encoding="utf-8"))
+    workspace_import(document=case["workspace"], mode="replace")
+    profile = Profile.objects.get(key="support-answer")
+    Scenario.objects.create(
+        name="Dana's card refund",
+        profile=profile,
+        input=case["request"]["input"],
+        now=case["request"]["now"],
+        is_default=True,
+    )
+    yield profile
+    cache.workspace_cache_clear()
+
+
+@pytest.fixture
+def user(transactional_db):
+    return User.objects.create_superuser("editor", "", PASSWORD)
+
+
+@pytest.fixture
+def signed_in(page, live_server, user, workspace):
+    """A page signed in through the login form, on the profiles list."""
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill(user.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{live_server.url}/profiles/")
+    return page
+
+
+def screenshot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=False)
