@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run test test-fast test-sqlite test-postgres lint format bench lock browsers clean demo
+.PHONY: setup run serve test lint format bench lock clean
 
 $(VENV)/bin/python:
 	@set -e; pick=""; \
@@ -33,6 +33,15 @@ run: setup
 	$(PY) manage.py load_demo
 	@echo "Serving Context Studio on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
 	$(PY) manage.py runserver $(HOST):$(PORT)
+
+# Production-style serving: gunicorn (2 workers) + whitenoise, DEBUG off, migrations applied.
+# Needs SECRET_KEY (and DATABASE_URL, ALLOWED_HOSTS… see README "Production"). HTTPS=false
+# lets you try it over plain HTTP on this machine.
+serve: setup
+	@if [ -z "$$SECRET_KEY" ]; then echo "make serve: set SECRET_KEY (e.g. export SECRET_KEY=\$$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'))" >&2; exit 1; fi
+	DEBUG=false $(PY) manage.py migrate --noinput
+	DEBUG=false $(PY) manage.py collectstatic --noinput -v 0
+	DEBUG=false $(VENV)/bin/gunicorn -c scripts/gunicorn.conf.py ctxstudio.wsgi
 
 test: setup
 	bash scripts/test.sh

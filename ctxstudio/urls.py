@@ -3,7 +3,10 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from ctxstudio.health import healthz
+
 urlpatterns = [
+    path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("profiles.api.urls")),
     path("accounts/", include("django.contrib.auth.urls")),

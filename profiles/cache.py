@@ -44,7 +44,9 @@ def workspace_get() -> CachedWorkspace:
         if cached is not None and token is not None and cached.token == token:
             return cached
         document = map_rows_to_document(workspace_rows_get())
-        compiled = compile_workspace(document)
+        # Layers that did not change keep their indexes: an edit re-indexes one layer.
+        previous = cached.compiled if cached is not None else None
+        compiled = compile_workspace(document, previous=previous)
         compilations += 1
         fresh = CachedWorkspace(token=token, document=document, compiled=compiled)
         # Without a token (nothing written through the models yet) nothing can invalidate it.

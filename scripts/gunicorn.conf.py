@@ -1,0 +1,13 @@
+"""gunicorn settings for ``make serve`` (override any of them with GUNICORN_* variables)."""
+
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = 10
+accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-")
+errorlog = "-"
+# Each worker compiles the workspace once and keeps it until the content version changes.
+preload_app = False

@@ -1,0 +1,88 @@
+"""Production settings, health check and database-outage answers."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import OperationalError, connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_manage(*args, **env):
+    environment = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY")}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_settings__debug_off_without_secret_key__refuse_to_start():
+    result = run_manage("check", DEBUG="false")
+    assert result.returncode != 0
+    assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
+
+
+def test_deploy_check__production_settings__reports_no_issue():
+    result = run_manage(
+        "check",
+        "--deploy",
+        "--fail-level",
+        "WARNING",
+        DEBUG="false",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="studio.example.com",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "no issues" in result.stdout
+
+
+@pytest.mark.django_db
+def test_healthz__database_reachable__answers_200_without_login(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "database": "ok"}
+
+
+@pytest.mark.django_db
+def test_healthz__database_unreachable__answers_503(client, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OperationalError("connection refused")
+
+    monkeypatch.setattr(connection, "cursor", refuse)
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["status"] == "unavailable"
+
+
+@pytest.mark.django_db
+def test_api__database_unreachable__answers_503_with_error_shape(admin_client, monkeypatch):
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    def refuse(self, *args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    admin_client.get("/healthz")  # the session is loaded before the outage
+    monkeypatch.setattr(BaseDatabaseWrapper, "cursor", refuse)
+    response = admin_client.get("/api/v1/profiles/")
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json()["error"]["code"] == "SERVICE_UNAVAILABLE"
+
+
+@pytest.mark.django_db
+def test_pages__any_response__carry_a_csp_without_inline_scripts(client):
+    response = client.get("/accounts/login/")
+    policy = response["Content-Security-Policy"]
+    script_sources = next(d for d in policy.split(";") if d.strip().startswith("script-src"))
+    assert "'unsafe-inline'" not in script_sources
+    assert "frame-ancestors 'none'" in policy
+    assert response["X-Frame-Options"] == "DENY"
