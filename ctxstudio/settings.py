@@ -181,6 +181,12 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {"CurrentnessActionEnum": "profiles.models.CurrentnessAction"},
 }
 
+# Decision log: every API resolution (and, optionally, studio previews) is recorded.
+DECISION_LOG_ENABLED = env_bool("DECISION_LOG_ENABLED", True)
+DECISION_LOG_PREVIEWS = env_bool("DECISION_LOG_PREVIEWS", False)
+DECISION_LOG_STORE_INPUT = env_bool("DECISION_LOG_STORE_INPUT", False)
+DECISION_LOG_RETENTION_DAYS = int(os.environ.get("DECISION_LOG_RETENTION_DAYS", "30"))
+
 # The cache holds throttling counters; with CACHE_URL (Redis) they are shared by every worker.
 if os.environ.get("CACHE_URL"):
     CACHES = {

@@ -18,7 +18,16 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
-from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
+from profiles.models import (
+    Consumer,
+    DecisionLog,
+    Item,
+    Layer,
+    Profile,
+    Rule,
+    Scenario,
+    WorkspaceVersion,
+)
 from profiles.validation import instance_issues, profile_rules_issues
 from resolver import ResolverError
 
@@ -408,4 +417,31 @@ class WorkspaceVersionAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(DecisionLog)
+class DecisionLogAdmin(admin.ModelAdmin):
+    """Read-only: the log records what was served; nobody edits it."""
+
+    list_display = (
+        "created_at",
+        "source",
+        "profile_key",
+        "status",
+        "estimated_tokens",
+        "duration_ms",
+        "user",
+        "auth",
+    )
+    list_filter = ("source", "status", "auth", "created_at")
+    search_fields = ("profile_key", "request_fingerprint", "workspace_version")
+    date_hierarchy = "created_at"
+    list_per_page = 100
+    readonly_fields = [field.name for field in DecisionLog._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False

@@ -60,3 +60,9 @@ def workspace_cache_clear() -> None:
     global _cached
     with _lock:
         _cached = None
+
+
+def cached_token() -> str:
+    """Return the content version token of the compilation last served ("" if none)."""
+    cached = _cached
+    return (cached.token or "") if cached is not None else ""

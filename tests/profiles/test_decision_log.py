@@ -1,0 +1,105 @@
+"""The decision log: what it records, retention, and that it never fails a resolution."""
+
+import datetime as dt
+import logging
+import time
+
+import pytest
+from django.core.management import call_command
+from django.test import override_settings
+from django.utils import timezone
+
+from profiles.decision_log import decision_log_record, request_fingerprint
+from profiles.models import DecisionLog
+from profiles.services import profile_resolve, workspace_import
+from tests.profiles.conftest import NOW, small_workspace
+
+pytestmark = pytest.mark.django_db
+
+
+def resolved(request_data):
+    workspace_import(document=small_workspace())
+    started = time.perf_counter()
+    resolution = profile_resolve(profile="profile-0", request=request_data)
+    return resolution, started
+
+
+def test_record__api_resolution__stores_fingerprint_status_and_tokens_not_the_input(admin_user):
+    request_data = {"input": {"message": "refund", "customer_id": "C-7"}, "now": NOW}
+    resolution, started = resolved(request_data)
+
+    entry = decision_log_record(
+        request_data=request_data,
+        resolution=resolution,
+        source="api",
+        started=started,
+        user=admin_user,
+        auth="token",
+    )
+
+    entry.refresh_from_db()
+    assert entry.profile_key == "profile-0"
+    assert entry.status == resolution["status"]
+    assert entry.estimated_tokens == resolution["budget"]["estimatedTokens"]
+    assert entry.request_fingerprint == request_fingerprint(request_data)
+    assert entry.input is None
+    assert entry.workspace_version  # the content version that was resolved
+    assert entry.user == admin_user and entry.duration_ms >= 0
+
+
+@override_settings(DECISION_LOG_STORE_INPUT=True)
+def test_record__input_storage_allowed__keeps_the_input():
+    request_data = {"input": {"message": "refund"}, "now": NOW}
+    resolution, started = resolved(request_data)
+    entry = decision_log_record(
+        request_data=request_data, resolution=resolution, source="api", started=started
+    )
+    assert DecisionLog.objects.get(pk=entry.pk).input == {"message": "refund"}
+
+
+def test_record__previews_not_enabled__records_nothing():
+    request_data = {"now": NOW}
+    resolution, started = resolved(request_data)
+    assert (
+        decision_log_record(
+            request_data=request_data, resolution=resolution, source="preview", started=started
+        )
+        is None
+    )
+    assert DecisionLog.objects.count() == 0
+
+
+def test_record__write_fails__logs_the_failure_and_returns_none(caplog):
+    request_data = {"now": NOW}
+    resolution, started = resolved(request_data)
+    broken = dict(resolution, blockers=[object()])  # cannot be stored as JSON
+    with caplog.at_level(logging.ERROR, logger="profiles.decision_log"):
+        entry = decision_log_record(
+            request_data=request_data, resolution=broken, source="api", started=started
+        )
+    assert entry is None
+    assert "could not write the decision log entry" in caplog.text
+    assert DecisionLog.objects.count() == 0
+
+
+def test_prune_command__entries_past_retention__deletes_only_those(capsys):
+    old = DecisionLog.objects.create(
+        request_fingerprint="a",
+        status="RESOLVED",
+        created_at=timezone.now() - dt.timedelta(days=40),
+    )
+    recent = DecisionLog.objects.create(request_fingerprint="b", status="BLOCKED")
+
+    call_command("prune_decision_log", "--days", "30")
+
+    assert "deleted 1 decision log entries" in capsys.readouterr().out
+    assert list(DecisionLog.objects.values_list("pk", flat=True)) == [recent.pk]
+    assert not DecisionLog.objects.filter(pk=old.pk).exists()
+
+
+def test_admin__decision_log__is_listed_filterable_and_read_only(admin_client):
+    DecisionLog.objects.create(request_fingerprint="f" * 64, status="BLOCKED", profile_key="p")
+    listing = admin_client.get("/admin/profiles/decisionlog/?status__exact=BLOCKED")
+    assert listing.status_code == 200
+    assert b"BLOCKED" in listing.content
+    assert admin_client.get("/admin/profiles/decisionlog/add/").status_code == 403
