@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.dispatch import receiver
 from django.http import HttpResponse
 
-LOGIN_PATHS = ("/accounts/login/", "/admin/login/")
+LOGIN_PATHS = ("/accounts/login/", "/admin/login/", "/api/v1/auth/token")
 
 
 def _keys(request, username: str | None) -> list[str]:
