@@ -7,6 +7,7 @@ sentences in one table (``REASON_SENTENCES``) so every page words them the same 
 """
 
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +88,7 @@ def reason_code(code: str | None) -> tuple[str, str]:
     return head, arg
 
 
+@functools.lru_cache(maxsize=512)
 def explain(code: str | None) -> str:
     """Return the sentence of a reason code, with its argument in <code> (escaped)."""
     head, arg = reason_code(code)
@@ -102,6 +104,7 @@ def explain(code: str | None) -> str:
     return format_html("{}<code>{}</code>{}", before, arg.replace(",", ", "), after)
 
 
+@functools.lru_cache(maxsize=512)
 def explain_fragment(code: str | None) -> str:
     """Return the lower-case sentence fragment of a code (for "…: <fragment>")."""
     head, arg = reason_code(code)
@@ -544,20 +547,19 @@ STAGES = (
 )
 
 
-@dataclass
-class Stage:
-    name: str
-    state: str
-    code: str
-    sentence: str
-    tone: str = "neutral"  # ok | warn | bad | neutral | skipped
+def Stage(name: str, state: str, code: str, sentence: str, tone: str = "neutral") -> dict:
+    """Return one stage of a layer's timeline (a dict: templates look dict keys up fastest).
+
+    ``tone`` is ok | warn | bad | neutral | skipped.
+    """
+    return {"name": name, "state": state, "code": code, "sentence": sentence, "tone": tone}
 
 
 def _plural(number: int, word: str) -> str:
     return f"{number} {word}{'' if number == 1 else 's'}"
 
 
-def layer_stages(record: dict) -> list[Stage]:
+def layer_stages(record: dict) -> list[dict]:
     """Return the seven stages of one layer record, each with state, code and a sentence."""
     stages = []
     available = record["available"]

@@ -1,0 +1,113 @@
+"""The decision timeline, rendered in Python.
+
+It is the largest part of every live preview (seven stages per layer, a row per item) and
+Django's template engine spent most of a preview's time on it; building the same markup with
+f-strings is several times faster. Every value goes through ``_e`` (HTML-escaped, quotes
+included) unless it is already a SafeString: the sentences of ``profiles.studio.explain``,
+which escape their own arguments.
+"""
+
+import html
+
+from django import template
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.text import slugify
+
+register = template.Library()
+
+_DASH = "—"
+
+
+def _e(value) -> str:
+    if isinstance(value, SafeString):
+        return value
+    return html.escape(str(value), quote=True)
+
+
+def _stage(stage: dict) -> str:
+    code, state = stage["code"], stage["state"]
+    extra = f'<br><code class="stage-code">{_e(code)}</code>' if code and code != state else ""
+    name = _e(stage["name"])
+    return (
+        f'<li class="stage tone-{_e(stage["tone"])}" data-stage="{name}">'
+        f'<span class="stage-name">{name}</span>'
+        f'<span class="stage-state">{_e(state)}{extra}</span>'
+        f'<span class="stage-sentence">{_e(stage["sentence"])}</span></li>'
+    )
+
+
+def _item_row(item: dict) -> str:
+    score = _DASH if item["score"] is None else item["score"]
+    stale = (
+        f' <span class="badge badge-stale">not current: {_e(item["notCurrent"])}</span>'
+        if item["notCurrent"]
+        else ""
+    )
+    why = (
+        f' <code>{_e(item["why"])}</code><br><span class="muted">{_e(item["why_text"])}</span>'
+        if item["why"]
+        else ""
+    )
+    path = _e(item["item"])
+    return (
+        f'<tr class="fate-{slugify(item["fate"])}" data-item="{path}">'
+        f'<td><span class="item-title">{_e(item["title"])}</span><br>'
+        f'<code class="small">{path}</code></td><td class="num score">{_e(score)}</td>'
+        f'<td class="small">{_e(item["matched"] or _DASH)}</td>'
+        f'<td class="small">{_e(item["date"] or _DASH)}{stale}</td>'
+        f'<td class="small"><span class="fate">{_e(item["fate"] or _DASH)}</span>{why}</td></tr>'
+    )
+
+
+def _excluded_row(entry: dict) -> str:
+    age = f"{entry['ageDays']} days old" if entry["reason"] == "STALE" else "no valid date"
+    return (
+        f'<tr class="fate-excluded"><td><code class="small">{_e(entry["item"])}</code></td>'
+        f'<td class="num">{_DASH}</td><td>{_DASH}</td>'
+        f'<td class="small">{_e(entry["date"] or "no date")} '
+        f'<span class="badge badge-stale">{_e(entry["reason"])}</span></td>'
+        f'<td class="small">excluded <span class="muted">{_e(age)}</span></td></tr>'
+    )
+
+
+def _items(entry: dict) -> str:
+    if not entry["items"] and not entry["excluded"]:
+        return ""
+    not_current = f", {len(entry['excluded'])} not current" if entry["excluded"] else ""
+    rows = "".join(_item_row(item) for item in entry["items"]) + "".join(
+        _excluded_row(excluded) for excluded in entry["excluded"]
+    )
+    return (
+        f'<details class="tl-items" id="items-{_e(entry["key"])}">'
+        f"<summary>Items ({len(entry['items'])}{not_current})</summary>"
+        '<table class="items"><thead><tr><th scope="col">item</th><th scope="col">score</th>'
+        '<th scope="col">matched</th><th scope="col">date</th><th scope="col">outcome</th>'
+        f"</tr></thead><tbody>{rows}</tbody></table></details>"
+    )
+
+
+def _entry(entry: dict) -> str:
+    record = entry["record"]
+    decision = record["decision"]
+    key, kind = _e(entry["key"]), _e(entry["kind"])
+    badges = ""
+    if decision["detail"]:
+        badges += f' <code class="reason detail">{_e(decision["detail"])}</code>'
+    if record["required"]:
+        badges += ' <span class="badge badge-required">required</span>'
+    if record["ruleSource"] == "default":
+        badges += ' <span class="badge badge-default">default rule</span>'
+    stages = "".join(_stage(stage) for stage in entry["stages"])
+    return (
+        f'<li class="tl-entry kind-{kind}" data-layer="{key}"><div class="tl-head">'
+        f'<span class="layer-key">{key}</span> <span class="layer-name">{_e(record["name"])}</span>'
+        f' <span class="badge kind-badge kind-{kind}">{_e(entry["kind_label"])}</span>'
+        f' <code class="reason">{_e(decision["reason"])}</code>{badges}</div>'
+        f'<ol class="stages">{stages}</ol>{_items(entry)}</li>'
+    )
+
+
+@register.simple_tag
+def decision_timeline(timeline: list[dict]):
+    """Return the timeline's ``<li>`` entries, one per layer in render order."""
+    return mark_safe("".join(_entry(entry) for entry in timeline))
