@@ -108,32 +108,32 @@ def assess_availability(trace: LayerTrace, ctx: Context) -> None:
 
 
 def material_check(trace: LayerTrace, ctx: Context) -> tuple[str | None, str | None]:
-    """Return ``(missing input key, no-match reason)`` of checks 3–4 and set the candidates."""
+    """Return ``(missing input key, no-match reason)`` of checks 3–4 and set the candidates.
+
+    The candidates are the items that pass the itemFilter (all items without one), whatever
+    ``requiresInput`` says; a missing filter input lets no item participate.
+    """
     layer = trace.layer
     inputs = ctx.request.inputs
-    for key in layer.requires_input:
-        if key not in inputs:
-            trace.candidates = [] if layer.item_filter else list(trace.index.by_path)
-            return key, None
-    for _field, key in layer.item_filter:
-        if key not in inputs:
-            trace.candidates = []
-            return key, None
+    missing = next((key for key in layer.requires_input if key not in inputs), None)
+    missing_filter = next((key for _, key in layer.item_filter if key not in inputs), None)
     if not layer.item_filter:
         trace.candidates = list(trace.index.by_path)
-        return None, None
+        return missing, None
+    if missing_filter is not None:
+        trace.candidates = []
+        return missing or missing_filter, None
     matching: set[int] | None = None
     for field_name, key in layer.item_filter:
         found = trace.index.filter_lookup(field_name).get(inputs[key], ())
         matching = set(found) if matching is None else matching.intersection(found)
         if not matching:
             break
-    if not matching:
-        trace.candidates = []
-        return None, R.NO_MATCHING_MATERIAL
     rank = trace.index.path_rank
-    trace.candidates = sorted(matching, key=rank.__getitem__)
-    return None, None
+    trace.candidates = sorted(matching, key=rank.__getitem__) if matching else []
+    if missing is not None:
+        return missing, None
+    return None, None if matching else R.NO_MATCHING_MATERIAL
 
 
 def assess_applicability(trace: LayerTrace, ctx: Context) -> tuple[str | None, str | None]:
@@ -244,10 +244,9 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
         if rule.mode == "retrieve":
             trace.not_retrieved = [i for i in ranked if i not in scores]
             ranked = [i for i in ranked if i in scores]
-            # Stable sort of a path-ordered list: score descending, then path.
-            ranked.sort(key=scores.__getitem__, reverse=True)
-        else:
-            ranked = sorted(ranked, key=lambda i: scores.get(i, 0.0), reverse=True)
+    if order == "relevance":
+        # Stable sort of a path-ordered list: score descending, then path.
+        ranked = sorted(ranked, key=lambda i: trace.scores.get(i, 0.0), reverse=True)
     elif order == "recency":
         dates = index.recency_dates(_recency_field(rule))
         ranked = sorted(ranked, key=lambda i: (0, -dates[i].timestamp) if dates[i] else (1, 0.0))

@@ -432,8 +432,11 @@ class _Builder:
             self.error(path, "must be an object")
             return {}
         out = {}
-        for layer_key, raw in value.items():
-            rpath = f"{path}.{layer_key}"
+        for raw_key, raw in value.items():
+            rpath = f"{path}.{raw_key}"
+            layer_key = self.string(raw_key, rpath, required=True)
+            if layer_key is None:
+                continue
             if layer_key not in self.layer_keys:
                 self.error(rpath, f'layer "{layer_key}" does not exist')
                 continue
