@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run serve test lint format bench lock clean
+.PHONY: setup run serve test lint format bench loadtest lock clean
 
 $(VENV)/bin/python:
 	@set -e; pick=""; \
@@ -56,6 +56,11 @@ format: setup
 
 bench: $(BENCH_STAMP)
 	$(PY) -m tests.perf.bench
+
+# Load and fault test against gunicorn + PostgreSQL on this machine (loopback, bounded).
+# LOADTEST_ARGS="--stop-postgres" adds the database-outage phase (it stops the local server).
+loadtest: setup
+	$(PY) scripts/loadtest.py $(LOADTEST_ARGS)
 
 # Regenerate the lock files from pyproject.toml (needs network access to the package index).
 lock: setup

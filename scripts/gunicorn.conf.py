@@ -7,7 +7,8 @@ workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
 threads = int(os.environ.get("GUNICORN_THREADS", "1"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 10
-accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-")
+# "-" logs requests to stdout; an empty value turns the access log off.
+accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-") or None
 errorlog = "-"
 # Each worker compiles the workspace once and keeps it until the content version changes.
 preload_app = False
