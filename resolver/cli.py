@@ -11,6 +11,7 @@ import yaml
 
 from resolver.engine import compile_workspace
 from resolver.errors import INVALID_REQUEST, RequestError, ResolverError, WorkspaceError
+from resolver.report import json_text
 from resolver.validation import validate_workspace
 
 EXIT_OK, EXIT_ERROR, EXIT_BLOCKED = 0, 2, 3
@@ -91,6 +92,7 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--input", help="input JSON object, or @FILE")
         sub.add_argument("--now", help="ISO-8601 date or datetime")
         sub.add_argument("--format", choices=("markdown", "xml"))
+        sub.add_argument("--pretty", action="store_true", help="indent the JSON (resolve only)")
         sub.add_argument(
             "--availability",
             action="append",
@@ -149,8 +151,8 @@ def build_request(args) -> dict:
     return request
 
 
-def _print_json(value) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+def _print_json(value, *, pretty: bool = False) -> None:
+    sys.stdout.write(json_text(value, pretty=pretty))
 
 
 def main(argv=None) -> int:
@@ -182,5 +184,5 @@ def main(argv=None) -> int:
             return EXIT_BLOCKED
         sys.stdout.write(resolution["output"]["text"])
         return EXIT_OK
-    _print_json(resolution)
+    _print_json(resolution, pretty=args.pretty)
     return EXIT_OK

@@ -1,8 +1,21 @@
 """The resolution JSON (SPEC §7), produced in this one place from the layer traces."""
 
+import json
+
 from resolver import reasons as R
 from resolver.text import estimate
 from resolver.values import format_instant
+
+
+def json_text(value, *, pretty: bool = False) -> str:
+    """Serialize a resolution (or an error) exactly as the CLI, the API and ``manage.py`` do.
+
+    Compact by default: the C encoder is several times faster than an indented dump, which
+    matters for a resolution with thousands of references. ``pretty`` indents for people.
+    """
+    if pretty:
+        return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def resolution_json(traces, ctx, text: str) -> dict:

@@ -1,21 +1,20 @@
 """Renderers and parsers of the API's own formats."""
 
-import json
-
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 
 from resolver.cli import dump_yaml
+from resolver.report import json_text
 
 
 class ResolutionJSONRenderer(JSONRenderer):
-    """JSON exactly as ``python -m resolver resolve`` prints it (indent 2, UTF-8, final newline)."""
+    """JSON exactly as ``python -m resolver resolve`` prints it (UTF-8, final newline)."""
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if data is None:
             return b""
-        return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode()
+        return json_text(data).encode()
 
 
 class YAMLRenderer(BaseRenderer):

@@ -1,12 +1,11 @@
 """Resolve a request against the stored workspace; print the same JSON as ``python -m resolver``."""
 
-import json
-
 from django.core.management.base import BaseCommand, CommandError
 
 from profiles.services import workspace_resolve
 from resolver import ResolverError
 from resolver.cli import build_request
+from resolver.report import json_text
 
 
 class Command(BaseCommand):
@@ -42,9 +41,9 @@ class Command(BaseCommand):
         try:
             resolution = workspace_resolve(request=build_request(flags))
         except ResolverError as exc:
-            self.stdout.write(json.dumps(exc.as_dict(), ensure_ascii=False, indent=2))
+            self.stdout.write(json_text(exc.as_dict()).rstrip("\n"))
             raise CommandError(str(exc), returncode=2) from exc
-        self.stdout.write(json.dumps(resolution, ensure_ascii=False, indent=2))
+        self.stdout.write(json_text(resolution).rstrip("\n"))
 
 
 class _Flags:
