@@ -94,11 +94,19 @@ def measure(cases, sizes):
     return {name: statistics.median(values) for name, values in samples.items()}, reps
 
 
+FREEZE = {"enabled": True}
+
+
 def settle():
-    """Collect garbage, then freeze what survives so the collector never rescans the corpora."""
+    """Collect garbage, then freeze what survives so the collector never rescans the corpora.
+
+    With ``--no-freeze`` only collect: every collection during timing then also walks the
+    harness's corpora and the compiled workspaces, as in a long-running server process.
+    """
     gc.unfreeze()
     gc.collect()
-    gc.freeze()
+    if FREEZE["enabled"]:
+        gc.freeze()
 
 
 # --- peers ------------------------------------------------------------------------------
@@ -556,6 +564,14 @@ def format_report(rows, checks, header):
     return "\n".join(lines)
 
 
+def load_average():
+    """Return the 1-minute load average (other processes skew every figure), if known."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
 def environment():
     versions = {}
     for package in PEER_PACKAGES:
@@ -609,21 +625,32 @@ def main(argv=None):
     )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument(
+        "--no-freeze",
+        action="store_true",
+        help="do not gc.freeze() the set-up objects before timing (see docs/benchmarks.md)",
+    )
     options = parser.parse_args(argv)
+    FREEZE["enabled"] = not options.no_freeze
     sizes = QUICK if options.quick else FULL
 
     def log(message):
         print(f"# {message}", file=sys.stderr, flush=True)
 
     started = time.perf_counter()
+    load_before = load_average()
     rows, checks = run(sizes, log)
     env = environment()
+    env["load_average"] = {"start": load_before, "end": load_average()}
+    env["gc_freeze"] = FREEZE["enabled"]
     mode = "quick smoke run: tiny sizes, not figures" if options.quick else "full run"
     header = [
         f"Context Studio resolver benchmark ({mode})",
         f"python {env['python']} on {env['system']} {env['machine']}, {env['cpus']} CPUs; "
         + ", ".join(f"{name} {version}" for name, version in env["packages"].items()),
-        "medians of interleaved repetitions after warmup; ratios of medians",
+        "medians of interleaved repetitions after warmup; ratios of medians; "
+        f"1-minute load average {env['load_average']['start']} at start, "
+        f"{env['load_average']['end']} at end; gc.freeze() {'on' if FREEZE['enabled'] else 'off'}",
     ]
     print(format_report(rows, checks, header))
     print(f"\n{len(rows)} rows in {time.perf_counter() - started:.0f} s")
