@@ -8,6 +8,7 @@ sentences in one table (``REASON_SENTENCES``) so every page words them the same 
 
 import datetime as dt
 import functools
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -885,6 +886,32 @@ def _context_units(resolution: dict) -> set[tuple[str, str]]:
     }
     units |= {(ref["layer"], ref["item"]) for ref in resolution["references"] if ref["rendered"]}
     return units
+
+
+_saved_cache: dict[tuple, dict] = {}
+_SAVED_CACHE_SIZE = 64
+
+
+def saved_resolution(profile_key: str, request: dict) -> dict:
+    """Return the saved profile's resolution of a request, reused while nothing is written.
+
+    Typing in the editor previews many drafts against the same sample input; the saved
+    side of "what changed" is the same each time. Keyed by the workspace version token, so
+    any write (by anyone) invalidates it; requests without a fixed ``now`` are not cached.
+    """
+    cached = cache.workspace_get()
+    request = {**request, "profile": profile_key}
+    key = (cached.token, json.dumps(request, sort_keys=True, default=str))
+    resolution = _saved_cache.get(key) if cached.token and request.get("now") else None
+    if resolution is None:
+        # What ``services.profile_resolve`` does without overrides, on the compilation whose
+        # token keys the cache (one version query, hit or miss).
+        resolution = cached.compiled.resolve(request)
+        if cached.token and request.get("now"):
+            if len(_saved_cache) >= _SAVED_CACHE_SIZE:
+                _saved_cache.clear()
+            _saved_cache[key] = resolution
+    return resolution
 
 
 def what_changed(saved: dict, draft: dict) -> dict:

@@ -183,7 +183,7 @@ def _preview_context(profile: Profile, draft: studio.Draft, document: dict) -> d
     context["timeline"] = studio.layer_timeline(resolution)
     context["output_lines"] = studio.output_lines(resolution)
     if context["dirty"]:
-        saved = profile_resolve(profile=profile.key, request=request)
+        saved = studio.saved_resolution(profile.key, request)
         context["changes"] = studio.what_changed(saved, resolution)
     context["field_errors"] = json.dumps(_field_errors(draft))
     return context

@@ -111,3 +111,54 @@ def _entry(entry: dict) -> str:
 def decision_timeline(timeline: list[dict]):
     """Return the timeline's ``<li>`` entries, one per layer in render order."""
     return mark_safe("".join(_entry(entry) for entry in timeline))
+
+
+@register.simple_tag
+def output_text(lines: list[dict]):
+    """Return the output's lines as spans (not-current lines flagged), newline-terminated."""
+    return mark_safe(
+        "".join(
+            f'<span class="line{" not-current" if line["not_current"] else ""}">'
+            f"{_e(line['text'])}</span>\n"
+            for line in lines
+        )
+    )
+
+
+@register.simple_tag
+def reference_items(references: list[dict]):
+    """Return the ``<li>`` of every reference of the resolution."""
+    return mark_safe(
+        "".join(
+            f'<li><code>{_e(ref["ref"])}</code> <span class="muted">{_e(ref["reason"])}</span>'
+            + (' <span class="badge badge-ok">in the text</span>' if ref["rendered"] else "")
+            + "</li>"
+            for ref in references
+        )
+    )
+
+
+@register.simple_tag
+def exclusion_items(entries: list[dict]):
+    """Return the ``<li>`` of every currentness exclusion."""
+    parts = []
+    for entry in entries:
+        when = f"{entry['date']}, {entry['ageDays']} days old" if entry["date"] else "no valid date"
+        parts.append(
+            f"<li><code>{_e(entry['layer'])}/{_e(entry['item'])}</code> "
+            f'<span class="badge badge-stale">{_e(entry["reason"])}</span> '
+            f'<span class="muted">{_e(when)}</span></li>'
+        )
+    return mark_safe("".join(parts))
+
+
+@register.simple_tag
+def trimmed_items(units: list[dict]):
+    """Return the ``<li>`` of every unit the budget left out."""
+    return mark_safe(
+        "".join(
+            f"<li><code>{_e(unit['layer'])}/{_e(unit['item'])}</code> "
+            f'<span class="muted">{_e(unit["reason"])}</span></li>'
+            for unit in units
+        )
+    )
