@@ -817,7 +817,7 @@ def budget_meter(resolution: dict) -> dict:
     limit, used = budget["limit"], budget["estimatedTokens"]
     scale = max(limit, used, 1)
     segments, offset = [], 0.0
-    for index, record in enumerate(resolution["layers"]):
+    for record in resolution["layers"]:
         figures = budget["byLayer"].get(record["layer"])
         if not figures:
             continue
@@ -829,7 +829,7 @@ def budget_meter(resolution: dict) -> dict:
                 "tokens": figures["estimatedTokens"],
                 "x": round(offset, 3),
                 "width": round(width, 3),
-                "colour": index % SEGMENT_COLOURS,
+                "colour": len(segments) % SEGMENT_COLOURS,
             }
         )
         offset += width
