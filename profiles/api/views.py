@@ -5,6 +5,8 @@ SPEC §7 answer). CRUD writes change one entry of the workspace document and sav
 the import path (``profiles.api.edits``), so they validate exactly as an import does.
 """
 
+import time
+
 from django.db.models import Count, Prefetch, Q
 from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -45,6 +47,7 @@ from profiles.concurrency import (
     profile_etag,
     profile_save_rules_checked,
 )
+from profiles.decision_log import decision_log_record
 from profiles.mappers import (
     RULE_FIELDS,
     canonical_string,
@@ -54,7 +57,7 @@ from profiles.mappers import (
     map_layer_to_resolver,
     map_profile_to_resolver,
 )
-from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
+from profiles.models import Consumer, DecisionLog, Item, Layer, Profile, Rule, Scenario
 from profiles.services import (
     IMPORT_MODES,
     profile_resolve,
@@ -178,10 +181,28 @@ class ResolveView(ResolutionView):
         tags=["resolve"],
     )
     def post(self, request):
+        started = time.perf_counter()
         body = body_object(request)
         if "scenario" in body:
             body = request_from_scenario(body, body.pop("scenario"))
-        return Response(workspace_resolve(request=body))
+        resolution = workspace_resolve(request=body)
+        decision_log_record(
+            request_data=body,
+            resolution=resolution,
+            source=DecisionLog.Source.API,
+            started=started,
+            user=request.user,
+            auth=authentication_kind(request),
+        )
+        return Response(resolution)
+
+
+def authentication_kind(request) -> str:
+    """Return how the caller authenticated: ``token`` or ``session``."""
+    authenticator = getattr(request, "successful_authenticator", None)
+    if authenticator is None:
+        return ""
+    return "token" if "Token" in type(authenticator).__name__ else "session"
 
 
 def request_from_scenario(body: dict, name) -> dict:
@@ -214,6 +235,7 @@ class PreviewView(ResolutionView):
         tags=["resolve"],
     )
     def post(self, request, key):
+        started = time.perf_counter()
         body = body_object(request, ("rules", "budget", "input", "now", "format", "availability"))
         resolution = profile_resolve(
             profile=key,
@@ -224,6 +246,14 @@ class PreviewView(ResolutionView):
             },
             rule_overrides=body.get("rules"),
             budget_override=body.get("budget"),
+        )
+        decision_log_record(
+            request_data=body,
+            resolution=resolution,
+            source=DecisionLog.Source.PREVIEW,
+            started=started,
+            user=request.user,
+            auth=authentication_kind(request),
         )
         return Response(resolution)
 

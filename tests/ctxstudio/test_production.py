@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_manage(*args, **env):
-    environment = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "SECRET_KEY")}
+    # A production process starts from a clean environment: nothing the test runner set
+    # (such as the browser tests' DJANGO_ALLOW_ASYNC_UNSAFE) may leak into the check.
+    leaked = ("DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    environment = {k: v for k, v in os.environ.items() if k not in leaked}
     environment.update(env)
     return subprocess.run(
         [sys.executable, "manage.py", *args],
