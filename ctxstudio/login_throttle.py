@@ -6,6 +6,8 @@ worker when CACHE_URL points at Redis). Past ``LOGIN_MAX_FAILURES`` within
 A successful login clears the username's count.
 """
 
+import hashlib
+
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 from django.core.cache import cache
@@ -15,10 +17,16 @@ from django.http import HttpResponse
 LOGIN_PATHS = ("/accounts/login/", "/admin/login/", "/api/v1/auth/token")
 
 
+def _user_key(username: str) -> str:
+    # Hashed: a username may hold any character, a cache key may not.
+    digest = hashlib.sha256(username.strip().lower().encode()).hexdigest()
+    return f"login-failures:user:{digest}"
+
+
 def _keys(request, username: str | None) -> list[str]:
     keys = [f"login-failures:addr:{request.META.get('REMOTE_ADDR', '')}"]
     if username:
-        keys.append(f"login-failures:user:{username.strip().lower()}")
+        keys.append(_user_key(username))
     return keys
 
 
@@ -42,7 +50,7 @@ def count_failure(sender, credentials, request=None, **kwargs):
 @receiver(user_logged_in)
 def clear_failures(sender, request, user, **kwargs):
     if request is not None:
-        cache.delete(f"login-failures:user:{user.get_username().strip().lower()}")
+        cache.delete(_user_key(user.get_username()))
 
 
 class LoginRateLimitMiddleware:
