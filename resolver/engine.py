@@ -7,6 +7,8 @@ The stages are functions named after the spec's stages, applied per layer in thi
 """
 
 import dataclasses
+import gc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from resolver import reasons as R
@@ -65,9 +67,6 @@ class LayerTrace:
     @property
     def overflow(self) -> list[int]:
         return self.limited + self.beyond
-
-    def overflow_reason(self, position: int) -> str:
-        return R.LAYER_TOKEN_LIMIT if position < len(self.limited) else R.BEYOND_MAX_ITEMS
 
     @property
     def layer(self) -> Layer:
@@ -455,6 +454,10 @@ class CompiledWorkspace:
 
     def resolve(self, request: dict, *, clock=system_clock) -> dict:
         """Resolve a SPEC §3 request and return the SPEC §7 resolution JSON."""
+        with _collector_paused():
+            return self._resolve(request, clock)
+
+    def _resolve(self, request: dict, clock) -> dict:
         parsed = parse_request(request, layer_keys=self.layer_keys, clock=clock)
         profile = self.select_profile(parsed)
         consumer = self.consumers[profile.consumer]
@@ -528,6 +531,24 @@ class CompiledWorkspace:
         profiles[position] = draft
         workspace = dataclasses.replace(self.workspace, profiles=tuple(profiles))
         return CompiledWorkspace(workspace, {ix.layer.key: ix for ix in self.indexes})
+
+
+@contextmanager
+def _collector_paused():
+    """Pause the cyclic garbage collector while a resolution allocates its records.
+
+    A resolution creates no reference cycles, so reference counting frees all of it; without
+    the pause, the many small records it builds trigger collections that walk the whole heap
+    (the compiled workspace included), which makes large resolutions grow faster than linearly.
+    """
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def rule_document(rule: Rule | None) -> dict:

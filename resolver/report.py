@@ -147,13 +147,12 @@ def layer_record(trace, terms: tuple[str, ...]) -> dict:
         record["rendered"] = {"items": [], "trimmed": [], "characters": 0, "estimatedTokens": 0}
         return record
     paths = trace.index.paths
-    overflow = trace.overflow
+    limited = [{"item": paths[i], "reason": R.LAYER_TOKEN_LIMIT} for i in trace.limited]
+    beyond = [{"item": paths[i], "reason": R.BEYOND_MAX_ITEMS} for i in trace.beyond]
+    skipped = [{"item": paths[i], "reason": R.NOT_RETRIEVED} for i in trace.not_retrieved]
     record["materialized"] = {
-        "items": [materialized_item(trace, i, terms) for i in trace.units],
-        "references": [
-            {"item": paths[i], "reason": trace.overflow_reason(n)} for n, i in enumerate(overflow)
-        ]
-        + [{"item": paths[i], "reason": R.NOT_RETRIEVED} for i in trace.not_retrieved],
+        "items": materialized_items(trace, terms),
+        "references": limited + beyond + skipped,
     }
     derived = {}
     if "summary" in rule.facets:
@@ -171,73 +170,76 @@ def layer_record(trace, terms: tuple[str, ...]) -> dict:
     return record
 
 
-def materialized_item(trace, i: int, terms: tuple[str, ...]) -> dict:
+def materialized_items(trace, terms: tuple[str, ...]) -> list[dict]:
+    """The content units with their score, matched terms, recency date and not-current flag."""
     rule = trace.rule
-    field = rule.currentness.field if rule.currentness else "updated"
-    recency = trace.index.recency_dates(field)[i]
-    warned = trace.warned.get(i)
-    if trace.scores is not None:
-        score = round(trace.scores.get(i, 0.0), 6)
-        matched = trace.index.matched_terms(terms, i) if i in trace.scores else []
-    else:
-        score, matched = None, []
-    return {
-        "item": trace.index.items[i].path,
-        "score": score,
-        "matchedTerms": matched,
-        "date": recency.day if recency else None,
-        "notCurrent": warned[0] if warned else None,
-    }
+    index = trace.index
+    paths = index.paths
+    dates = index.recency_dates(rule.currentness.field if rule.currentness else "updated")
+    warned = trace.warned
+    scores = trace.scores
+    out = []
+    for i in trace.units:
+        recency = dates[i]
+        flag = warned.get(i)
+        if scores is None:
+            score, matched = None, []
+        else:
+            score = round(scores.get(i, 0.0), 6)
+            matched = index.matched_terms(terms, i) if i in scores else []
+        out.append(
+            {
+                "item": paths[i],
+                "score": score,
+                "matchedTerms": matched,
+                "date": recency.day if recency is not None else None,
+                "notCurrent": flag[0] if flag is not None else None,
+            }
+        )
+    return out
+
+
+def reference_records(trace, indices, reason: str, rendered: bool) -> list[dict]:
+    """The reference records of some items of one layer, all with one reason and flag."""
+    key = trace.layer.key
+    index = trace.index
+    refs, paths, titles = index.refs, index.paths, index.titles
+    return [
+        {
+            "ref": refs[i],
+            "layer": key,
+            "item": paths[i],
+            "title": titles[i],
+            "reason": reason,
+            "rendered": rendered,
+        }
+        for i in indices
+    ]
 
 
 def references(traces) -> list:
-    """Every reference of the selected layers, grouped by layer in render order."""
-    out = []
-    append = out.append
+    """Every reference of the selected layers, grouped by layer in render order.
+
+    Within a layer: content units (trimmed inline items, or on-demand references), then
+    overflow (token-limited before beyond-maxItems), then the items not retrieved.
+    """
+    out: list[dict] = []
     for trace in traces:
         if not trace.selected:
             continue
-        key = trace.layer.key
-        index = trace.index
-        refs, paths, titles = index.refs, index.paths, index.titles
         admitted = trace.admitted_units
         if trace.inline:
-            content = [(i, R.BUDGET_TRIMMED, False) for i in trace.units[admitted:]]
+            out += reference_records(trace, trace.units[admitted:], R.BUDGET_TRIMMED, False)
         else:
-            content = [(i, R.ON_DEMAND, n < admitted) for n, i in enumerate(trace.units)]
-        for i, reason, rendered in content:
-            append(
-                {
-                    "ref": refs[i],
-                    "layer": key,
-                    "item": paths[i],
-                    "title": titles[i],
-                    "reason": reason,
-                    "rendered": rendered,
-                }
-            )
+            out += reference_records(trace, trace.units[:admitted], R.ON_DEMAND, True)
+            out += reference_records(trace, trace.units[admitted:], R.ON_DEMAND, False)
+        # Admitted overflow references are a prefix of limited + beyond.
         shown = trace.admitted_overflow
-        cut = len(trace.limited)
-        for n, i in enumerate(trace.overflow):
-            append(
-                {
-                    "ref": refs[i],
-                    "layer": key,
-                    "item": paths[i],
-                    "title": titles[i],
-                    "reason": R.LAYER_TOKEN_LIMIT if n < cut else R.BEYOND_MAX_ITEMS,
-                    "rendered": n < shown,
-                }
-            )
-        for i in trace.not_retrieved:
-            append(
-                {
-                    "ref": refs[i],
-                    "layer": key,
-                    "item": paths[i],
-                    "title": titles[i],
-                    "reason": R.NOT_RETRIEVED,
-                    "rendered": False,
-                }
-            )
+        limited, beyond = trace.limited, trace.beyond
+        out += reference_records(trace, limited[:shown], R.LAYER_TOKEN_LIMIT, True)
+        out += reference_records(trace, limited[shown:], R.LAYER_TOKEN_LIMIT, False)
+        shown = max(shown - len(limited), 0)
+        out += reference_records(trace, beyond[:shown], R.BEYOND_MAX_ITEMS, True)
+        out += reference_records(trace, beyond[shown:], R.BEYOND_MAX_ITEMS, False)
+        out += reference_records(trace, trace.not_retrieved, R.NOT_RETRIEVED, False)
     return out
