@@ -35,7 +35,7 @@ from profiles.models import (
 )
 from profiles.selectors import workspace_rows_get
 from profiles.validation import WorkspaceValidationError, document_issues
-from resolver import ResolverError, ValidationIssue, WorkspaceError
+from resolver import CompiledWorkspace, ResolverError, ValidationIssue, WorkspaceError
 from resolver.cli import dump_yaml, load_workspace_text
 
 IMPORT_MODES = ("merge", "replace")
@@ -55,6 +55,7 @@ def profile_resolve(
     request: dict,
     rule_overrides: dict | None = None,
     budget_override: int | None = None,
+    compiled: CompiledWorkspace | None = None,
 ) -> dict:
     """Resolve a request for one profile against the stored workspace; return SPEC §7 JSON.
 
@@ -63,6 +64,8 @@ def profile_resolve(
     rule) and ``budget_override`` resolve unsaved edits without writing them. Raises
     ``resolver.RequestError`` (bad request, unknown profile) and ``resolver.WorkspaceError``
     (invalid overrides, or stored rows that do not form a valid workspace). Never writes.
+    ``compiled`` resolves against a compilation the caller already holds (one version read
+    per request instead of one per call).
     """
     profile_key = profile.key if isinstance(profile, Profile) else str(profile)
     request = {
@@ -71,7 +74,8 @@ def profile_resolve(
         if key not in ("profile", "consumer", "objective", "environment")
     }
     request["profile"] = profile_key
-    compiled = cache.workspace_get().compiled
+    if compiled is None:
+        compiled = cache.workspace_get().compiled
     if rule_overrides is not None or budget_override is not None:
         compiled = compiled.with_profile_draft(
             profile_key, rules=rule_overrides, budget=budget_override

@@ -689,9 +689,9 @@ def layer_stages(record: dict) -> list[dict]:
 _item_cache: dict[str | None, dict] = {}
 
 
-def item_lookup() -> dict[tuple[str, str], dict]:
+def item_lookup(cached=None) -> dict[tuple[str, str], dict]:
     """Return {(layer key, path): item document} of the committed workspace (cached by token)."""
-    cached = cache.workspace_get()
+    cached = cached or cache.workspace_get()
     lookup = _item_cache.get(cached.token) if cached.token else None
     if lookup is None:
         lookup = {
@@ -709,9 +709,9 @@ def _title(lookup: dict, layer: str, path: str) -> str:
     return " ".join(str(item.get("title") or "").split()) or path
 
 
-def layer_timeline(resolution: dict) -> list[dict]:
+def layer_timeline(resolution: dict, cached=None) -> list[dict]:
     """Return one entry per layer, in render order, with stages and item rows for the page."""
-    lookup = item_lookup()
+    lookup = item_lookup(cached)
     references = {(ref["layer"], ref["item"]): ref for ref in resolution["references"]}
     excluded: dict[str, list] = {}
     for entry in resolution["currentnessExcluded"]:
@@ -892,14 +892,14 @@ _saved_cache: dict[tuple, dict] = {}
 _SAVED_CACHE_SIZE = 64
 
 
-def saved_resolution(profile_key: str, request: dict) -> dict:
+def saved_resolution(profile_key: str, request: dict, cached=None) -> dict:
     """Return the saved profile's resolution of a request, reused while nothing is written.
 
     Typing in the editor previews many drafts against the same sample input; the saved
     side of "what changed" is the same each time. Keyed by the workspace version token, so
     any write (by anyone) invalidates it; requests without a fixed ``now`` are not cached.
     """
-    cached = cache.workspace_get()
+    cached = cached or cache.workspace_get()
     request = {**request, "profile": profile_key}
     key = (cached.token, json.dumps(request, sort_keys=True, default=str))
     resolution = _saved_cache.get(key) if cached.token and request.get("now") else None

@@ -159,8 +159,12 @@ def _editor_profile(key: str) -> Profile:
         raise Http404(f'no profile "{key}"') from None
 
 
-def _preview_context(profile: Profile, draft: studio.Draft, document: dict) -> dict:
-    """Resolve the draft (never writing) and build everything the preview shows."""
+def _preview_context(profile: Profile, draft: studio.Draft, cached) -> dict:
+    """Resolve the draft (never writing) and build everything the preview shows.
+
+    ``cached`` is the compiled workspace read once for the whole request.
+    """
+    document = cached.document
     context = {"draft": draft, "profile": profile, "resolution": None}
     context["dirty"] = studio.draft_is_dirty(draft, document, profile.key)
     request = draft.sample.as_request()
@@ -170,6 +174,7 @@ def _preview_context(profile: Profile, draft: studio.Draft, document: dict) -> d
             request=request,
             rule_overrides=draft.rule_overrides(),
             budget_override=draft.budget_value(),
+            compiled=cached.compiled,
         )
     except WorkspaceError as exc:
         studio.attach_issues(draft, exc.issues or [exc])
@@ -180,10 +185,10 @@ def _preview_context(profile: Profile, draft: studio.Draft, document: dict) -> d
     context["resolution"] = resolution
     context["status_messages"] = studio.status_messages(resolution)
     context["meter"] = studio.budget_meter(resolution)
-    context["timeline"] = studio.layer_timeline(resolution)
+    context["timeline"] = studio.layer_timeline(resolution, cached)
     context["output_lines"] = studio.output_lines(resolution)
     if context["dirty"]:
-        saved = studio.saved_resolution(profile.key, request)
+        saved = studio.saved_resolution(profile.key, request, cached)
         context["changes"] = studio.what_changed(saved, resolution)
     context["field_errors"] = json.dumps(_field_errors(draft))
     return context
@@ -198,8 +203,9 @@ def _field_errors(draft: studio.Draft) -> dict:
     return errors
 
 
-def _editor_page(request, profile, draft, document, *, status=200):
-    context = _preview_context(profile, draft, document)
+def _editor_page(request, profile, draft, cached, *, status=200):
+    document = cached.document
+    context = _preview_context(profile, draft, cached)
     if "field_errors" not in context:
         context["field_errors"] = json.dumps(_field_errors(draft))
     context.update(
@@ -232,7 +238,8 @@ def _editor_page(request, profile, draft, document, *, status=200):
 def profile_editor(request, key):
     """Show the editor; POST runs an action: save, discard, load or save a scenario."""
     profile = _editor_profile(key)
-    document = cache.workspace_get().document
+    cached = cache.workspace_get()
+    document = cached.document
     session_key = SESSION_SAMPLE.format(profile.key)
     if request.method == "GET":
         stored = request.session.get(session_key)
@@ -244,7 +251,7 @@ def profile_editor(request, key):
         else:
             sample = studio.sample_from_scenario(scenario_get_default(profile=profile), document)
         draft = studio.draft_from_saved(document, profile.key, sample)
-        return _editor_page(request, profile, draft, document)
+        return _editor_page(request, profile, draft, cached)
 
     action = request.POST.get("action", "")
     draft = studio.draft_from_post(request.POST, document, profile.key)
@@ -256,25 +263,25 @@ def profile_editor(request, key):
         scenario = scenario.first()
         if scenario is None:
             draft.general_errors.append("Choose a scenario to load.")
-            return _editor_page(request, profile, draft, document, status=400)
+            return _editor_page(request, profile, draft, cached, status=400)
         # Keep the unsaved rule edits; replace only the sample input.
         draft.sample = studio.sample_from_scenario(scenario, document)
         request.session[session_key] = draft.sample.as_session()
         messages.info(request, f"Loaded scenario “{scenario.name}”.")
-        return _editor_page(request, profile, draft, document)
+        return _editor_page(request, profile, draft, cached)
     if action == "save-scenario":
         _require(request, "add_scenario")
         name = request.POST.get("scenario_name", "").strip()
         if not name:
             draft.general_errors.append("Give the scenario a name to save it.")
-            return _editor_page(request, profile, draft, document, status=400)
+            return _editor_page(request, profile, draft, cached, status=400)
         try:
             studio.scenario_save(profile=profile, name=name, sample=draft.sample)
         except WorkspaceValidationError as exc:
             draft.general_errors.extend(f"Scenario not saved — {issue}" for issue in exc.issues)
-            return _editor_page(request, profile, draft, document, status=400)
+            return _editor_page(request, profile, draft, cached, status=400)
         messages.success(request, f"Scenario “{name}” saved.")
-        return _editor_page(request, profile, draft, document)
+        return _editor_page(request, profile, draft, cached)
     if action == "save":
         _require(request, "change_rule")
         request.session[session_key] = draft.sample.as_session()
@@ -289,17 +296,17 @@ def profile_editor(request, key):
         except WorkspaceValidationError as exc:
             studio.attach_issues(draft, exc.issues)
             messages.error(request, "Nothing was saved: fix the fields marked below.")
-            return _editor_page(request, profile, draft, document, status=400)
+            return _editor_page(request, profile, draft, cached, status=400)
         except PreconditionFailed:
             draft.general_errors.append(
                 "Someone else saved this profile after you opened it, so nothing was saved. "
                 "Your edits are still in the form: reload to see their change."
             )
-            return _editor_page(request, profile, draft, document, status=409)
+            return _editor_page(request, profile, draft, cached, status=409)
         messages.success(request, f"Saved {profile.key}.")
         return redirect("profile-editor", key=profile.key)
     draft.general_errors.append("Unknown action.")
-    return _editor_page(request, profile, draft, document, status=400)
+    return _editor_page(request, profile, draft, cached, status=400)
 
 
 @login_required
@@ -307,9 +314,9 @@ def profile_editor(request, key):
 def profile_preview(request, key):
     """Resolve the posted draft and return the preview (plus the unsaved badge, out of band)."""
     profile = _editor_profile(key)
-    document = cache.workspace_get().document
-    draft = studio.draft_from_post(request.POST, document, profile.key)
-    context = _preview_context(profile, draft, document)
+    cached = cache.workspace_get()
+    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    context = _preview_context(profile, draft, cached)
     if "field_errors" not in context:
         context["field_errors"] = json.dumps(_field_errors(draft))
     if not request.htmx:
