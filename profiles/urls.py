@@ -5,7 +5,8 @@ from profiles import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("profiles/", views.profile_list, name="profile-list"),
-    path("profiles/new/", views.profile_create, name="profile-create"),
+    # "_new" cannot be a profile key (keys start with a letter or digit), so no profile hides it.
+    path("profiles/_new/", views.profile_create, name="profile-create"),
     path("profiles/<slug:key>/", views.profile_editor, name="profile-editor"),
     path("profiles/<slug:key>/preview/", views.profile_preview, name="profile-preview"),
     path("profiles/<slug:key>/duplicate/", views.profile_duplicate, name="profile-duplicate"),

@@ -47,7 +47,7 @@ def test_profile_list__anonymous__redirects_to_login(client, workspace):
 
 def test_profile_create__valid__profile_on_default_rules(editor_client, workspace):
     response = editor_client.post(
-        "/profiles/new/",
+        "/profiles/_new/",
         {
             "key": "support-draft",
             "name": "Drafts",
@@ -71,7 +71,7 @@ def test_profile_create__same_selection_as_another__error_and_nothing_created(
     editor_client, workspace
 ):
     response = editor_client.post(
-        "/profiles/new/",
+        "/profiles/_new/",
         {
             "key": "clash",
             "consumer": workspace.consumer.pk,
