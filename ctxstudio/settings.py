@@ -190,6 +190,8 @@ DECISION_LOG_ENABLED = env_bool("DECISION_LOG_ENABLED", True)
 DECISION_LOG_PREVIEWS = env_bool("DECISION_LOG_PREVIEWS", False)
 DECISION_LOG_STORE_INPUT = env_bool("DECISION_LOG_STORE_INPUT", False)
 DECISION_LOG_RETENTION_DAYS = int(os.environ.get("DECISION_LOG_RETENTION_DAYS", "30"))
+# Written by a background thread so that logging never slows a resolution.
+DECISION_LOG_ASYNC = env_bool("DECISION_LOG_ASYNC", True)
 
 # The cache holds throttling counters; with CACHE_URL (Redis) they are shared by every worker.
 if os.environ.get("CACHE_URL"):

@@ -10,3 +10,10 @@ def _isolated_cache():
 
     cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _synchronous_decision_log(settings):
+    """Write decision log rows in the test's own transaction (tests of the background writer
+    turn this back on explicitly)."""
+    settings.DECISION_LOG_ASYNC = False

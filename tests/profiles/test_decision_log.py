@@ -103,3 +103,32 @@ def test_admin__decision_log__is_listed_filterable_and_read_only(admin_client):
     assert listing.status_code == 200
     assert b"BLOCKED" in listing.content
     assert admin_client.get("/admin/profiles/decisionlog/add/").status_code == 403
+
+
+@pytest.mark.django_db(transaction=True)
+def test_background_writer__entries_queued__all_written_and_a_bad_one_logged(settings, caplog):
+    from profiles.decision_log import decision_log_flush
+
+    # Given the production mode, where a request only queues its entry,
+    settings.DECISION_LOG_ASYNC = True
+    request_data = {"now": NOW}
+    resolution, started = resolved(request_data)
+    broken = dict(resolution, blockers=[object()])  # cannot be stored as JSON
+
+    # when good entries and a bad one are queued,
+    with caplog.at_level(logging.ERROR, logger="profiles.decision_log"):
+        for _ in range(5):
+            assert (
+                decision_log_record(
+                    request_data=request_data, resolution=resolution, source="api", started=started
+                )
+                is None
+            )
+        decision_log_record(
+            request_data=request_data, resolution=broken, source="api", started=started
+        )
+        assert decision_log_flush(timeout=10)
+
+    # then every good entry is stored and the failure is reported, not raised.
+    assert DecisionLog.objects.count() == 5
+    assert "could not write a decision log entry" in caplog.text
