@@ -5,19 +5,15 @@ matters, however it was made (editor, API, admin, import). A writer sends the ET
 (``If-Match``); a stale one means someone else saved first and the write is refused.
 """
 
-import hashlib
-import json
-
 from django.db import transaction
 
 from profiles.mappers import (
-    json_safe,
     map_item_to_resolver,
     map_layer_to_resolver,
     map_profile_to_resolver,
 )
 from profiles.models import Item, Layer, Profile
-from profiles.services import profile_save_rules
+from profiles.services import document_etag, profile_save_rules
 
 
 class PreconditionFailed(Exception):
@@ -28,16 +24,11 @@ class PreconditionFailed(Exception):
         self.current_etag = current_etag
 
 
-def _digest(document) -> str:
-    text = json.dumps(json_safe(document), sort_keys=True, separators=(",", ":"))
-    return '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
-
-
 def profile_etag(profile: Profile, rules=None) -> str:
     """Return the ETag of a profile with its rules (``rules`` avoids a query when loaded)."""
     rules = list(profile.rules.select_related("layer")) if rules is None else rules
     layer_keys = {rule.layer_id: rule.layer.key for rule in rules}
-    return _digest(
+    return document_etag(
         map_profile_to_resolver(
             profile, rules, consumer_key=profile.consumer.key, layer_keys=layer_keys
         )
@@ -48,11 +39,11 @@ def layer_etag(layer: Layer) -> str:
     """Return the ETag of a layer's own fields (its items have their own ETags)."""
     document = map_layer_to_resolver(layer, [])
     document.pop("items", None)
-    return _digest(document)
+    return document_etag(document)
 
 
 def item_etag(item: Item) -> str:
-    return _digest(map_item_to_resolver(item))
+    return document_etag(map_item_to_resolver(item))
 
 
 def etag_matches(if_match: str | None, current: str) -> bool:

@@ -3,8 +3,10 @@ commands all call these, so they cannot drift apart. Every argument is keyword-o
 """
 
 import copy
+import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +36,7 @@ from profiles.models import (
     workspace_bumps_suppressed,
 )
 from profiles.selectors import workspace_rows_get
-from profiles.validation import WorkspaceValidationError, document_issues
+from profiles.validation import WorkspaceValidationError, document_issues, instance_issues
 from resolver import CompiledWorkspace, ResolverError, ValidationIssue, WorkspaceError
 from resolver.cli import dump_yaml, load_workspace_text
 
@@ -691,3 +693,127 @@ def scenarios_upsert(*, scenarios: list[dict]) -> dict[str, int]:
             scenario.save()
             counts["updated"] += 1
     return counts
+
+
+# --- single-object writes, ETags and expand (used by the API) ------------------------------
+
+
+def document_etag(document) -> str:
+    """Return a strong ETag of a document: a hash of its canonical JSON.
+
+    Any edit that changes the document form changes the ETag, however it was made.
+    """
+    text = json.dumps(json_safe(document), sort_keys=True, separators=(",", ":"))
+    return '"' + hashlib.sha256(text.encode()).hexdigest()[:32] + '"'
+
+
+def workspace_writes_lock() -> None:
+    """Block other single-object writers until this transaction ends (call inside ``atomic``)."""
+    if not WorkspaceVersion.objects.select_for_update().filter(pk=1).exists():
+        WorkspaceVersion.bump()
+        WorkspaceVersion.objects.select_for_update().filter(pk=1).exists()
+
+
+class EntryInvalid(WorkspaceValidationError):
+    """A single-object write's validation issues, with ``field`` relative to the entry."""
+
+    def __init__(self, issues: list[ValidationIssue], prefix: str | None):
+        super().__init__(issues)
+        self.prefix = prefix
+
+    def as_dict(self) -> dict:
+        body = super().as_dict()
+        first = body["error"]["path"]
+        if self.prefix and (first == self.prefix or first.startswith(self.prefix)):
+            body["error"]["field"] = first[len(self.prefix) :].lstrip(".")
+        return body
+
+
+def workspace_document_change(
+    change: Callable[[dict], str | None], *, user=None, check: Callable[[], None] | None = None
+) -> ImportSummary:
+    """Apply ``change`` to the stored document and save the result, all-or-nothing.
+
+    A write takes the stored workspace document, changes one entry, and imports the result
+    with ``workspace_import(mode="replace")``: the engine validates the whole document (errors
+    carry paths such as ``profiles[3].rules.kb.mode``), only the rows that differ are written
+    (with history), and the content version is bumped. Writers are serialized on the
+    ``WorkspaceVersion`` row, so two never start from the same stale document.
+
+    ``change(document)`` edits the document in place and returns the path of the entry it
+    edited (``layers[2]``), used to name the field of an error. ``check()`` runs after the
+    lock, before the document is read (an If-Match comparison). Raises ``EntryInvalid``.
+    """
+    with transaction.atomic():
+        workspace_writes_lock()
+        if check is not None:
+            check()
+        document = map_rows_to_document(workspace_rows_get())
+        prefix = change(document)
+        try:
+            return workspace_import(document=document, mode="replace", user=user)
+        except WorkspaceValidationError as exc:
+            raise EntryInvalid(exc.issues, prefix) from exc
+
+
+class RefNotAvailable(Exception):
+    """The reference is not offered to this request (it never says why)."""
+
+
+def resolution_refs(resolution: dict) -> set[tuple[str, str]]:
+    """Return (layer key, item path) of every item a resolution offers to its request."""
+    refs = set()
+    for layer in resolution["layers"]:
+        if layer["decision"]["kind"] == "omitted":
+            continue
+        materialized = layer["materialized"]
+        for entry in (*materialized["items"], *materialized["references"]):
+            refs.add((layer["layer"], entry["item"]))
+    for reference in resolution["references"]:
+        refs.add((reference["layer"], reference["item"]))
+    return refs
+
+
+def ref_expand(*, request: dict, ref: str) -> dict:
+    """Return the item ``ref`` names when the resolution of ``request`` offers it.
+
+    Privacy rule: a ref is available only when the resolution of the same request, on the
+    same snapshot of the workspace, lists it for a selected layer (inline, a reference of
+    any reason, or trimmed by the budget). Those are the layer's candidates after its
+    itemFilter, so another customer's item is never among them. Raises ``RequestError`` for a
+    bad request and ``RefNotAvailable`` for everything else, existing item or not.
+    """
+    snapshot = cache.workspace_get()
+    resolution = snapshot.compiled.resolve(request)
+    layer_key, separator, path = ref.partition("/")
+    if not separator or (layer_key, path) not in resolution_refs(resolution):
+        raise RefNotAvailable(ref)
+    layer = next(entry for entry in snapshot.document["layers"] if entry["key"] == layer_key)
+    item = next(entry for entry in layer.get("items") or [] if entry["path"] == path)
+    return {
+        "ref": ref,
+        "layer": layer_key,
+        "item": path,
+        "title": item.get("title") or "",
+        "body": item.get("body") or "",
+        "metadata": json_safe(item.get("metadata") or {}),
+    }
+
+
+def profile_create(*, values: dict, user, rules: dict | None = None) -> Profile:
+    """Create a profile (optionally with rules), validated in the stored workspace.
+
+    Raises WorkspaceValidationError with the engine's issues; writes nothing when invalid.
+    """
+    with transaction.atomic():
+        profile = Profile(**values, created_by=user, updated_by=user)
+        issues = instance_issues(profile)
+        if issues:
+            raise WorkspaceValidationError(
+                [ValidationIssue(name or "", message) for name, message in issues]
+            )
+        profile._history_user = user
+        profile.save()
+        if rules:
+            profile_save_rules(profile=profile, rules=rules, user=user)
+    return profile

@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.utils.html import format_html
 
@@ -21,11 +20,8 @@ from profiles import cache
 from profiles.mappers import canonical_string
 from profiles.models import Profile, Scenario
 from profiles.services import (
-    WorkspaceValidationError,
-    profile_save_rules,
     scenarios_upsert,
 )
-from profiles.validation import instance_issues
 
 # --- reason codes in words ------------------------------------------------------------------
 
@@ -1019,24 +1015,3 @@ def profile_history(profile: Profile, *, limit: int = 12) -> list[dict]:
 
 def _shown(value: Any) -> str:
     return "—" if value is None else str(value)
-
-
-def profile_create(*, values: dict, user, rules: dict | None = None) -> Profile:
-    """Create a profile (optionally with rules), validated in the stored workspace.
-
-    Raises WorkspaceValidationError with the engine's issues; writes nothing when invalid.
-    """
-    with transaction.atomic():
-        profile = Profile(**values, created_by=user, updated_by=user)
-        issues = instance_issues(profile)
-        if issues:
-            from resolver import ValidationIssue
-
-            raise WorkspaceValidationError(
-                [ValidationIssue(name or "", message) for name, message in issues]
-            )
-        profile._history_user = user
-        profile.save()
-        if rules:
-            profile_save_rules(profile=profile, rules=rules, user=user)
-    return profile

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
-from profiles import cache, studio
+from profiles import cache, services, studio
 from profiles.concurrency import PreconditionFailed, profile_etag, profile_save_rules_checked
 from profiles.forms import (
     ItemForm,
@@ -88,7 +88,7 @@ def profile_create(request):
     form = ProfileCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            profile = studio.profile_create(values=form.profile_values(), user=request.user)
+            profile = services.profile_create(values=form.profile_values(), user=request.user)
         except WorkspaceValidationError as exc:
             form.add_issues(exc.issues)
         else:
@@ -116,7 +116,7 @@ def profile_duplicate(request, key):
         document = cache.workspace_get().document
         rules = studio.profile_document(document, source.key).get("rules") or {}
         try:
-            profile = studio.profile_create(
+            profile = services.profile_create(
                 values=form.profile_values(), user=request.user, rules=rules
             )
         except WorkspaceValidationError as exc:

@@ -2,7 +2,8 @@
 
 Resolve, preview and expand pass the request to the engine unchanged (SPEC §3 validation,
 SPEC §7 answer). CRUD writes change one entry of the workspace document and save it through
-the import path (``profiles.api.edits``), so they validate exactly as an import does.
+the import path (``services.workspace_document_change``), so they validate exactly as an
+import does.
 """
 
 import time
@@ -20,9 +21,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from profiles.api import serializers as s
-from profiles.api.edits import document_etag, workspace_document_change
-from profiles.api.exceptions import ApiError
-from profiles.api.expand import request_expand
+from profiles.api.exceptions import ApiError, ref_not_available
 from profiles.api.permissions import IsEditor, IsEditorOrReadOnly
 from profiles.api.renderers import (
     WORKSPACE_PARSERS,
@@ -60,8 +59,12 @@ from profiles.mappers import (
 from profiles.models import Consumer, DecisionLog, Item, Layer, Profile, Rule, Scenario
 from profiles.services import (
     IMPORT_MODES,
+    RefNotAvailable,
+    document_etag,
     profile_resolve,
+    ref_expand,
     scenarios_upsert,
+    workspace_document_change,
     workspace_export,
     workspace_import,
     workspace_resolve,
@@ -279,7 +282,10 @@ class ExpandView(ResolutionView):
         ref = body.pop("ref", None)
         if not isinstance(ref, str) or not ref:
             raise invalid("ref", "must be a reference <layer>/<item path>")
-        return Response(request_expand(request=body, ref=ref))
+        try:
+            return Response(ref_expand(request=body, ref=ref))
+        except RefNotAvailable:
+            raise ref_not_available() from None
 
 
 # --- consumers ----------------------------------------------------------------------------
