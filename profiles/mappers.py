@@ -12,6 +12,7 @@ from typing import Any
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule
 from profiles.selectors import WorkspaceRows
+from resolver.values import canonical
 
 # Document field of a rule -> model field (currentness handled separately).
 RULE_FIELDS = {
@@ -155,22 +156,9 @@ def map_rows_to_document(rows: WorkspaceRows) -> dict:
 
 
 def canonical_string(value: Any) -> str:
-    """Return a scalar as the canonical string of SPEC §4.2 (strings as is)."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.UTC).replace(tzinfo=None)
-        return value.strftime("%Y-%m-%dT%H:%M:%SZ")
-    if isinstance(value, dt.date):
-        return value.isoformat()
-    return str(value)
+    """Return a scalar as the canonical string of SPEC §4.2 (strings as is), as the engine does."""
+    text = canonical(value)
+    return str(value) if text is None else text
 
 
 def _optional_string(value: Any) -> str | None:

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from resolver import resolve
+from tests.resolver.test_conformance import match
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = Path(__file__).resolve().parent / "conformance"
@@ -455,29 +456,6 @@ def jsonable(value):
     return value
 
 
-def mismatch(expected, actual, path="$"):
-    """Return where ``actual`` fails to match the subset ``expected`` (SPEC §9), or None."""
-    if isinstance(expected, dict):
-        if not isinstance(actual, dict):
-            return f"{path}: expected an object, got {actual!r}"
-        for key, value in expected.items():
-            if key not in actual:
-                return f"{path}.{key}: missing"
-            found = mismatch(value, actual[key], f"{path}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(expected, list):
-        if not isinstance(actual, list) or len(actual) != len(expected):
-            return f"{path}: expected {expected!r}, got {actual!r}"
-        for index, (value, item) in enumerate(zip(expected, actual, strict=True)):
-            found = mismatch(value, item, f"{path}[{index}]")
-            if found:
-                return found
-        return None
-    return None if expected == actual else f"{path}: expected {expected!r}, got {actual!r}"
-
-
 CLI_SAMPLE = [
     "01-full-support-answer-every-stage-on-a-realistic-workspace",
     "02-missing-input-blocks-a-required-itemfilter-layer",
@@ -501,12 +479,12 @@ def test_conformance_case__through_the_cli__matches_its_expectation(stem, tmp_pa
     actual = json.loads(completed.stdout)
     if "error" in expected:
         assert completed.returncode == 2
-        assert mismatch({"error": expected["error"]}, actual) is None
+        assert match({"error": expected["error"]}, actual) is None
         return
     assert completed.returncode == 0, completed.stderr
     records = {layer["layer"]: layer for layer in actual["layers"]}
     if "layerOrder" in expected:
         assert [layer["layer"] for layer in actual["layers"]] == expected.pop("layerOrder")
     for key, layer in expected.pop("layers", {}).items():
-        assert mismatch(layer, records[key], f"layers.{key}") is None
-    assert mismatch(expected, actual) is None
+        assert match(layer, records[key], f"layers.{key}") is None
+    assert match(expected, actual) is None
