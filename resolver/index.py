@@ -44,6 +44,7 @@ class LayerIndex:
         self.paths = [item.path for item in layer.items]
         self._filters: dict[str, dict[str, list[int]]] = {}
         self._recency: dict[str, list[RecencyDate | None]] = {}
+        self._days: dict[str, list[str | None]] = {}
         self._summaries: list[tuple[str, bool]] | None = None
         self._postings: dict[str, array] | None = None
         self._tfs: dict[str, array] | None = None
@@ -84,6 +85,14 @@ class LayerIndex:
                 dates.append(found)
             self._recency[field] = dates
         return dates
+
+    def recency_days(self, field: str) -> list[str | None]:
+        """Return each item's recency date as ``YYYY-MM-DD`` (None when undated)."""
+        days = self._days.get(field)
+        if days is None:
+            days = [d.day if d is not None else None for d in self.recency_dates(field)]
+            self._days[field] = days
+        return days
 
     # -- summaries -------------------------------------------------------------------------
 

@@ -175,28 +175,30 @@ def materialized_items(trace, terms: tuple[str, ...]) -> list[dict]:
     rule = trace.rule
     index = trace.index
     paths = index.paths
-    dates = index.recency_dates(rule.currentness.field if rule.currentness else "updated")
+    days = index.recency_days(rule.currentness.field if rule.currentness else "updated")
     warned = trace.warned
     scores = trace.scores
-    out = []
-    for i in trace.units:
-        recency = dates[i]
-        flag = warned.get(i)
-        if scores is None:
-            score, matched = None, []
-        else:
-            score = round(scores.get(i, 0.0), 6)
-            matched = index.matched_terms(terms, i) if i in scores else []
-        out.append(
+    if scores is None:
+        return [
             {
                 "item": paths[i],
-                "score": score,
-                "matchedTerms": matched,
-                "date": recency.day if recency is not None else None,
-                "notCurrent": flag[0] if flag is not None else None,
+                "score": None,
+                "matchedTerms": [],
+                "date": days[i],
+                "notCurrent": warned[i][0] if i in warned else None,
             }
-        )
-    return out
+            for i in trace.units
+        ]
+    return [
+        {
+            "item": paths[i],
+            "score": round(scores.get(i, 0.0), 6),
+            "matchedTerms": index.matched_terms(terms, i) if i in scores else [],
+            "date": days[i],
+            "notCurrent": warned[i][0] if i in warned else None,
+        }
+        for i in trace.units
+    ]
 
 
 def reference_records(trace, indices, reason: str, rendered: bool) -> list[dict]:
