@@ -5,6 +5,7 @@ import json
 import re
 
 from django import forms
+from django.conf import settings
 
 from profiles.models import Availability, Consumer, Item, Layer
 from profiles.validation import instance_issues
@@ -188,6 +189,11 @@ class WorkspaceUploadForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and upload.size > limit:
+            raise forms.ValidationError(
+                f"the file is {upload.size:,} bytes; at most {limit:,} bytes are accepted"
+            )
         try:
             self.cleaned_data["text"] = upload.read().decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -6,6 +6,7 @@ Function-based views; the editor page owns its fragments (``profiles/editor.html
 
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -410,6 +411,16 @@ def workspace_upload(request):
     if request.method == "POST":
         for permission in ("change_layer", "change_item", "change_profile", "change_rule"):
             _require(request, permission)
+        # Refuse an oversized upload before its body is read (files bypass Django's
+        # in-memory limit); the margin leaves room for the form's other fields.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if limit is not None and length.isdigit() and int(length) > limit + 64 * 1024:
+            return HttpResponse(
+                f"The upload is larger than {limit:,} bytes; nothing was imported.",
+                status=413,
+                content_type="text/plain; charset=utf-8",
+            )
     form = WorkspaceUploadForm(request.POST or None, request.FILES or None)
     issues, summary = [], None
     if request.method == "POST" and form.is_valid():

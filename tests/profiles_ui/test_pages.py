@@ -235,3 +235,32 @@ def test_workspace_upload__download_round_trip__nothing_changes(editor_client, w
 
     assert "Workspace imported" in response.content.decode()
     assert Rule.objects.get(profile__key="support-answer", layer__key="tickets").max_items == 2
+
+
+def test_workspace_upload__file_over_the_limit__refused_and_nothing_changed(
+    editor_client, workspace, settings
+):
+    # Given a 2 KB limit, when a 4 KB file is uploaded,
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
+    text = editor_client.get("/workspace/download/").content
+    big = text + b"#" * 4096  # a YAML comment: valid, only too large
+    response = editor_client.post(
+        "/workspace/upload/",
+        {"file": SimpleUploadedFile("w.yaml", big), "mode": "replace"},
+    )
+    # then the form names the limit, and the workspace is unchanged.
+    assert response.status_code == 200
+    assert "at most 2,048 bytes are accepted" in response.content.decode()
+    assert Profile.objects.filter(key="support-answer").exists()
+
+
+def test_workspace_upload__body_far_over_the_limit__413_before_reading(
+    editor_client, workspace, settings
+):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    huge = b"x" * (200 * 1024)
+    response = editor_client.post(
+        "/workspace/upload/", {"file": SimpleUploadedFile("w.yaml", huge), "mode": "merge"}
+    )
+    assert response.status_code == 413
+    assert "nothing was imported" in response.content.decode()
