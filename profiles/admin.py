@@ -18,6 +18,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
+from profiles.mappers import RULE_MODEL_FIELDS
 from profiles.models import (
     Consumer,
     DecisionLog,
@@ -97,22 +98,7 @@ class ProfileForm(WorkspaceModelForm):
 class RuleForm(WorkspaceModelForm):
     class Meta:
         model = Rule
-        fields = [
-            "profile",
-            "layer",
-            "participation",
-            "mode",
-            "required",
-            "priority",
-            "max_items",
-            "max_tokens",
-            "order",
-            "facets",
-            "currentness_max_age_days",
-            "currentness_field",
-            "currentness_on_stale",
-            "currentness_on_unknown",
-        ]
+        fields = ["profile", "layer", *RULE_MODEL_FIELDS]
 
 
 class RuleInlineForm(forms.ModelForm):
@@ -125,21 +111,7 @@ class RuleInlineForm(forms.ModelForm):
 
     class Meta:
         model = Rule
-        fields = [
-            "layer",
-            "participation",
-            "mode",
-            "required",
-            "priority",
-            "max_items",
-            "max_tokens",
-            "order",
-            "facets",
-            "currentness_max_age_days",
-            "currentness_field",
-            "currentness_on_stale",
-            "currentness_on_unknown",
-        ]
+        fields = ["layer", *RULE_MODEL_FIELDS]
         widgets = {"facets": forms.TextInput(attrs={"size": 18})}
 
 
