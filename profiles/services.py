@@ -35,7 +35,7 @@ from profiles.models import (
     WorkspaceVersion,
     workspace_bumps_suppressed,
 )
-from profiles.selectors import workspace_rows_get
+from profiles.selectors import WorkspaceRows, workspace_rows_get
 from profiles.validation import WorkspaceValidationError, document_issues, instance_issues
 from resolver import CompiledWorkspace, ResolverError, ValidationIssue, WorkspaceError
 from resolver.cli import dump_yaml, load_workspace_text
@@ -175,6 +175,7 @@ def workspace_import(
     text: str | None = None,
     mode: str = "merge",
     user=None,
+    rows: WorkspaceRows | None = None,
 ) -> ImportSummary:
     """Import a workspace document (or its YAML/JSON text) all-or-nothing, in one transaction.
 
@@ -183,6 +184,8 @@ def workspace_import(
     does not contain. A document with any error writes nothing: WorkspaceImportError carries
     every issue with its path in the file. Rows whose values do not change are not written,
     so importing the same file twice changes nothing (no history entry, no version bump).
+    ``rows`` are the stored rows when the caller already read them inside its transaction
+    (and holds the writers' lock), so they are not read twice.
     """
     if mode not in IMPORT_MODES:
         raise ValueError(f"unknown import mode {mode!r} (use merge or replace)")
@@ -193,7 +196,8 @@ def workspace_import(
 
     summary = ImportSummary(mode=mode)
     with transaction.atomic(), workspace_bumps_suppressed():
-        rows = workspace_rows_get()
+        if rows is None:
+            rows = workspace_rows_get()
         merged = None
         if mode == "merge" and _mergeable(document):
             merged = _merge_documents(map_rows_to_document(rows), document)
@@ -748,10 +752,13 @@ def workspace_document_change(
         workspace_writes_lock()
         if check is not None:
             check()
-        document = map_rows_to_document(workspace_rows_get())
+        rows = workspace_rows_get()
+        # A copy: the mapped document shares metadata objects with the rows it came from,
+        # and the import compares the changed document with those same rows.
+        document = copy.deepcopy(map_rows_to_document(rows))
         prefix = change(document)
         try:
-            return workspace_import(document=document, mode="replace", user=user)
+            return workspace_import(document=document, mode="replace", user=user, rows=rows)
         except WorkspaceValidationError as exc:
             raise EntryInvalid(exc.issues, prefix) from exc
 
