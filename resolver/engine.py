@@ -86,7 +86,6 @@ class Context:
     terms: tuple[str, ...]
     renderer: Renderer
     include_dates: bool
-    now_ts: float
 
 
 # -- stages ----------------------------------------------------------------------------------
@@ -467,7 +466,6 @@ class CompiledWorkspace:
             terms=query_terms(parsed.message),
             renderer=Renderer(parsed.format or consumer.format),
             include_dates=consumer.include_currentness,
-            now_ts=parsed.now.timestamp(),
         )
         traces = [LayerTrace(index, profile.rule_for(index.layer.key)) for index in self.indexes]
         traces.sort(key=lambda t: (-t.rule.priority, t.layer.key))

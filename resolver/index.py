@@ -137,12 +137,6 @@ class LayerIndex:
                 tfs[term].append(tf)
         self._lengths, self._postings, self._tfs = lengths, ids, tfs
 
-    @property
-    def lengths(self) -> array:
-        if self._lengths is None:
-            self._build_postings()
-        return self._lengths
-
     def matched_terms(self, terms: tuple[str, ...], i: int) -> list[str]:
         """Return the query terms that occur in item i, in query order."""
         if self._postings is None:

@@ -60,13 +60,6 @@ class Renderer:
 
     # -- lengths ---------------------------------------------------------------------------
 
-    def layer_block_length(self, head: str, item_lengths) -> int:
-        """Length of a layer's block alone (markdown block, or its XML lines joined by \\n)."""
-        count = len(item_lengths)
-        if self.xml:
-            return len(head) + sum(item_lengths) + count + len("\n</layer>")
-        return len(head) + 2 + sum(item_lengths) + 2 * (count - 1)
-
     @staticmethod
     def reference_lines_length(line_lengths) -> int:
         return sum(line_lengths) + max(len(line_lengths) - 1, 0)
