@@ -417,3 +417,7 @@ class DecisionLogAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        # Also withdraws the bulk "delete selected" action; prune_decision_log applies retention.
+        return False

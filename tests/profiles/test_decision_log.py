@@ -105,6 +105,49 @@ def test_admin__decision_log__is_listed_filterable_and_read_only(admin_client):
     assert admin_client.get("/admin/profiles/decisionlog/add/").status_code == 403
 
 
+def test_admin__decision_log_entry__cannot_be_deleted_one_by_one(admin_client):
+    entry = DecisionLog.objects.create(request_fingerprint="f" * 64, status="OK")
+    page = admin_client.get(f"/admin/profiles/decisionlog/{entry.pk}/change/")
+    assert page.status_code == 200  # a superuser may read it...
+    assert b"/delete/" not in page.content  # ...and is offered no delete link
+
+    assert admin_client.get(f"/admin/profiles/decisionlog/{entry.pk}/delete/").status_code == 403
+    posted = admin_client.post(f"/admin/profiles/decisionlog/{entry.pk}/delete/", {"post": "yes"})
+
+    assert posted.status_code == 403
+    assert DecisionLog.objects.filter(pk=entry.pk).exists()
+
+
+def test_admin__decision_log_entries__cannot_be_deleted_in_bulk(admin_client):
+    entries = [
+        DecisionLog.objects.create(request_fingerprint=str(n) * 64, status="OK") for n in range(3)
+    ]
+    listing = admin_client.get("/admin/profiles/decisionlog/")
+    assert b"delete_selected" not in listing.content  # the bulk action is not offered
+
+    posted = admin_client.post(
+        "/admin/profiles/decisionlog/",
+        {
+            "action": "delete_selected",
+            "_selected_action": [entry.pk for entry in entries],
+            "post": "yes",
+        },
+    )
+
+    assert posted.status_code in (200, 302)  # "no action selected", nothing done
+    assert DecisionLog.objects.count() == 3
+
+
+def test_admin__decision_log_entry__cannot_be_changed(admin_client):
+    entry = DecisionLog.objects.create(request_fingerprint="f" * 64, status="OK", profile_key="p")
+    admin_client.post(
+        f"/admin/profiles/decisionlog/{entry.pk}/change/",
+        {"request_fingerprint": "0" * 64, "status": "BLOCKED", "profile_key": "q"},
+    )
+    entry.refresh_from_db()
+    assert (entry.status, entry.profile_key) == ("OK", "p")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_background_writer__entries_queued__all_written_and_a_bad_one_logged(settings, caplog):
     from profiles.decision_log import decision_log_flush
