@@ -35,6 +35,8 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO so Django knows the original scheme.
 HTTPS = env_bool("HTTPS", not DEBUG)
 SECURE_SSL_REDIRECT = HTTPS
+# Load balancers probe over plain HTTP: the health check answers itself, never a redirect.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000")) if HTTPS else 0

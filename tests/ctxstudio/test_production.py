@@ -89,3 +89,25 @@ def test_pages__any_response__carry_a_csp_without_inline_scripts(client):
     assert "'unsafe-inline'" not in script_sources
     assert "frame-ancestors 'none'" in policy
     assert response["X-Frame-Options"] == "DENY"
+
+
+def test_healthz__https_on__answers_over_plain_http_while_pages_redirect():
+    # Given production settings with HTTPS on, as a load balancer's plain-HTTP probe sees them,
+    probe = (
+        "from django.test import Client; c = Client();"
+        "print(c.get('/healthz').status_code, c.get('/accounts/login/').status_code)"
+    )
+    result = run_manage(
+        "shell",
+        "--no-imports",
+        "-c",
+        probe,
+        DEBUG="false",
+        HTTPS="true",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        DATABASE_URL="sqlite:///:memory:",
+        ALLOWED_HOSTS="testserver",
+    )
+    # then /healthz answers itself and every other page still redirects to https.
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["200", "301"]
