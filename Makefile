@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run serve test lint format bench loadtest lock clean
+.PHONY: setup run serve test lint format bench bench-web loadtest lock clean
 
 $(VENV)/bin/python:
 	@set -e; pick=""; \
@@ -56,6 +56,11 @@ format: setup
 
 bench: $(BENCH_STAMP)
 	$(PY) -m tests.perf.bench
+	$(PY) -m tests.perf.web_bench $(WEB_BENCH_ARGS)
+
+# The web section alone: PostgreSQL behind gunicorn, 1k/10k/50k items (docs/benchmarks.md, "Web").
+bench-web: setup
+	$(PY) -m tests.perf.web_bench $(WEB_BENCH_ARGS)
 
 # Load and fault test against gunicorn + PostgreSQL on this machine (loopback, bounded).
 # LOADTEST_ARGS="--stop-postgres" adds the database-outage phase (it stops the local server).
