@@ -108,6 +108,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "profiles.permissions.capabilities",
             ],
         },
     },
@@ -160,7 +161,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Each view names its capabilities (profiles.permissions); one that forgets gets this.
+    "DEFAULT_PERMISSION_CLASSES": ["profiles.permissions.DefaultApiPermission"],
     "DEFAULT_PARSER_CLASSES": [
         "rest_framework.parsers.JSONParser",
         "rest_framework.parsers.FormParser",

@@ -1,0 +1,242 @@
+"""Who may do what in Context Studio — the permission model, defined once.
+
+A user has one **role**; a role grants a set of **capabilities**; every door (studio views and
+templates, the API, the admin) asks ``user_can(user, capability)`` and nothing else. Django's
+per-model permissions (``add_profile``…) are not consulted.
+
+| role      | who                                               | capabilities            |
+|-----------|---------------------------------------------------|-------------------------|
+| anonymous | not signed in, or an inactive account             | none                    |
+| reader    | any other signed-in user                          | RESOLVE, READ_CONFIG    |
+| editor    | a member of the ``editors`` group                 | all but ADMINISTER      |
+| staff     | ``is_staff`` or ``is_superuser``                  | all                     |
+
+Item material (titles, bodies, metadata) is customer data: a reader sees it only as a
+resolution shows it, with each layer's itemFilter applied to the request. Lists of items, item
+pages and the workspace export show every customer's material, so they need READ_MATERIAL.
+"""
+
+from collections.abc import Callable, Iterable
+from enum import StrEnum
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.utils.functional import SimpleLazyObject
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+EDITORS_GROUP = "editors"
+
+
+class Capability(StrEnum):
+    """What a user may do; each names the doors it opens."""
+
+    #: resolve, preview, expand; see the decision timeline of a resolution
+    RESOLVE = "resolve"
+    #: read consumers, layers' own fields, profiles, rules, scenarios
+    READ_CONFIG = "read_config"
+    #: read items outside a resolution: item lists and pages, the workspace export
+    READ_MATERIAL = "read_material"
+    #: create, change, delete profiles, rules, scenarios
+    WRITE_RULES = "write_rules"
+    #: create, change, delete consumers, layers, items
+    WRITE_MATERIAL = "write_material"
+    #: upload/import a workspace, download/export it (an export also needs READ_MATERIAL)
+    IMPORT_EXPORT = "import_export"
+    #: the admin site, the decision log, other users' API tokens
+    ADMINISTER = "administer"
+
+
+RESOLVE = Capability.RESOLVE
+READ_CONFIG = Capability.READ_CONFIG
+READ_MATERIAL = Capability.READ_MATERIAL
+WRITE_RULES = Capability.WRITE_RULES
+WRITE_MATERIAL = Capability.WRITE_MATERIAL
+IMPORT_EXPORT = Capability.IMPORT_EXPORT
+ADMINISTER = Capability.ADMINISTER
+
+
+class Role(StrEnum):
+    ANONYMOUS = "anonymous"
+    READER = "reader"
+    EDITOR = "editor"
+    STAFF = "staff"
+
+
+ROLE_CAPABILITIES: dict[Role, frozenset[Capability]] = {
+    Role.ANONYMOUS: frozenset(),
+    Role.READER: frozenset({RESOLVE, READ_CONFIG}),
+    Role.EDITOR: frozenset(Capability) - {ADMINISTER},
+    Role.STAFF: frozenset(Capability),
+}
+
+# The role is stored on the user object: one request (one user object) asks the database at
+# most once, however many checks its views, templates and serializers make.
+_ROLE_ATTRIBUTE = "_ctxstudio_role"
+
+
+def user_role(user) -> Role:
+    """Return the user's role (at most one query per user object, none for staff)."""
+    if user is None or not user.is_authenticated or not user.is_active:
+        return Role.ANONYMOUS
+    role = getattr(user, _ROLE_ATTRIBUTE, None)
+    if role is None:
+        if user.is_staff or user.is_superuser:
+            role = Role.STAFF
+        elif user.groups.filter(name=EDITORS_GROUP).exists():
+            role = Role.EDITOR
+        else:
+            role = Role.READER
+        setattr(user, _ROLE_ATTRIBUTE, role)
+    return role
+
+
+def user_capabilities(user) -> frozenset[Capability]:
+    """Return every capability the user has."""
+    return ROLE_CAPABILITIES[user_role(user)]
+
+
+def user_can(user, capability: Capability) -> bool:
+    """Return whether the user has the capability."""
+    return Capability(capability) in user_capabilities(user)
+
+
+def _as_tuple(capabilities: Capability | Iterable[Capability]) -> tuple[Capability, ...]:
+    if isinstance(capabilities, str):
+        return (Capability(capabilities),)
+    return tuple(Capability(capability) for capability in capabilities)
+
+
+def _missing(user, capabilities: Iterable[Capability]) -> list[Capability]:
+    granted = user_capabilities(user)
+    return [capability for capability in capabilities if capability not in granted]
+
+
+def _refusal(missing: Iterable[Capability]) -> str:
+    names = ", ".join(capability.name for capability in missing)
+    return f"this needs the {names} permission ({explain_roles(missing)})"
+
+
+def explain_roles(capabilities: Iterable[Capability]) -> str:
+    """Return which roles hold all the capabilities, in words ("editors or staff")."""
+    wanted = set(capabilities)
+    roles = [role for role, granted in ROLE_CAPABILITIES.items() if wanted <= granted]
+    names = {Role.READER: "any signed-in user", Role.EDITOR: "editors", Role.STAFF: "staff"}
+    return " or ".join(names[role] for role in roles if role in names) or "nobody"
+
+
+def require(user, *capabilities: Capability) -> None:
+    """Raise ``PermissionDenied`` (403) unless the user has every capability."""
+    missing = _missing(user, capabilities)
+    if missing:
+        raise PermissionDenied(_refusal(missing))
+
+
+# --- studio views -------------------------------------------------------------------------
+
+
+def capability_required(
+    *capabilities: Capability, unsafe: Capability | Iterable[Capability] | None = None
+) -> Callable:
+    """Decorate a studio view: anonymous users go to the login page; others lacking a
+    capability get 403.
+
+    GET and HEAD need ``capabilities``; other methods (POST…) need ``unsafe`` instead when it
+    is given. An action inside one POST that needs more (the editor's Save) calls ``require``.
+    """
+    safe_needed = _as_tuple(capabilities)
+    unsafe_needed = safe_needed if unsafe is None else _as_tuple(unsafe)
+
+    def decorator(view):
+        @wraps(view)
+        def checked(request, *args, **kwargs):
+            if user_role(request.user) is Role.ANONYMOUS:
+                return redirect_to_login(request.get_full_path())
+            needed = safe_needed if request.method in SAFE_METHODS else unsafe_needed
+            require(request.user, *needed)
+            return view(request, *args, **kwargs)
+
+        checked.required_capabilities = {"safe": safe_needed, "unsafe": unsafe_needed}
+        return checked
+
+    return decorator
+
+
+# --- API ----------------------------------------------------------------------------------
+
+
+def capability_permission(
+    *capabilities: Capability, unsafe: Capability | Iterable[Capability] | None = None
+) -> type[BasePermission]:
+    """Return a DRF permission class: safe methods need ``capabilities``; POST, PUT, PATCH
+    and DELETE need ``unsafe`` instead when it is given.
+
+    An anonymous request is refused with 401 (DRF asks for credentials), a signed-in one
+    lacking a capability with 403.
+    """
+    safe_needed = _as_tuple(capabilities)
+    unsafe_needed = safe_needed if unsafe is None else _as_tuple(unsafe)
+
+    class CapabilityPermission(BasePermission):
+        required = {"safe": safe_needed, "unsafe": unsafe_needed}
+
+        def has_permission(self, request, view) -> bool:
+            needed = safe_needed if request.method in SAFE_METHODS else unsafe_needed
+            missing = _missing(request.user, needed)
+            if missing:
+                self.message = _refusal(missing)
+            return not missing
+
+    names = "".join(c.name.title().replace("_", "") for c in safe_needed)
+    if unsafe_needed != safe_needed:
+        names += "Write" + "".join(c.name.title().replace("_", "") for c in unsafe_needed)
+    CapabilityPermission.__name__ = CapabilityPermission.__qualname__ = f"Can{names}"
+    return CapabilityPermission
+
+
+# A view that names no permission: readers may look, only staff may change anything.
+DefaultApiPermission = capability_permission(READ_CONFIG, unsafe=ADMINISTER)
+
+
+# --- templates ----------------------------------------------------------------------------
+
+
+def capabilities(request) -> dict:
+    """Template context processor: ``can.<capability>`` (``can.write_rules``…) for the
+    signed-in user, so a page renders only the controls its user may use.
+
+    Hiding a control is a courtesy; the view still checks (a client can post anything).
+    """
+
+    def flags() -> dict[str, bool]:
+        granted = user_capabilities(getattr(request, "user", None))
+        return {capability.value: capability in granted for capability in Capability}
+
+    return {"can": SimpleLazyObject(flags)}
+
+
+# --- admin --------------------------------------------------------------------------------
+
+
+class AdministerAdminMixin:
+    """ModelAdmin/InlineModelAdmin mixin: staff (ADMINISTER) view, add, change and delete.
+
+    Django lets only ``is_staff`` users log in to the admin, so editors who are not staff work
+    in the studio and the API instead. A class may still refuse an action for everyone by
+    overriding the method (a read-only log has no add permission).
+    """
+
+    def has_module_permission(self, request) -> bool:
+        return user_can(request.user, ADMINISTER)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return user_can(request.user, ADMINISTER)
+
+    def has_add_permission(self, request, *args, **kwargs) -> bool:
+        return user_can(request.user, ADMINISTER)
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return user_can(request.user, ADMINISTER)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return user_can(request.user, ADMINISTER)
