@@ -92,6 +92,9 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--input", help="input JSON object, or @FILE")
         sub.add_argument("--now", help="ISO-8601 date or datetime")
         sub.add_argument("--format", choices=("markdown", "xml"))
+        sub.add_argument(
+            "--detail", choices=("full", "summary"), help="summary: list only what is rendered"
+        )
         sub.add_argument("--pretty", action="store_true", help="indent the JSON (resolve only)")
         sub.add_argument(
             "--availability",
@@ -138,6 +141,8 @@ def build_request(args) -> dict:
         request["now"] = args.now
     if args.format is not None:
         request["format"] = args.format
+    if args.detail is not None:
+        request["detail"] = args.detail
     if args.availability:
         overrides = dict(request.get("availability") or {})
         for pair in args.availability:

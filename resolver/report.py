@@ -19,8 +19,13 @@ def json_text(value, *, pretty: bool = False) -> str:
 
 
 def resolution_json(traces, ctx, text: str) -> dict:
-    """Return the resolution of a request as plain JSON-able objects."""
+    """Return the resolution of a request as plain JSON-able objects.
+
+    With ``detail: summary`` (SPEC §7.1) the lists that grow with the layer are never built:
+    only what is rendered is listed, with the full lengths in ``counts`` / ``referenceCounts``.
+    """
     profile = ctx.profile
+    summary = ctx.request.detail == "summary"
     blockers, warnings = status_findings(traces)
     status = R.BLOCKED if blockers else R.RENDERING_INCOMPLETE if warnings else R.RESOLVED
     tokens = estimate(len(text))
@@ -31,7 +36,7 @@ def resolution_json(traces, ctx, text: str) -> dict:
                 "characters": trace.block_characters,
                 "estimatedTokens": estimate(trace.block_characters),
             }
-    return {
+    resolution = {
         "resolver": R.RESOLVER_ID,
         "profile": {
             "key": profile.key,
@@ -45,7 +50,7 @@ def resolution_json(traces, ctx, text: str) -> dict:
         "blockers": blockers,
         "warnings": warnings,
         "currentness": resolution_currentness(traces),
-        "currentnessExcluded": currentness_excluded(traces),
+        "currentnessExcluded": [] if summary else currentness_excluded(traces),
         "budget": {
             "limit": profile.budget,
             "estimatedTokens": tokens,
@@ -53,12 +58,16 @@ def resolution_json(traces, ctx, text: str) -> dict:
             "characters": len(text),
             "byLayer": by_layer,
         },
-        "layers": [layer_record(trace, ctx.terms) for trace in traces],
-        "references": references(traces),
+        "layers": [layer_record(trace, ctx.terms, summary=summary) for trace in traces],
+        "references": references(traces, rendered_only=summary),
         "output": None
         if blockers
         else {"format": ctx.renderer.format, "text": text, "estimatedTokens": tokens},
     }
+    if summary:
+        resolution["referenceCounts"] = reference_counts(traces)
+        resolution["detail"] = "summary"
+    return resolution
 
 
 def status_findings(traces) -> tuple[list, list]:
@@ -114,7 +123,8 @@ def currentness_excluded(traces) -> list:
     return out
 
 
-def layer_record(trace, terms: tuple[str, ...]) -> dict:
+def layer_record(trace, terms: tuple[str, ...], *, summary: bool = False) -> dict:
+    """Return one layer's record; a summary lists only what is rendered, plus ``counts``."""
     rule = trace.rule
     layer = trace.layer
     record = {
@@ -145,14 +155,26 @@ def layer_record(trace, terms: tuple[str, ...]) -> dict:
         record["materialized"] = {"items": [], "references": []}
         record["projected"] = {"facets": [], "derived": {}}
         record["rendered"] = {"items": [], "trimmed": [], "characters": 0, "estimatedTokens": 0}
+        if summary:
+            record["counts"] = {"items": 0, "references": 0, "trimmed": 0}
         return record
     paths = trace.index.paths
-    limited = [{"item": paths[i], "reason": R.LAYER_TOKEN_LIMIT} for i in trace.limited]
-    beyond = [{"item": paths[i], "reason": R.BEYOND_MAX_ITEMS} for i in trace.beyond]
-    skipped = [{"item": paths[i], "reason": R.NOT_RETRIEVED} for i in trace.not_retrieved]
+    admitted = trace.admitted_units
+    if summary:
+        # Rendered overflow references are a prefix of limited + beyond; NOT_RETRIEVED never is.
+        shown = trace.admitted_overflow
+        limited = trace.limited[:shown]
+        beyond = trace.beyond[: max(shown - len(trace.limited), 0)]
+        skipped = []
+        units = trace.units[:admitted]
+    else:
+        limited, beyond, skipped = trace.limited, trace.beyond, trace.not_retrieved
+        units = trace.units
     record["materialized"] = {
-        "items": materialized_items(trace, terms),
-        "references": limited + beyond + skipped,
+        "items": materialized_items(trace, terms, units),
+        "references": [{"item": paths[i], "reason": R.LAYER_TOKEN_LIMIT} for i in limited]
+        + [{"item": paths[i], "reason": R.BEYOND_MAX_ITEMS} for i in beyond]
+        + [{"item": paths[i], "reason": R.NOT_RETRIEVED} for i in skipped],
     }
     derived = {}
     if "summary" in rule.facets:
@@ -160,18 +182,23 @@ def layer_record(trace, terms: tuple[str, ...]) -> dict:
     if "excerpt" in rule.facets:
         derived["excerpt"] = len(trace.units)
     record["projected"] = {"facets": list(rule.facets), "derived": derived}
-    admitted = trace.admitted_units
     record["rendered"] = {
         "items": [paths[i] for i in trace.units[:admitted]],
-        "trimmed": [paths[i] for i in trace.units[admitted:]],
+        "trimmed": [] if summary else [paths[i] for i in trace.units[admitted:]],
         "characters": trace.block_characters,
         "estimatedTokens": estimate(trace.block_characters),
     }
+    if summary:
+        record["counts"] = {
+            "items": len(trace.units),
+            "references": len(trace.limited) + len(trace.beyond) + len(trace.not_retrieved),
+            "trimmed": len(trace.units) - admitted,
+        }
     return record
 
 
-def materialized_items(trace, terms: tuple[str, ...]) -> list[dict]:
-    """The content units with their score, matched terms, recency date and not-current flag."""
+def materialized_items(trace, terms: tuple[str, ...], units) -> list[dict]:
+    """The given content units with their score, matched terms, date and not-current flag."""
     rule = trace.rule
     index = trace.index
     paths = index.paths
@@ -187,7 +214,7 @@ def materialized_items(trace, terms: tuple[str, ...]) -> list[dict]:
                 "date": days[i],
                 "notCurrent": warned[i][0] if i in warned else None,
             }
-            for i in trace.units
+            for i in units
         ]
     return [
         {
@@ -197,7 +224,7 @@ def materialized_items(trace, terms: tuple[str, ...]) -> list[dict]:
             "date": days[i],
             "notCurrent": warned[i][0] if i in warned else None,
         }
-        for i in trace.units
+        for i in units
     ]
 
 
@@ -219,11 +246,12 @@ def reference_records(trace, indices, reason: str, rendered: bool) -> list[dict]
     ]
 
 
-def references(traces) -> list:
+def references(traces, *, rendered_only: bool = False) -> list:
     """Every reference of the selected layers, grouped by layer in render order.
 
     Within a layer: content units (trimmed inline items, or on-demand references), then
-    overflow (token-limited before beyond-maxItems), then the items not retrieved.
+    overflow (token-limited before beyond-maxItems), then the items not retrieved. With
+    ``rendered_only`` (a summary) the references that are not rendered are never built.
     """
     out: list[dict] = []
     for trace in traces:
@@ -231,17 +259,38 @@ def references(traces) -> list:
             continue
         admitted = trace.admitted_units
         if trace.inline:
-            out += reference_records(trace, trace.units[admitted:], R.BUDGET_TRIMMED, False)
+            if not rendered_only:
+                out += reference_records(trace, trace.units[admitted:], R.BUDGET_TRIMMED, False)
         else:
             out += reference_records(trace, trace.units[:admitted], R.ON_DEMAND, True)
-            out += reference_records(trace, trace.units[admitted:], R.ON_DEMAND, False)
+            if not rendered_only:
+                out += reference_records(trace, trace.units[admitted:], R.ON_DEMAND, False)
         # Admitted overflow references are a prefix of limited + beyond.
         shown = trace.admitted_overflow
         limited, beyond = trace.limited, trace.beyond
         out += reference_records(trace, limited[:shown], R.LAYER_TOKEN_LIMIT, True)
-        out += reference_records(trace, limited[shown:], R.LAYER_TOKEN_LIMIT, False)
+        if not rendered_only:
+            out += reference_records(trace, limited[shown:], R.LAYER_TOKEN_LIMIT, False)
         shown = max(shown - len(limited), 0)
         out += reference_records(trace, beyond[:shown], R.BEYOND_MAX_ITEMS, True)
-        out += reference_records(trace, beyond[shown:], R.BEYOND_MAX_ITEMS, False)
-        out += reference_records(trace, trace.not_retrieved, R.NOT_RETRIEVED, False)
+        if not rendered_only:
+            out += reference_records(trace, beyond[shown:], R.BEYOND_MAX_ITEMS, False)
+            out += reference_records(trace, trace.not_retrieved, R.NOT_RETRIEVED, False)
     return out
+
+
+def reference_counts(traces) -> dict:
+    """SPEC §7.1: the number of entries of the full ``references`` list per reason."""
+    counts = dict.fromkeys(
+        (R.ON_DEMAND, R.LAYER_TOKEN_LIMIT, R.BEYOND_MAX_ITEMS, R.NOT_RETRIEVED, R.BUDGET_TRIMMED),
+        0,
+    )
+    for trace in traces:
+        if not trace.selected:
+            continue
+        content = R.BUDGET_TRIMMED if trace.inline else R.ON_DEMAND
+        counts[content] += len(trace.units) - (trace.admitted_units if trace.inline else 0)
+        counts[R.LAYER_TOKEN_LIMIT] += len(trace.limited)
+        counts[R.BEYOND_MAX_ITEMS] += len(trace.beyond)
+        counts[R.NOT_RETRIEVED] += len(trace.not_retrieved)
+    return {reason: count for reason, count in counts.items() if count}

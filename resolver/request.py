@@ -17,7 +17,9 @@ REQUEST_FIELDS = (
     "now",
     "format",
     "availability",
+    "detail",
 )
+DETAILS = ("full", "summary")
 MAX_INPUT_KEYS = 100
 MAX_MESSAGE_CHARS = 20_000
 
@@ -35,6 +37,7 @@ class Request:
     now: dt.datetime
     format: str | None
     availability: dict = field(default_factory=dict)
+    detail: str = "full"  # SPEC §7.1: "summary" cuts the lists that grow with the layer
 
 
 def _fail(path: str, message: str):
@@ -98,7 +101,15 @@ def parse_request(raw, *, layer_keys, clock) -> Request:
             if state not in AVAILABILITIES:
                 _fail(f"availability.{key}", "must be one of " + ", ".join(AVAILABILITIES))
             overrides[key] = state
-    return Request(profile, consumer, objective, environment, inputs, message, now, fmt, overrides)
+
+    detail = raw.get("detail")
+    if detail is None:
+        detail = "full"
+    elif detail not in DETAILS:
+        _fail("detail", "must be one of " + ", ".join(DETAILS))
+    return Request(
+        profile, consumer, objective, environment, inputs, message, now, fmt, overrides, detail
+    )
 
 
 def _parse_input(raw) -> tuple[dict, str | None]:
