@@ -10,13 +10,28 @@ Public API (other packages depend on these exact names):
   workspace whose profile carries unsaved edits, sharing the compiled layer indexes.
 * ``resolve(document, request) -> dict`` compiles and resolves in one call.
 * ``validate_workspace(document) -> list[ValidationIssue]`` reports every error in document order.
+* ``validate_consumer(entry, path=...)``, ``validate_layer(entry, path=..., items=False)``,
+  ``validate_item(entry, path=...)`` and ``validate_profile(entry, path=..., layer_keys=...,
+  consumer_keys=...)`` report the errors of one entry, with the messages and paths
+  ``validate_workspace`` gives for it (SPEC §2.2 limits included), at the cost of that entry;
+  uniqueness across entries (keys, paths, profile selection) is left to the caller.
+* ``merge_rule(saved, partial) -> dict | None`` applies a partial rule edit to a saved rule
+  document (given fields replace, None fields go, a None partial means the default rule); the
+  draft preview and the saving of rules share it.
 
 The package imports nothing from Django and performs no I/O; only ``resolver.cli`` reads files.
 """
 
 from resolver.engine import CompiledWorkspace, compile_workspace, resolve
 from resolver.errors import RequestError, ResolverError, ValidationIssue, WorkspaceError
-from resolver.validation import validate_workspace
+from resolver.validation import (
+    merge_rule,
+    validate_consumer,
+    validate_item,
+    validate_layer,
+    validate_profile,
+    validate_workspace,
+)
 
 __all__ = [
     "CompiledWorkspace",
@@ -25,6 +40,11 @@ __all__ = [
     "ValidationIssue",
     "WorkspaceError",
     "compile_workspace",
+    "merge_rule",
     "resolve",
+    "validate_consumer",
+    "validate_item",
+    "validate_layer",
+    "validate_profile",
     "validate_workspace",
 ]

@@ -20,7 +20,7 @@ from resolver.render import OutputMeter, Renderer
 from resolver.report import resolution_json
 from resolver.request import Request, parse_request
 from resolver.text import cut, estimate, paragraphs, query_terms, tokenize
-from resolver.validation import Workspace, _Builder, _Stop, build_workspace
+from resolver.validation import Workspace, _Builder, _Stop, build_workspace, merge_rule
 from resolver.values import display_value, format_day, parse_date
 
 # -- traces ----------------------------------------------------------------------------------
@@ -511,16 +511,12 @@ class CompiledWorkspace:
                     builder.error(f"{path}.rules", "must be an object")
                 for layer_key, partial in rules.items():
                     rpath = f"{path}.rules.{layer_key}"
-                    if layer_key not in self.layer_keys:
-                        builder.error(rpath, f'layer "{layer_key}" does not exist')
-                    if partial is None:
+                    layer_key = builder.rule_layer(layer_key, f"{path}.rules")
+                    merged = merge_rule(rule_document(new_rules.get(layer_key)), partial)
+                    if merged is None:
                         new_rules.pop(layer_key, None)
-                        continue
-                    if not isinstance(partial, dict):
-                        builder.error(rpath, "must be an object")
-                    merged = rule_document(new_rules.get(layer_key))
-                    merged.update(partial)
-                    new_rules[layer_key] = builder.rule(merged, rpath)
+                    else:
+                        new_rules[layer_key] = builder.rule(merged, rpath)
         except _Stop:
             issue = builder.issues[0]
             raise WorkspaceError(issue.message, path=issue.path, issues=builder.issues) from None

@@ -1,7 +1,11 @@
 """Validation of workspace documents (SPEC §2): every error, in document order, with its path.
 
 The same messages serve the CLI, the import, the API and the editor; ``build_workspace`` turns
-a valid document into the typed model at the same time, so nothing is checked twice.
+a valid document into the typed model at the same time, so nothing is checked twice. The
+validators of one entry (``validate_consumer``, ``validate_layer``, ``validate_item``,
+``validate_profile``) run the same checks on a single entry, at the cost of that entry, for
+writes that change one row; the checks between entries (duplicate keys and paths, two
+profiles with the same selection) are then the caller's (database constraints).
 """
 
 import datetime as dt
@@ -10,6 +14,15 @@ import re
 from dataclasses import dataclass
 
 from resolver.errors import ValidationIssue
+from resolver.limits import (
+    MAX_BODY_CHARS,
+    MAX_METADATA_LEVELS,
+    MAX_METADATA_VALUES,
+    MAX_NAME_CHARS,
+    MAX_TITLE_CHARS,
+    TEXT_RULE_MESSAGE,
+    violates_text_rule,
+)
 from resolver.model import (
     AVAILABILITIES,
     FORMATS,
@@ -91,6 +104,66 @@ def build_workspace(document, *, first_only: bool = False) -> tuple[Workspace | 
     return _Builder(document, first_only=first_only).run()
 
 
+def validate_consumer(document, *, path: str = "") -> list[ValidationIssue]:
+    """Return every error of one consumer entry (paths under ``path``, e.g. ``consumers[2]``).
+
+    The messages and paths are those ``validate_workspace`` gives for that entry; whether its
+    key is unique is left to the caller.
+    """
+    return _Builder(None).entry(lambda builder: builder.consumer(document, path))
+
+
+def validate_layer(document, *, path: str = "", items: bool = False) -> list[ValidationIssue]:
+    """Return every error of one layer entry: its own fields, and its items when ``items``.
+
+    Without ``items`` the ``items`` field is not looked at, so the cost is that of the layer's
+    own fields. With it, duplicate paths within the layer are reported too; whether the
+    layer's key is unique is left to the caller.
+    """
+    return _Builder(None).entry(lambda builder: builder.layer(document, path, items=items))
+
+
+def validate_item(document, *, path: str = "") -> list[ValidationIssue]:
+    """Return every error of one item entry (paths under ``path``, e.g. ``layers[0].items[3]``).
+
+    Whether its path is unique within its layer is left to the caller.
+    """
+    return _Builder(None).entry(lambda builder: builder.item(document, path))
+
+
+def validate_profile(
+    document, *, path: str = "", layer_keys, consumer_keys
+) -> list[ValidationIssue]:
+    """Return every error of one profile entry with its rules.
+
+    ``layer_keys`` and ``consumer_keys`` are the keys that exist (a rule for another layer,
+    or another consumer, is an error). Whether the profile's key and its (consumer,
+    objective, environment) are unique is left to the caller.
+    """
+    builder = _Builder(None)
+    builder.layer_keys = _as_set(layer_keys)
+    builder.consumer_keys = _as_set(consumer_keys)
+    return builder.entry(lambda builder: builder.profile(document, path))
+
+
+def merge_rule(saved: dict | None, partial: dict | None) -> dict | None:
+    """Return the rule document that results from applying a partial edit to a saved rule.
+
+    The fields ``partial`` gives replace the saved ones and a field given as None is removed
+    (so it takes the default rule's value); a None ``partial`` means "back to the default
+    rule" and returns None. ``saved`` is the saved rule document, None (or {}) for a layer
+    that has no rule yet. The merge is shallow: a given ``currentness`` replaces the saved
+    one as a whole. A ``partial`` that is not an object is returned as is, for the validator
+    to report.
+    """
+    if partial is None:
+        return None
+    if not isinstance(partial, dict):
+        return partial
+    merged = {**(saved or {}), **partial}
+    return {name: value for name, value in merged.items() if value is not None}
+
+
 class _Stop(Exception):
     """Raised to stop at the first issue when only the first is wanted."""
 
@@ -117,17 +190,32 @@ class _Builder:
             return None, self.issues
         return workspace, []
 
+    def entry(self, check) -> list[ValidationIssue]:
+        """Run ``check(self)`` on one entry and return its issues."""
+        check(self)  # not first_only: nothing stops it
+        return self.issues
+
     # -- primitives ------------------------------------------------------------------------
+
+    def bad_text(self, value, path: str) -> bool:
+        """Report a string that breaks the text rule (SPEC §2.2); it gets no other error."""
+        if isinstance(value, str) and violates_text_rule(value):
+            self.error(path, TEXT_RULE_MESSAGE)
+            return True
+        return False
 
     def obj(self, value, path: str, allowed: tuple[str, ...]) -> dict | None:
         """Return the mapping at path (None when absent), reporting unknown fields."""
-        if value is None:
+        if value is None or self.bad_text(value, path):
             return None
         if not isinstance(value, dict):
             self.error(path, "must be an object")
             return None
         for key in value:
-            if key not in allowed:
+            if isinstance(key, str) and violates_text_rule(key):
+                # The key is not echoed: the mapping's path carries the error.
+                self.error(path, "a key " + TEXT_RULE_MESSAGE)
+            elif key not in allowed:
                 self.error(_join(path, str(key)), "unknown field")
         return value
 
@@ -138,6 +226,9 @@ class _Builder:
                 return None
             return default
         if isinstance(value, str):
+            if violates_text_rule(value):
+                self.error(path, TEXT_RULE_MESSAGE)
+                return None
             return value
         if isinstance(value, (bool, int, float, dt.date)):
             if isinstance(value, float) and not math.isfinite(value):
@@ -146,6 +237,14 @@ class _Builder:
             return canonical(value)
         self.error(path, "must be a string")
         return None
+
+    def bounded_string(self, value, path: str, limit: int) -> str | None:
+        """Return an optional string of at most ``limit`` code points (text rule first)."""
+        text = self.string(value, path)
+        if text is not None and len(text) > limit:
+            self.error(path, f"must be at most {limit:,} characters (got {len(text):,})")
+            return None
+        return text
 
     def key(self, value, path: str, *, required: bool = True) -> str | None:
         text = self.string(value, path, required=required, default=None)
@@ -157,7 +256,7 @@ class _Builder:
         return text
 
     def enum(self, value, path: str, choices: tuple[str, ...], default: str | None):
-        if value is None or value is _MISSING:
+        if value is None or value is _MISSING or self.bad_text(value, path):
             return default
         if not isinstance(value, str) or value not in choices:
             self.error(path, "must be one of " + ", ".join(choices))
@@ -165,7 +264,7 @@ class _Builder:
         return value
 
     def boolean(self, value, path: str, default: bool) -> bool:
-        if value is None or value is _MISSING:
+        if value is None or value is _MISSING or self.bad_text(value, path):
             return default
         if not isinstance(value, bool):
             self.error(path, "must be true or false")
@@ -177,6 +276,8 @@ class _Builder:
             if required:
                 self.error(path, "is required")
             return None
+        if self.bad_text(value, path):
+            return None
         if isinstance(value, bool) or not isinstance(value, int):
             self.error(path, "must be an integer")
             return None
@@ -186,7 +287,7 @@ class _Builder:
         return value
 
     def number(self, value, path: str, default: float) -> float:
-        if value is None or value is _MISSING:
+        if value is None or value is _MISSING or self.bad_text(value, path):
             return default
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.error(path, "must be a number")
@@ -197,7 +298,7 @@ class _Builder:
         return value
 
     def list_of(self, value, path: str) -> list:
-        if value is None:
+        if value is None or self.bad_text(value, path):
             return []
         if not isinstance(value, list):
             self.error(path, "must be a list")
@@ -221,6 +322,28 @@ class _Builder:
             out.append(text)
         return tuple(out)
 
+    def unique(self, key: str, seen: dict | None, path: str, kind: str) -> None:
+        """Report the key of the entry at ``path`` when met before in its list (if tracked)."""
+        if seen is None:
+            return
+        if key in seen:
+            self.error(_join(path, "key"), f'duplicate {kind} key "{key}" ({seen[key]})')
+        else:
+            seen[key] = f"first at {path}"
+
+    def metadata(self, value, path: str) -> dict:
+        """Return an item's metadata ({} when absent) within the limits of SPEC §2.2."""
+        if value is None or self.bad_text(value, path):
+            return {}
+        if not isinstance(value, dict):
+            self.error(path, "must be an object")
+            return {}
+        problem = metadata_problem(value)
+        if problem is not None:
+            self.error(path, problem)
+            return {}
+        return value
+
     # -- document --------------------------------------------------------------------------
 
     def workspace(self, document) -> Workspace:
@@ -238,6 +361,8 @@ class _Builder:
         for name in doc:
             if name == "version":
                 version = doc["version"]
+                if self.bad_text(version, "version"):
+                    continue
                 if version is not None and (isinstance(version, bool) or version != 1):
                     self.error("version", "must be 1")
             elif name == "consumers":
@@ -251,199 +376,219 @@ class _Builder:
     def consumers(self, value) -> list[Consumer]:
         out, seen = [], {}
         for i, raw in enumerate(self.list_of(value, "consumers")):
-            path = f"consumers[{i}]"
-            c = self.obj(raw, path, CONSUMER_FIELDS)
-            if c is None:
-                if raw is None:
-                    self.error(path, "must be an object")
-                continue
-            key = self.key(c.get("key"), f"{path}.key")
-            if key is not None:
-                if key in seen:
-                    self.error(f"{path}.key", f'duplicate consumer key "{key}" ({seen[key]})')
-                else:
-                    seen[key] = f"first at {path}"
-            name = self.string(c.get("name"), f"{path}.name")
-            render = self.obj(c.get("render"), f"{path}.render", RENDER_FIELDS) or {}
-            fmt = self.enum(render.get("format"), f"{path}.render.format", FORMATS, "markdown")
-            dates = self.boolean(
-                render.get("includeCurrentness"), f"{path}.render.includeCurrentness", False
-            )
-            if key is not None:
-                out.append(Consumer(key, name or "", fmt, dates))
+            consumer = self.consumer(raw, f"consumers[{i}]", seen)
+            if consumer is not None:
+                out.append(consumer)
         return out
+
+    def consumer(self, raw, path: str, seen: dict | None = None) -> Consumer | None:
+        c = self.obj(raw, path, CONSUMER_FIELDS)
+        if c is None:
+            if raw is None:
+                self.error(path, "must be an object")
+            return None
+        key = self.key(c.get("key"), _join(path, "key"))
+        if key is not None:
+            self.unique(key, seen, path, "consumer")
+        name = self.bounded_string(c.get("name"), _join(path, "name"), MAX_NAME_CHARS)
+        rpath = _join(path, "render")
+        render = self.obj(c.get("render"), rpath, RENDER_FIELDS) or {}
+        fmt = self.enum(render.get("format"), f"{rpath}.format", FORMATS, "markdown")
+        dates = self.boolean(render.get("includeCurrentness"), f"{rpath}.includeCurrentness", False)
+        if key is None:
+            return None
+        return Consumer(key, name or "", fmt, dates)
 
     def layers(self, value) -> list[Layer]:
         out, seen = [], {}
         for i, raw in enumerate(self.list_of(value, "layers")):
-            path = f"layers[{i}]"
-            lay = self.obj(raw, path, LAYER_FIELDS)
-            if lay is None:
-                if raw is None:
-                    self.error(path, "must be an object")
+            layer = self.layer(raw, f"layers[{i}]", seen)
+            if layer is not None:
+                out.append(layer)
+        return out
+
+    def layer(self, raw, path: str, seen: dict | None = None, *, items: bool = True):
+        lay = self.obj(raw, path, LAYER_FIELDS)
+        if lay is None:
+            if raw is None:
+                self.error(path, "must be an object")
+            return None
+        key = self.key(lay.get("key"), _join(path, "key"))
+        if key is not None:
+            self.unique(key, seen, path, "layer")
+        name = self.bounded_string(lay.get("name"), _join(path, "name"), MAX_NAME_CHARS)
+        description = self.bounded_string(
+            lay.get("description"), _join(path, "description"), MAX_NAME_CHARS
+        )
+        availability = self.enum(
+            lay.get("availability"), _join(path, "availability"), AVAILABILITIES, "auto"
+        )
+        apath = _join(path, "appliesTo")
+        applies = self.obj(lay.get("appliesTo"), apath, APPLIES_FIELDS) or {}
+        objectives = self.string_list(applies.get("objectives"), f"{apath}.objectives", keys=True)
+        consumers = self.string_list(applies.get("consumers"), f"{apath}.consumers", keys=True)
+        requires = self.string_list(lay.get("requiresInput"), _join(path, "requiresInput"))
+        item_filter = self.item_filter(lay.get("itemFilter"), _join(path, "itemFilter"))
+        layer_items = self.items(lay.get("items"), _join(path, "items")) if items else []
+        if key is None:
+            return None
+        return Layer(
+            key=key,
+            name=name or "",
+            description=description or "",
+            availability=availability,
+            objectives=objectives,
+            consumers=consumers,
+            requires_input=requires,
+            item_filter=tuple(sorted(item_filter)),
+            items=tuple(layer_items),
+        )
+
+    def item_filter(self, value, path: str) -> list[tuple[str, str]]:
+        out = []
+        if value is None or self.bad_text(value, path):
+            return out
+        if not isinstance(value, dict):
+            self.error(path, "must be an object")
+            return out
+        for field_name, input_key in value.items():
+            if isinstance(field_name, str) and violates_text_rule(field_name):
+                self.error(path, "a key " + TEXT_RULE_MESSAGE)
                 continue
-            key = self.key(lay.get("key"), f"{path}.key")
-            if key is not None:
-                if key in seen:
-                    self.error(f"{path}.key", f'duplicate layer key "{key}" ({seen[key]})')
-                else:
-                    seen[key] = f"first at {path}"
-            name = self.string(lay.get("name"), f"{path}.name")
-            description = self.string(lay.get("description"), f"{path}.description")
-            availability = self.enum(
-                lay.get("availability"), f"{path}.availability", AVAILABILITIES, "auto"
-            )
-            applies = self.obj(lay.get("appliesTo"), f"{path}.appliesTo", APPLIES_FIELDS) or {}
-            objectives = self.string_list(
-                applies.get("objectives"), f"{path}.appliesTo.objectives", keys=True
-            )
-            consumers = self.string_list(
-                applies.get("consumers"), f"{path}.appliesTo.consumers", keys=True
-            )
-            requires = self.string_list(lay.get("requiresInput"), f"{path}.requiresInput")
-            item_filter = []
-            raw_filter = lay.get("itemFilter")
-            if raw_filter is not None and not isinstance(raw_filter, dict):
-                self.error(f"{path}.itemFilter", "must be an object")
-            elif raw_filter:
-                for field_name, input_key in raw_filter.items():
-                    fpath = f"{path}.itemFilter.{field_name}"
-                    field_text = self.string(field_name, fpath, required=True)
-                    if field_text == "":
-                        self.error(fpath, "metadata field must be a non-empty string")
-                        continue
-                    input_text = self.string(input_key, fpath, required=True)
-                    if input_text == "":
-                        self.error(fpath, "input key must be a non-empty string")
-                        continue
-                    if field_text is not None and input_text is not None:
-                        item_filter.append((field_text, input_text))
-            items = self.items(lay.get("items"), f"{path}.items")
-            if key is not None:
-                out.append(
-                    Layer(
-                        key=key,
-                        name=name or "",
-                        description=description or "",
-                        availability=availability,
-                        objectives=objectives,
-                        consumers=consumers,
-                        requires_input=requires,
-                        item_filter=tuple(sorted(item_filter)),
-                        items=tuple(items),
-                    )
-                )
+            fpath = f"{path}.{field_name}"
+            field_text = self.string(field_name, fpath, required=True)
+            if field_text == "":
+                self.error(fpath, "metadata field must be a non-empty string")
+                continue
+            input_text = self.string(input_key, fpath, required=True)
+            if input_text == "":
+                self.error(fpath, "input key must be a non-empty string")
+                continue
+            if field_text is not None and input_text is not None:
+                out.append((field_text, input_text))
         return out
 
     def items(self, value, path: str) -> list[Item]:
         out, seen = [], {}
         for i, raw in enumerate(self.list_of(value, path)):
-            ipath = f"{path}[{i}]"
-            it = self.obj(raw, ipath, ITEM_FIELDS)
-            if it is None:
-                if raw is None:
-                    self.error(ipath, "must be an object")
-                continue
-            item_path = self.string(it.get("path"), f"{ipath}.path", required=True)
-            if item_path is not None:
-                if not 1 <= len(item_path) <= 255:
-                    self.error(f"{ipath}.path", "must be 1 to 255 characters")
-                    item_path = None
-                elif item_path != item_path.strip():
-                    self.error(f"{ipath}.path", "must not start or end with whitespace")
-                    item_path = None
-                elif item_path in seen:
-                    self.error(
-                        f"{ipath}.path",
-                        f'duplicate path "{item_path}" (first at {seen[item_path]})',
-                    )
-                    item_path = None
-                else:
-                    seen[item_path] = f"{path}[{i}]"
-            title = self.string(it.get("title"), f"{ipath}.title")
-            body = self.string(it.get("body"), f"{ipath}.body")
-            metadata = it.get("metadata")
-            if metadata is None:
-                metadata = {}
-            elif not isinstance(metadata, dict):
-                self.error(f"{ipath}.metadata", "must be an object")
-                metadata = {}
-            if item_path is not None:
-                out.append(Item(item_path, title or "", body or "", metadata))
+            item = self.item(raw, f"{path}[{i}]", seen)
+            if item is not None:
+                out.append(item)
         return out
+
+    def item(self, raw, path: str, seen: dict | None = None) -> Item | None:
+        it = self.obj(raw, path, ITEM_FIELDS)
+        if it is None:
+            if raw is None:
+                self.error(path, "must be an object")
+            return None
+        ppath = _join(path, "path")
+        item_path = self.string(it.get("path"), ppath, required=True)
+        if item_path is not None:
+            if not 1 <= len(item_path) <= 255:
+                self.error(ppath, "must be 1 to 255 characters")
+                item_path = None
+            elif item_path != item_path.strip():
+                self.error(ppath, "must not start or end with whitespace")
+                item_path = None
+            elif seen is not None and item_path in seen:
+                self.error(ppath, f'duplicate path "{item_path}" (first at {seen[item_path]})')
+                item_path = None
+            elif seen is not None:
+                seen[item_path] = path
+        title = self.bounded_string(it.get("title"), _join(path, "title"), MAX_TITLE_CHARS)
+        body = self.bounded_string(it.get("body"), _join(path, "body"), MAX_BODY_CHARS)
+        metadata = self.metadata(it.get("metadata"), _join(path, "metadata"))
+        if item_path is None:
+            return None
+        return Item(item_path, title or "", body or "", metadata)
 
     def profiles(self, value) -> list[Profile]:
         out, seen, triples = [], {}, {}
         for i, raw in enumerate(self.list_of(value, "profiles")):
-            path = f"profiles[{i}]"
-            p = self.obj(raw, path, PROFILE_FIELDS)
-            if p is None:
-                if raw is None:
-                    self.error(path, "must be an object")
-                continue
-            key = self.key(p.get("key"), f"{path}.key")
-            if key is not None:
-                if key in seen:
-                    self.error(f"{path}.key", f'duplicate profile key "{key}" ({seen[key]})')
-                else:
-                    seen[key] = f"first at {path}"
-            name = self.string(p.get("name"), f"{path}.name")
-            description = self.string(p.get("description"), f"{path}.description")
-            consumer = self.key(p.get("consumer", _MISSING), f"{path}.consumer")
-            if consumer is not None and consumer not in self.consumer_keys:
-                self.error(f"{path}.consumer", f'consumer "{consumer}" does not exist')
-                consumer = None
-            objective = self.key(p.get("objective", _MISSING), f"{path}.objective")
-            environment = self.key(p.get("environment"), f"{path}.environment", required=False)
-            budget = self.integer(
-                p.get("budget", _MISSING), f"{path}.budget", minimum=1, required=True
-            )
-            if consumer is not None and objective is not None:
-                triple = (consumer, objective, environment)
-                if triple in triples:
-                    self.error(
-                        path,
-                        f"another profile ({triples[triple]}) already has consumer "
-                        f'"{consumer}", objective "{objective}" and environment '
-                        f"{'none' if environment is None else repr(environment)}",
-                    )
-                else:
-                    triples[triple] = path
-            rules = self.rules(p.get("rules"), f"{path}.rules")
-            if None not in (key, consumer, objective, budget):
-                out.append(
-                    Profile(
-                        key=key,
-                        name=name or "",
-                        consumer=consumer,
-                        objective=objective,
-                        environment=environment,
-                        budget=budget,
-                        rules=rules,
-                        description=description or "",
-                    )
-                )
+            profile = self.profile(raw, f"profiles[{i}]", seen, triples)
+            if profile is not None:
+                out.append(profile)
         return out
 
+    def profile(
+        self, raw, path: str, seen: dict | None = None, triples: dict | None = None
+    ) -> Profile | None:
+        p = self.obj(raw, path, PROFILE_FIELDS)
+        if p is None:
+            if raw is None:
+                self.error(path, "must be an object")
+            return None
+        key = self.key(p.get("key"), _join(path, "key"))
+        if key is not None:
+            self.unique(key, seen, path, "profile")
+        name = self.bounded_string(p.get("name"), _join(path, "name"), MAX_NAME_CHARS)
+        description = self.bounded_string(
+            p.get("description"), _join(path, "description"), MAX_NAME_CHARS
+        )
+        consumer = self.key(p.get("consumer", _MISSING), _join(path, "consumer"))
+        if consumer is not None and consumer not in self.consumer_keys:
+            self.error(_join(path, "consumer"), f'consumer "{consumer}" does not exist')
+            consumer = None
+        objective = self.key(p.get("objective", _MISSING), _join(path, "objective"))
+        environment = self.key(p.get("environment"), _join(path, "environment"), required=False)
+        budget = self.integer(
+            p.get("budget", _MISSING), _join(path, "budget"), minimum=1, required=True
+        )
+        if triples is not None and consumer is not None and objective is not None:
+            triple = (consumer, objective, environment)
+            if triple in triples:
+                self.error(
+                    path,
+                    f"another profile ({triples[triple]}) already has consumer "
+                    f'"{consumer}", objective "{objective}" and environment '
+                    f"{'none' if environment is None else repr(environment)}",
+                )
+            else:
+                triples[triple] = path
+        rules = self.rules(p.get("rules"), _join(path, "rules"))
+        if None in (key, consumer, objective, budget):
+            return None
+        return Profile(
+            key=key,
+            name=name or "",
+            consumer=consumer,
+            objective=objective,
+            environment=environment,
+            budget=budget,
+            rules=rules,
+            description=description or "",
+        )
+
     def rules(self, value, path: str) -> dict:
-        if value is None:
+        if value is None or self.bad_text(value, path):
             return {}
         if not isinstance(value, dict):
             self.error(path, "must be an object")
             return {}
         out = {}
         for raw_key, raw in value.items():
-            rpath = f"{path}.{raw_key}"
-            layer_key = self.string(raw_key, rpath, required=True)
+            layer_key = self.rule_layer(raw_key, path)
             if layer_key is None:
                 continue
-            if layer_key not in self.layer_keys:
-                self.error(rpath, f'layer "{layer_key}" does not exist')
-                continue
-            rule = self.rule(raw, rpath)
+            rule = self.rule(raw, f"{path}.{raw_key}")
             if rule is not None:
                 out[layer_key] = rule
         return out
+
+    def rule_layer(self, raw_key, path: str) -> str | None:
+        """Return the layer key of a rule in the rules mapping at ``path``, None if invalid."""
+        if isinstance(raw_key, str) and violates_text_rule(raw_key):
+            self.error(path, "a key " + TEXT_RULE_MESSAGE)
+            return None
+        rpath = f"{path}.{raw_key}"
+        layer_key = self.string(raw_key, rpath, required=True)
+        if layer_key is None:
+            return None
+        if layer_key not in self.layer_keys:
+            self.error(rpath, f'layer "{layer_key}" does not exist')
+            return None
+        return layer_key
 
     def rule(self, raw, path: str) -> Rule | None:
         r = self.obj(raw, path, RULE_FIELDS)
@@ -478,7 +623,7 @@ class _Builder:
         )
 
     def facets(self, value, path: str) -> tuple[str, ...]:
-        if value is None:
+        if value is None or self.bad_text(value, path):
             return ("body",)
         if not isinstance(value, list):
             self.error(path, "must be a list")
@@ -489,6 +634,8 @@ class _Builder:
         out = []
         for i, facet in enumerate(value):
             fpath = f"{path}[{i}]"
+            if self.bad_text(facet, fpath):
+                continue
             if not isinstance(facet, str) or not (
                 facet in BASE_FACETS
                 or (facet.startswith("meta.") and FIELD_RE.fullmatch(facet[5:]))
@@ -509,7 +656,7 @@ class _Builder:
             c.get("maxAgeDays", _MISSING), f"{path}.maxAgeDays", minimum=0, required=True
         )
         field_name = c.get("field")
-        if field_name is None:
+        if field_name is None or self.bad_text(field_name, f"{path}.field"):
             field_name = "updated"
         elif not isinstance(field_name, str) or not FIELD_RE.fullmatch(field_name):
             self.error(f"{path}.field", "must match ^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -524,8 +671,55 @@ class _Builder:
         return Currentness(max_age, field_name, on_stale, on_unknown)
 
 
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+
+
+def metadata_problem(metadata: dict) -> str | None:
+    """Return what puts an item's metadata beyond SPEC §2.2, None when it is within.
+
+    The text rule comes first (any key or value, at any level walked), then the nesting
+    (the metadata object is level 1; no container may sit at level 5), then the number of
+    scalar values. Containers beyond the last level are not entered, so the walk is bounded
+    whatever the value (even a self-containing one).
+    """
+    values = 0
+    too_deep = False
+    stack = [(metadata, 1)]
+    while stack:
+        container, level = stack.pop()
+        if isinstance(container, dict):
+            for key in container:
+                if isinstance(key, str) and violates_text_rule(key):
+                    return "a key " + TEXT_RULE_MESSAGE
+            children = container.values()
+        else:
+            children = container
+        for child in children:
+            if isinstance(child, _CONTAINERS):
+                if level >= MAX_METADATA_LEVELS:
+                    too_deep = True
+                else:
+                    stack.append((child, level + 1))
+            else:
+                values += 1
+                if isinstance(child, str) and violates_text_rule(child):
+                    return "a value " + TEXT_RULE_MESSAGE
+    if too_deep:
+        return (
+            f"must nest at most {MAX_METADATA_LEVELS} levels of objects and lists "
+            "(the metadata object is level 1)"
+        )
+    if values > MAX_METADATA_VALUES:
+        return f"must hold at most {MAX_METADATA_VALUES:,} values (got {values:,})"
+    return None
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
+
+
+def _as_set(keys) -> set | frozenset:
+    return keys if isinstance(keys, (set, frozenset)) else set(keys)
 
 
 def _keys_of(value) -> set:
