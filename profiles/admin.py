@@ -3,6 +3,8 @@ read-only "resolve" page per profile for people who never open the editor.
 
 Edits are validated by the engine's validator in the context of the stored workspace
 (``profiles.validation``), so the admin shows the same messages as the import and the API.
+Who may do what comes from ``profiles.permissions`` (ADMINISTER: staff), not from Django's
+per-model permissions; Django's own rule that only ``is_staff`` users log in here still holds.
 """
 
 import json
@@ -16,6 +18,8 @@ from django.http import Http404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from rest_framework.authtoken.admin import TokenAdmin
+from rest_framework.authtoken.models import TokenProxy
 from simple_history.admin import SimpleHistoryAdmin
 
 from profiles.mappers import RULE_MODEL_FIELDS
@@ -29,6 +33,7 @@ from profiles.models import (
     Scenario,
     WorkspaceVersion,
 )
+from profiles.permissions import AdministerAdminMixin
 from profiles.validation import instance_issues, profile_rules_issues
 from resolver import ResolverError
 
@@ -137,7 +142,7 @@ class RuleInlineFormSet(BaseInlineFormSet):
             raise forms.ValidationError(problems)
 
 
-class TrackedAdmin(SimpleHistoryAdmin):
+class TrackedAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
     """Record who created and last changed a row."""
 
     readonly_fields = ["created_at", "created_by", "updated_at", "updated_by"]
@@ -227,7 +232,7 @@ class LayerAdmin(TrackedAdmin):
 
 
 @admin.register(Item)
-class ItemAdmin(SimpleHistoryAdmin):
+class ItemAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
     form = ItemForm
     list_display = ["path", "layer", "title", "updated_at"]
     list_filter = ["layer"]
@@ -238,7 +243,7 @@ class ItemAdmin(SimpleHistoryAdmin):
     history_list_display = ["path", "title"]
 
 
-class RuleInline(admin.TabularInline):
+class RuleInline(AdministerAdminMixin, admin.TabularInline):
     model = Rule
     form = RuleInlineForm
     formset = RuleInlineFormSet
@@ -363,7 +368,7 @@ class RuleAdmin(TrackedAdmin):
 
 
 @admin.register(Scenario)
-class ScenarioAdmin(SimpleHistoryAdmin):
+class ScenarioAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
     list_display = ["name", "profile", "is_default", "now", "format", "resolve_link"]
     list_filter = ["profile", "is_default", "format"]
     list_select_related = ["profile"]
@@ -377,7 +382,7 @@ class ScenarioAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(WorkspaceVersion)
-class WorkspaceVersionAdmin(admin.ModelAdmin):
+class WorkspaceVersionAdmin(AdministerAdminMixin, admin.ModelAdmin):
     """Read-only: the version changes with every workspace write."""
 
     list_display = ["counter", "token", "changed_at"]
@@ -393,7 +398,7 @@ class WorkspaceVersionAdmin(admin.ModelAdmin):
 
 
 @admin.register(DecisionLog)
-class DecisionLogAdmin(admin.ModelAdmin):
+class DecisionLogAdmin(AdministerAdminMixin, admin.ModelAdmin):
     """Read-only: the log records what was served; nobody edits it."""
 
     list_display = (
@@ -421,3 +426,14 @@ class DecisionLogAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         # Also withdraws the bulk "delete selected" action; prune_decision_log applies retention.
         return False
+
+
+# API tokens (other users' too) are ADMINISTER, like the rest of this admin. Accounts — users
+# and groups — keep Django's model permissions (superusers): being staff must not be enough to
+# make oneself superuser.
+admin.site.unregister(TokenProxy)
+
+
+@admin.register(TokenProxy)
+class AdministeredTokenAdmin(AdministerAdminMixin, TokenAdmin):
+    pass

@@ -18,7 +18,7 @@ pages and the workspace export show every customer's material, so they need READ
 
 from collections.abc import Callable, Iterable
 from enum import StrEnum
-from functools import wraps
+from functools import cache, wraps
 
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
@@ -176,7 +176,13 @@ def capability_permission(
     """
     safe_needed = _as_tuple(capabilities)
     unsafe_needed = safe_needed if unsafe is None else _as_tuple(unsafe)
+    return _permission_class(safe_needed, unsafe_needed)
 
+
+@cache
+def _permission_class(
+    safe_needed: tuple[Capability, ...], unsafe_needed: tuple[Capability, ...]
+) -> type[BasePermission]:
     class CapabilityPermission(BasePermission):
         required = {"safe": safe_needed, "unsafe": unsafe_needed}
 

@@ -8,8 +8,6 @@ import json
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Q
 from django.http import Http404, HttpResponse
@@ -28,6 +26,17 @@ from profiles.forms import (
     WorkspaceUploadForm,
 )
 from profiles.models import Item, Layer, Profile, Scenario
+from profiles.permissions import (
+    IMPORT_EXPORT,
+    READ_CONFIG,
+    READ_MATERIAL,
+    RESOLVE,
+    WRITE_MATERIAL,
+    WRITE_RULES,
+    capability_required,
+    require,
+    user_can,
+)
 from profiles.selectors import scenario_get_default, scenario_list
 from profiles.services import (
     WorkspaceImportError,
@@ -41,11 +50,6 @@ from resolver import RequestError, ResolverError, WorkspaceError
 SESSION_SAMPLE = "studio-sample:{}"
 
 
-def _require(request, permission: str) -> None:
-    if not request.user.has_perm(f"profiles.{permission}"):
-        raise PermissionDenied(f"you need the {permission} permission")
-
-
 @require_GET
 def home(request):
     """Send a signed-in user to the profiles; show the landing page otherwise."""
@@ -57,7 +61,7 @@ def home(request):
 # --- profiles --------------------------------------------------------------------------------
 
 
-@login_required
+@capability_required(RESOLVE, READ_CONFIG)
 @require_GET
 def profile_list(request):
     """List the profiles with the status of each one's default scenario."""
@@ -81,11 +85,10 @@ def profile_list(request):
     return render(request, "profiles/profile_list.html", {"rows": rows})
 
 
-@login_required
+@capability_required(WRITE_RULES)
 @require_http_methods(["GET", "POST"])
 def profile_create(request):
     """Create a profile (no rules: every layer starts on the default rule)."""
-    _require(request, "add_profile")
     form = ProfileCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
@@ -98,11 +101,10 @@ def profile_create(request):
     return render(request, "profiles/profile_form.html", {"form": form, "title": "New profile"})
 
 
-@login_required
+@capability_required(WRITE_RULES)
 @require_http_methods(["GET", "POST"])
 def profile_duplicate(request, key):
     """Copy a profile and its rules under a new key (the selection must differ)."""
-    _require(request, "add_profile")
     source = get_object_or_404(Profile.objects.select_related("consumer"), key=key)
     initial = {
         "key": f"{source.key}-copy"[:64],
@@ -132,11 +134,10 @@ def profile_duplicate(request, key):
     )
 
 
-@login_required
+@capability_required(WRITE_RULES)
 @require_http_methods(["GET", "POST"])
 def profile_delete(request, key):
     """Ask for confirmation, then delete the profile (its rules and scenarios go with it)."""
-    _require(request, "delete_profile")
     profile = get_object_or_404(Profile, key=key)
     if request.method == "POST":
         profile._history_user = request.user
@@ -219,7 +220,6 @@ def _editor_page(request, profile, draft, cached, *, status=200):
             "choices": studio.CHOICE_FIELDS,
             "default_hints": studio.DEFAULT_HINTS,
             "main_fields": studio.MAIN_RULE_FIELDS,
-            "can_save": request.user.has_perm("profiles.change_rule"),
             "availability_choices": studio.AVAILABILITY_CHOICES,
             "availability_rows": [
                 {
@@ -234,7 +234,7 @@ def _editor_page(request, profile, draft, cached, *, status=200):
     return render(request, "profiles/editor.html", context, status=status)
 
 
-@login_required
+@capability_required(RESOLVE, READ_CONFIG)
 @require_http_methods(["GET", "POST"])
 def profile_editor(request, key):
     """Show the editor; POST runs an action: save, discard, load or save a scenario."""
@@ -271,7 +271,7 @@ def profile_editor(request, key):
         messages.info(request, f"Loaded scenario “{scenario.name}”.")
         return _editor_page(request, profile, draft, cached)
     if action == "save-scenario":
-        _require(request, "add_scenario")
+        require(request.user, WRITE_RULES)
         name = request.POST.get("scenario_name", "").strip()
         if not name:
             draft.general_errors.append("Give the scenario a name to save it.")
@@ -284,7 +284,7 @@ def profile_editor(request, key):
         messages.success(request, f"Scenario “{name}” saved.")
         return _editor_page(request, profile, draft, cached)
     if action == "save":
-        _require(request, "change_rule")
+        require(request.user, WRITE_RULES)
         request.session[session_key] = draft.sample.as_session()
         try:
             profile_save_rules_checked(
@@ -310,7 +310,7 @@ def profile_editor(request, key):
     return _editor_page(request, profile, draft, cached, status=400)
 
 
-@login_required
+@capability_required(RESOLVE, READ_CONFIG)
 @require_POST
 def profile_preview(request, key):
     """Resolve the posted draft and return the preview (plus the unsaved badge, out of band)."""
@@ -332,21 +332,22 @@ def profile_preview(request, key):
 # --- layers and items --------------------------------------------------------------------------
 
 
-@login_required
+@capability_required(READ_CONFIG)
 @require_GET
 def layer_list(request):
     layers = list(Layer.objects.order_by("position", "id"))
     return render(request, "profiles/layer_list.html", {"layers": layers})
 
 
-@login_required
+@capability_required(READ_CONFIG, unsafe=WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def layer_edit(request, key):
     """Edit a layer's conditions: availability, scope, required input, item filter."""
     layer = get_object_or_404(Layer, key=key)
-    if request.method == "POST":
-        _require(request, "change_layer")
     form = LayerConditionsForm(request.POST or None, instance=layer)
+    if not user_can(request.user, WRITE_MATERIAL):
+        for field in form.fields.values():
+            field.disabled = True
     if request.method == "POST" and form.is_valid():
         layer = form.save(commit=False)
         layer.updated_by = request.user
@@ -359,7 +360,7 @@ def layer_edit(request, key):
 ITEMS_PER_PAGE = 25
 
 
-@login_required
+@capability_required(READ_MATERIAL)
 @require_GET
 def item_list(request, key):
     """List a layer's items, searchable by path, title and body, a page at a time."""
@@ -377,13 +378,11 @@ def item_list(request, key):
     return render(request, "profiles/item_list.html", context)
 
 
-@login_required
+@capability_required(READ_MATERIAL, unsafe=WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def item_edit(request, key, item_id):
     layer = get_object_or_404(Layer, key=key)
     item = get_object_or_404(Item, pk=item_id, layer=layer)
-    if request.method == "POST":
-        _require(request, "change_item")
     form = ItemForm(request.POST or None, instance=item)
     if request.method == "POST" and form.is_valid():
         form.save()
@@ -395,7 +394,7 @@ def item_edit(request, key, item_id):
 # --- workspace -------------------------------------------------------------------------------
 
 
-@login_required
+@capability_required(READ_MATERIAL, IMPORT_EXPORT)
 @require_GET
 def workspace_download(request):
     text = workspace_export(format="yaml")
@@ -404,13 +403,11 @@ def workspace_download(request):
     return response
 
 
-@login_required
+@capability_required(IMPORT_EXPORT)
 @require_http_methods(["GET", "POST"])
 def workspace_upload(request):
     """Import a workspace file all-or-nothing; list every issue with its path when invalid."""
     if request.method == "POST":
-        for permission in ("change_layer", "change_item", "change_profile", "change_rule"):
-            _require(request, permission)
         # Refuse an oversized upload before its body is read (files bypass Django's
         # in-memory limit); the margin leaves room for the form's other fields.
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE

@@ -14,7 +14,6 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.generics import GenericAPIView
 from rest_framework.mixins import ListModelMixin
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -22,7 +21,6 @@ from rest_framework.views import APIView
 
 from profiles.api import serializers as s
 from profiles.api.exceptions import ApiError, ref_not_available
-from profiles.api.permissions import IsEditor, IsEditorOrReadOnly
 from profiles.api.renderers import (
     WORKSPACE_PARSERS,
     ResolutionJSONRenderer,
@@ -57,6 +55,16 @@ from profiles.mappers import (
     map_profile_to_resolver,
 )
 from profiles.models import Consumer, DecisionLog, Item, Layer, Profile, Rule, Scenario
+from profiles.permissions import (
+    IMPORT_EXPORT,
+    READ_CONFIG,
+    READ_MATERIAL,
+    RESOLVE,
+    WRITE_MATERIAL,
+    WRITE_RULES,
+    DefaultApiPermission,
+    capability_permission,
+)
 from profiles.services import (
     IMPORT_MODES,
     RefNotAvailable,
@@ -135,12 +143,12 @@ def with_etag(data, etag: str, status: int = 200, location: str | None = None) -
 
 class ApiView(APIView):
     schema = ApiAutoSchema()
-    permission_classes = [IsEditorOrReadOnly]
+    permission_classes = [DefaultApiPermission]
 
 
 class ApiListView(ListModelMixin, GenericAPIView):
     schema = ApiAutoSchema()
-    permission_classes = [IsEditorOrReadOnly]
+    permission_classes = [DefaultApiPermission]
 
     def represent(self, row) -> dict:
         raise NotImplementedError
@@ -163,7 +171,7 @@ SELECTION = ("profile", "consumer", "objective", "environment")
 
 
 class ResolutionView(ApiView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [capability_permission(RESOLVE)]
     throttle_classes = [ResolutionRateThrottle]
 
 
@@ -305,6 +313,7 @@ def consumer_get(key: str, *, lock: bool = False) -> Consumer:
 
 @extend_schema(tags=["consumers"])
 class ConsumerListView(ApiListView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
     serializer_class = s.ConsumerSerializer
     queryset = Consumer.objects.order_by("position", "id")
 
@@ -350,6 +359,8 @@ class ConsumerListView(ApiListView):
 
 @extend_schema(tags=["consumers"])
 class ConsumerDetailView(ApiView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
+
     @extend_schema(operation_id="consumers_retrieve", responses={200: s.ConsumerSerializer})
     def get(self, request, key):
         consumer = consumer_get(key)
@@ -439,6 +450,7 @@ def without(body: dict, names) -> dict:
 
 @extend_schema(tags=["layers"])
 class LayerListView(ApiListView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
     serializer_class = s.LayerSerializer
     queryset = Layer.objects.annotate(item_count=Count("items")).order_by("position", "id")
 
@@ -483,6 +495,8 @@ class LayerListView(ApiListView):
 
 @extend_schema(tags=["layers"])
 class LayerDetailView(ApiView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
+
     @extend_schema(operation_id="layers_retrieve", responses={200: s.LayerSerializer})
     def get(self, request, key):
         layer_get(key)
@@ -573,7 +587,7 @@ METADATA_PREFIX = "metadata."
 @extend_schema(tags=["items"])
 class ItemListView(ApiListView):
     serializer_class = s.ItemSerializer
-    permission_classes = [IsEditor]
+    permission_classes = [capability_permission(READ_MATERIAL, unsafe=WRITE_MATERIAL)]
 
     def get_queryset(self):
         self.layer = layer_get(self.kwargs["key"])
@@ -641,7 +655,7 @@ class ItemListView(ApiListView):
 
 @extend_schema(tags=["items"])
 class ItemDetailView(ApiView):
-    permission_classes = [IsEditor]
+    permission_classes = [capability_permission(READ_MATERIAL, unsafe=WRITE_MATERIAL)]
 
     @extend_schema(operation_id="items_retrieve", responses={200: s.ItemSerializer})
     def get(self, request, key, path):
@@ -740,6 +754,7 @@ def profile_response(key: str, status=200, location=None) -> Response:
 
 @extend_schema(tags=["profiles"])
 class ProfileListView(ApiListView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_RULES)]
     serializer_class = s.ProfileSerializer
     queryset = profiles_with_rules().order_by("position", "id")
 
@@ -796,6 +811,8 @@ class ProfileListView(ApiListView):
 
 @extend_schema(tags=["profiles"])
 class ProfileDetailView(ApiView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_RULES)]
+
     @extend_schema(operation_id="profiles_retrieve", responses={200: s.ProfileSerializer})
     def get(self, request, key):
         return profile_response(key)
@@ -872,6 +889,8 @@ RULE_DOCUMENT_FIELDS = (*RULE_FIELDS, "currentness")
 
 @extend_schema(tags=["profiles"])
 class RuleDetailView(ApiView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_RULES)]
+
     def _record(self, key: str, layer_key: str) -> Response:
         profile = profile_get(key)
         layer_get(layer_key)
@@ -982,6 +1001,7 @@ def scenario_response(name: str, status=200, location=None) -> Response:
 
 @extend_schema(tags=["scenarios"])
 class ScenarioListView(ApiListView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_RULES)]
     serializer_class = s.ScenarioSerializer
     queryset = Scenario.objects.select_related("profile").order_by(
         "profile__position", "-is_default", "name"
@@ -1027,6 +1047,8 @@ class ScenarioListView(ApiListView):
 
 @extend_schema(tags=["scenarios"])
 class ScenarioDetailView(ApiView):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_RULES)]
+
     @extend_schema(operation_id="scenarios_retrieve", responses={200: s.ScenarioSerializer})
     def get(self, request, name):
         return scenario_response(name)
@@ -1068,7 +1090,8 @@ class ScenarioDetailView(ApiView):
 
 
 class WorkspaceView(ApiView):
-    permission_classes = [IsEditor]
+    # An export shows every customer's material: it is READ_MATERIAL as well.
+    permission_classes = [capability_permission(READ_MATERIAL, IMPORT_EXPORT, unsafe=IMPORT_EXPORT)]
     renderer_classes = [JSONRenderer, YAMLRenderer, BrowsableAPIRenderer]
     parser_classes = WORKSPACE_PARSERS
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from django.contrib.auth.models import Permission, User
+from django.contrib.auth.models import Group, User
 
 from profiles import cache
 from profiles.models import Profile, Scenario
@@ -49,7 +49,7 @@ def editor(db) -> User:
 
 @pytest.fixture
 def viewer(db) -> User:
-    """A signed-in user without any permission: may look, may not write."""
+    """A reader (signed in, not in the editors group): may look, may not write."""
     return User.objects.create_user("viewer", "", "viewer-pass-123")
 
 
@@ -59,5 +59,5 @@ def editor_client(client, editor):
     return client
 
 
-def grant(user: User, *codenames: str) -> None:
-    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+def join_editors(user: User) -> None:
+    user.groups.add(Group.objects.get_or_create(name="editors")[0])

@@ -6,7 +6,7 @@ from django.test.utils import CaptureQueriesContext
 
 from profiles.models import Profile, Rule
 from profiles.services import workspace_import
-from tests.profiles_ui.conftest import grant
+from tests.profiles_ui.conftest import join_editors
 from tests.profiles_ui.formdata import editor_form_data
 
 EDITOR = "/profiles/support-answer/"
@@ -212,7 +212,7 @@ def test_save__someone_else_saved_first__refused_and_edits_kept(editor_client, w
     assert Rule.objects.get(profile=workspace, layer__key="tickets").max_items == 2
 
 
-def test_save__user_without_permission__forbidden(client, viewer, workspace):
+def test_save__reader__forbidden(client, viewer, workspace):
     client.force_login(viewer)
     data = saved_form(client)
     data["rule-tickets-maxItems"] = "1"
@@ -224,8 +224,8 @@ def test_save__user_without_permission__forbidden(client, viewer, workspace):
     assert Rule.objects.get(profile=workspace, layer__key="tickets").max_items == 2
 
 
-def test_save__user_with_rule_permission__allowed(client, viewer, workspace):
-    grant(viewer, "change_rule")
+def test_save__editors_group_member__allowed(client, viewer, workspace):
+    join_editors(viewer)
     client.force_login(viewer)
     data = saved_form(client)
     data["rule-tickets-maxItems"] = "1"
