@@ -81,3 +81,76 @@ def scenario_get_default(*, profile: Profile) -> Scenario | None:
         .order_by("-is_default", "name")
         .first()
     )
+
+
+# --- rows as values (export, the compiled-workspace cache) ------------------------------------
+
+CONSUMER_COLUMNS = ("id", "key", "name", "render_format", "include_currentness")
+LAYER_COLUMNS = (
+    "id",
+    "key",
+    "name",
+    "description",
+    "availability",
+    "applies_to_objectives",
+    "applies_to_consumers",
+    "requires_input",
+    "item_filter",
+)
+ITEM_COLUMNS = ("layer_id", "path", "title", "body", "metadata")
+PROFILE_COLUMNS = (
+    "id",
+    "key",
+    "name",
+    "consumer_id",
+    "objective",
+    "environment",
+    "budget",
+    "description",
+)
+
+
+@dataclass
+class WorkspaceSections:
+    """The small sections of the workspace as named value rows (no model instances).
+
+    ``rules`` maps a profile id to its rules in document order. Items are read separately
+    (``item_values_iterate``, ``item_values_list``): they are the bulk.
+    """
+
+    consumers: list
+    layers: list
+    profiles: list
+    rules: dict[int, list]
+
+
+def workspace_sections_get() -> WorkspaceSections:
+    """Return consumers, layers, profiles and rules as value rows, in four queries."""
+    from profiles.mappers import RULE_MODEL_FIELDS
+
+    consumers = list(
+        Consumer.objects.order_by("position", "id").values_list(*CONSUMER_COLUMNS, named=True)
+    )
+    layers = list(Layer.objects.order_by("position", "id").values_list(*LAYER_COLUMNS, named=True))
+    profiles = list(
+        Profile.objects.order_by("position", "id").values_list(*PROFILE_COLUMNS, named=True)
+    )
+    rules: dict[int, list] = {}
+    for rule in Rule.objects.order_by("profile_id", "position", "id").values_list(
+        "profile_id", "layer_id", *RULE_MODEL_FIELDS, named=True
+    ):
+        rules.setdefault(rule.profile_id, []).append(rule)
+    return WorkspaceSections(consumers=consumers, layers=layers, profiles=profiles, rules=rules)
+
+
+def item_values_iterate(*, layer_ids=None, chunk_size: int = 2000):
+    """Yield every item (of these layers) as a value row, in document order, through a
+    server-side cursor: layer by layer, then by position."""
+    queryset = Item.objects.all()
+    if layer_ids is not None:
+        queryset = queryset.filter(layer_id__in=list(layer_ids))
+    return (
+        queryset.order_by("layer__position", "layer_id", "position", "id")
+        .values_list(*ITEM_COLUMNS, named=True)
+        .iterator(chunk_size=chunk_size)
+    )

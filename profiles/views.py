@@ -10,7 +10,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Q
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -19,6 +19,8 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from profiles import cache, services, studio
 from profiles.concurrency import PreconditionFailed, profile_etag, profile_save_rules_checked
+from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
+from profiles.exports import workspace_export_chunks
 from profiles.forms import (
     ItemForm,
     LayerConditionsForm,
@@ -42,7 +44,6 @@ from profiles.services import (
     WorkspaceImportError,
     WorkspaceValidationError,
     profile_resolve,
-    workspace_export,
     workspace_import,
 )
 from resolver import RequestError, ResolverError, WorkspaceError
@@ -397,8 +398,10 @@ def item_edit(request, key, item_id):
 @capability_required(READ_MATERIAL, IMPORT_EXPORT)
 @require_GET
 def workspace_download(request):
-    text = workspace_export(format="yaml")
-    response = HttpResponse(text, content_type="application/yaml; charset=utf-8")
+    """Download the workspace as YAML, streamed a layer at a time."""
+    response = StreamingHttpResponse(
+        workspace_export_chunks(format="yaml"), content_type=EXPORT_CONTENT_TYPES["yaml"]
+    )
     response["Content-Disposition"] = 'attachment; filename="workspace.yaml"'
     return response
 

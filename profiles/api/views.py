@@ -9,7 +9,7 @@ import does.
 import time
 
 from django.db.models import Count, Prefetch, Q
-from django.http import QueryDict
+from django.http import QueryDict, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.generics import GenericAPIView
@@ -45,6 +45,8 @@ from profiles.concurrency import (
     profile_save_rules_checked,
 )
 from profiles.decision_log import decision_log_record
+from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
+from profiles.exports import workspace_export_chunks
 from profiles.mappers import (
     RULE_FIELDS,
     canonical_string,
@@ -1099,7 +1101,10 @@ class WorkspaceView(ApiView):
         operation_id="workspace_export",
         summary="Export the workspace document (SPEC §2); YAML with ?format=yaml",
         parameters=[
-            OpenApiParameter("format", str, enum=["json", "yaml"], description="Default: JSON.")
+            OpenApiParameter("format", str, enum=["json", "yaml"], description="Default: JSON."),
+            OpenApiParameter(
+                "layer", str, description="Export only this layer (imports with ?layer=)."
+            ),
         ],
         responses={
             (200, "application/json"): s.WorkspaceSerializer,
@@ -1108,7 +1113,17 @@ class WorkspaceView(ApiView):
         tags=["workspace"],
     )
     def get(self, request):
-        return Response(workspace_export())
+        renderer_format = request.accepted_renderer.format
+        if renderer_format not in ("json", "yaml"):
+            return Response(workspace_export())  # the browsable API
+        export_format = "yaml" if renderer_format == "yaml" else "json-compact"
+        layer = request.query_params.get("layer")
+        if layer is not None and not Layer.objects.filter(key=layer).exists():
+            raise not_found(f'layer "{layer}"', "layer")
+        return StreamingHttpResponse(
+            workspace_export_chunks(format=export_format, layer=layer),
+            content_type=EXPORT_CONTENT_TYPES[export_format],
+        )
 
     @extend_schema(
         operation_id="workspace_import",

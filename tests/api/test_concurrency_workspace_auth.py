@@ -1,5 +1,6 @@
 """ETags and If-Match (no lost updates), workspace import/export, tokens, schema and docs."""
 
+import json
 import re
 
 import pytest
@@ -104,8 +105,9 @@ def test_workspace__get_json_and_yaml__same_document(small, editor_client):
 
     assert as_json.status_code == as_yaml.status_code == 200
     assert as_yaml["Content-Type"].startswith("application/yaml")
-    assert yaml.safe_load(as_yaml.content) == as_json.json()
-    assert [layer["key"] for layer in as_json.json()["layers"]] == [
+    document = json.loads(b"".join(as_json.streaming_content))
+    assert yaml.safe_load(b"".join(as_yaml.streaming_content)) == document
+    assert [layer["key"] for layer in document["layers"]] == [
         "layer-000",
         "layer-001",
         "layer-002",
@@ -124,7 +126,7 @@ def test_workspace__post_yaml_merge__adds_and_keeps(small, editor_client):
 
 
 def test_workspace__post_replace__deletes_what_is_not_given(small, editor_client):
-    document = editor_client.get(API + "workspace").json()
+    document = json.loads(b"".join(editor_client.get(API + "workspace").streaming_content))
     document["profiles"] = [document["profiles"][0]]
 
     response = editor_client.post(API + "workspace?mode=replace", document, format="json")

@@ -207,7 +207,7 @@ def test_workspace_download__yaml_attachment(editor_client, workspace):
     response = editor_client.get("/workspace/download/")
 
     assert response["Content-Disposition"] == 'attachment; filename="workspace.yaml"'
-    assert "support-answer" in response.content.decode()
+    assert "support-answer" in b"".join(response.streaming_content).decode()
 
 
 def test_workspace_upload__invalid_file__issues_listed_and_nothing_changed(
@@ -225,7 +225,7 @@ def test_workspace_upload__invalid_file__issues_listed_and_nothing_changed(
 
 
 def test_workspace_upload__download_round_trip__nothing_changes(editor_client, workspace):
-    text = editor_client.get("/workspace/download/").content
+    text = b"".join(editor_client.get("/workspace/download/").streaming_content)
 
     response = editor_client.post(
         "/workspace/upload/",
@@ -242,7 +242,7 @@ def test_workspace_upload__file_over_the_limit__refused_and_nothing_changed(
 ):
     # Given a 2 KB limit, when a 4 KB file is uploaded,
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 2048
-    text = editor_client.get("/workspace/download/").content
+    text = b"".join(editor_client.get("/workspace/download/").streaming_content)
     big = text + b"#" * 4096  # a YAML comment: valid, only too large
     response = editor_client.post(
         "/workspace/upload/",

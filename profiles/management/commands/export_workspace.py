@@ -1,10 +1,8 @@
 """Export the stored workspace as a SPEC §2 document."""
 
-from pathlib import Path
-
 from django.core.management.base import BaseCommand, CommandError
 
-from profiles.services import workspace_export
+from profiles.exports import workspace_export_chunks
 
 
 class Command(BaseCommand):
@@ -23,12 +21,14 @@ class Command(BaseCommand):
         export_format = options["format"] or (
             "json" if output and output.lower().endswith(".json") else "yaml"
         )
-        text = workspace_export(format=export_format)
+        chunks = workspace_export_chunks(format=export_format)
         if not output or output == "-":
-            self.stdout.write(text, ending="")
+            for chunk in chunks:
+                self.stdout.write(chunk, ending="")
             return
         try:
-            Path(output).write_text(text, encoding="utf-8")
+            with open(output, "w", encoding="utf-8") as handle:
+                handle.writelines(chunks)
         except OSError as exc:
             raise CommandError(f"cannot write {output}: {exc.strerror}", returncode=2) from exc
         self.stderr.write(f"Wrote {output} ({export_format}).")
