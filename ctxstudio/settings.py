@@ -1,6 +1,7 @@
 """Settings for Context Studio, read from the environment (see README, "Configuration")."""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -75,7 +76,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
+    "axes",
     "profiles",
+    "ctxstudio",
 ]
 
 MIDDLEWARE = [
@@ -87,12 +90,19 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "ctxstudio.login_throttle.LoginRateLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "ctxstudio.middleware.DatabaseUnavailableMiddleware",
+    # Last, as axes asks: it turns a login that locked out into the lockout answer.
+    "axes.middleware.AxesMiddleware",
+]
+
+# Axes' backend comes first: it refuses a locked-out login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
 ]
 
 ROOT_URLCONF = "ctxstudio.urls"
@@ -143,8 +153,24 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-LOGIN_MAX_FAILURES = int(os.environ.get("LOGIN_MAX_FAILURES", "5"))
-LOGIN_FAILURE_WINDOW = int(os.environ.get("LOGIN_FAILURE_WINDOW", "900"))  # seconds
+# Behind reverse proxies that append to X-Forwarded-For: how many. 0 trusts only REMOTE_ADDR.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+
+# Login lockouts (django-axes) on the studio login, the admin login and /api/v1/auth/token:
+# LOGIN_MAX_FAILURES failed logins of one username from one client address, each within
+# LOGIN_FAILURE_WINDOW seconds of the previous, lock that username at that address until the
+# window passes without an attempt. Other addresses and other usernames are not affected, so
+# random usernames cannot lock anybody out. Counters live in the cache (Redis with CACHE_URL).
+AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_MAX_FAILURES", "5"))
+AXES_COOLOFF_TIME = timedelta(seconds=int(os.environ.get("LOGIN_FAILURE_WINDOW", "900")))
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "ctxstudio.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "ctxstudio.login_lockout.lockout_response"
+# The admin lists lockouts (ctxstudio.admin); axes' own pages list database records, which
+# the cache handler does not write.
+AXES_ENABLE_ADMIN = False
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
@@ -169,6 +195,8 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "profiles.api.exceptions.api_exception_handler",
+    # The same proxies as the login lockouts (DRF's default, None, would trust any header).
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_PAGINATION_CLASS": "profiles.api.pagination.PageNumberPagination",
     "PAGE_SIZE": int(os.environ.get("API_PAGE_SIZE", "50")),
     # resolve, preview and expand are throttled per user (see profiles.api.throttling).

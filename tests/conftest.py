@@ -1,5 +1,7 @@
 """Suite-wide fixtures."""
 
+import os
+
 import pytest
 
 
@@ -17,3 +19,33 @@ def _synchronous_decision_log(settings):
     """Write decision log rows in the test's own transaction (tests of the background writer
     turn this back on explicitly)."""
     settings.DECISION_LOG_ASYNC = False
+
+
+@pytest.fixture
+def redis_cache():
+    """Make the default cache the local Redis server (what CACHE_URL gives in production).
+
+    Other work shares that server: the keys carry a prefix of this test's own and only they are
+    deleted afterwards (never a flush). Skipped when no server answers.
+    """
+    import uuid
+
+    import redis
+    from axes.handlers.proxy import AxesProxyHandler
+    from django.core.cache import caches
+    from django.test import override_settings
+
+    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    server = redis.Redis.from_url(url, socket_connect_timeout=1)
+    try:
+        server.ping()
+    except redis.RedisError:
+        pytest.skip(f"no Redis server at {url}")
+    prefix = f"test-{uuid.uuid4().hex}"
+    backend = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url}
+    with override_settings(CACHES={"default": {**backend, "KEY_PREFIX": prefix}}):
+        AxesProxyHandler.get_implementation(force=True)  # it holds the cache it started with
+        yield caches["default"]
+        for key in server.scan_iter(f"{prefix}:*"):
+            server.delete(key)
+    AxesProxyHandler.get_implementation(force=True)

@@ -1,7 +1,6 @@
 """Throttles of resolve, preview and expand: atomic counters, exactly the rate served."""
 
 import threading
-import uuid
 
 import pytest
 from django.core.cache import caches
@@ -32,41 +31,12 @@ def api_request(user) -> Request:
     return request
 
 
-def redis_reachable(url: str) -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
-    except redis.RedisError:
-        return False
-
-
-REDIS_URL = "redis://127.0.0.1:6379/0"
-
-
 @pytest.fixture(params=["locmem", "redis"])
-def shared_cache(request, settings):
+def shared_cache(request):
     """The cache every worker shares: local memory (one process) or Redis (CACHE_URL)."""
-    if request.param == "locmem":
-        yield caches["default"]
-        return
-    if not redis_reachable(REDIS_URL):
-        pytest.skip("no Redis server on 127.0.0.1:6379")
-    # Others use this server: a prefix of our own, and only our keys deleted (never a flush).
-    prefix = f"test-throttle-{uuid.uuid4().hex}"
-    settings.CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": prefix,
-        }
-    }
-    yield caches["default"]
-    import redis
-
-    server = redis.Redis.from_url(REDIS_URL)
-    for key in server.scan_iter(f"{prefix}:*"):
-        server.delete(key)
+    if request.param == "redis":
+        return request.getfixturevalue("redis_cache")
+    return caches["default"]
 
 
 @pytest.fixture

@@ -43,9 +43,22 @@ def test_deploy_check__production_settings__reports_no_issue():
         DEBUG="false",
         SECRET_KEY=secrets.token_urlsafe(50),
         ALLOWED_HOSTS="studio.example.com",
+        CACHE_URL="redis://127.0.0.1:6379/0",  # not connected to by the check
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no issues" in result.stdout
+
+
+def test_deploy_check__no_shared_cache__warns_that_login_counters_are_per_process():
+    result = run_manage(
+        "check",
+        "--deploy",
+        DEBUG="false",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        ALLOWED_HOSTS="studio.example.com",
+        CACHE_URL="",
+    )
+    assert "axes.W001" in result.stdout + result.stderr
 
 
 @pytest.mark.django_db
