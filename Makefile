@@ -30,7 +30,7 @@ setup: $(STAMP)
 
 run: setup
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py load_demo
+	$(PY) manage.py load_demo --url http://$(HOST):$(PORT)/
 	@echo "Serving Context Studio on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
 	$(PY) manage.py runserver $(HOST):$(PORT)
 

@@ -22,6 +22,7 @@ from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 from simple_history.admin import SimpleHistoryAdmin
 
+from profiles.forms import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
 from profiles.mappers import RULE_MODEL_FIELDS
 from profiles.models import (
     Consumer,
@@ -106,8 +107,36 @@ class RuleForm(WorkspaceModelForm):
         fields = ["profile", "layer", *RULE_MODEL_FIELDS]
 
 
+# Model field -> the studio's hint for "not given" ("(auto)"), so both say the same thing.
+RULE_BLANK_LABELS = {
+    model: f"({RULE_DEFAULT_HINTS[document]})" for model, document in RULE_FIELD_BY_MODEL.items()
+}
+
+
 class RuleInlineForm(forms.ModelForm):
-    """Validated together with the profile and its other rules by the formset."""
+    """Validated together with the profile and its other rules by the formset.
+
+    Each control is named after its layer and rule field as in the studio ("kb maxItems"): a
+    tabular inline has no label per cell. A field left empty shows the default rule's value
+    in brackets, as in the studio.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.row_name = self.instance.layer.key if self.instance.layer_id else "new rule"
+        for name, field in self.fields.items():
+            # The admin wraps related fields (layer) in a widget that renders the inner one.
+            widget = getattr(field.widget, "widget", field.widget)
+            widget.attrs["aria-label"] = f"{self.row_name} {RULE_FIELD_BY_MODEL.get(name, name)}"
+            blank = RULE_BLANK_LABELS.get(name)
+            if blank is None:
+                continue
+            if isinstance(field.widget, forms.NullBooleanSelect):
+                field.widget.choices = [("unknown", blank), ("true", "true"), ("false", "false")]
+            elif getattr(field, "choices", None):
+                field.choices = [("", blank), *[c for c in field.choices if c[0] != ""]]
+            else:
+                field.widget.attrs["placeholder"] = blank
 
     def validate_constraints(self):
         # The formset validates all rules with the engine (same messages as the import);
@@ -121,6 +150,12 @@ class RuleInlineForm(forms.ModelForm):
 
 
 class RuleInlineFormSet(BaseInlineFormSet):
+    def add_fields(self, form, index):
+        super().add_fields(form, index)
+        if "DELETE" in form.fields:
+            row = getattr(form, "row_name", "new rule")
+            form.fields["DELETE"].widget.attrs["aria-label"] = f"delete the {row} rule"
+
     def clean(self):
         super().clean()
         if any(form.errors for form in self.forms):

@@ -7,8 +7,68 @@ import re
 from django import forms
 from django.conf import settings
 
+from profiles.mappers import CURRENTNESS_FIELDS, RULE_FIELDS, canonical_string
 from profiles.models import Availability, Consumer, Item, Layer
 from profiles.validation import instance_issues
+from resolver.model import (
+    AVAILABILITIES,
+    DEFAULT_RULE,
+    MODES,
+    ON_POLICIES,
+    ORDERS,
+    PARTICIPATIONS,
+    Currentness,
+)
+
+# --- the rule vocabulary, from the engine ---------------------------------------------------
+
+# Every rule field the editor shows, by its workspace-document name, in SPEC §2 order.
+RULE_FORM_FIELDS = (
+    "participation",
+    "mode",
+    "required",
+    "priority",
+    "maxItems",
+    "maxTokens",
+    "order",
+    "facets",
+    "currentness.maxAgeDays",
+    "currentness.field",
+    "currentness.onStale",
+    "currentness.onUnknown",
+)
+MAIN_RULE_FIELDS = RULE_FORM_FIELDS[:7]
+CURRENTNESS_FORM_FIELDS = RULE_FORM_FIELDS[8:]
+RULE_CHOICES = {
+    "participation": PARTICIPATIONS,
+    "mode": MODES,
+    "required": ("true", "false"),
+    "order": ORDERS,
+    "currentness.onStale": ON_POLICIES,
+    "currentness.onUnknown": ON_POLICIES,
+}
+_CURRENTNESS_DEFAULTS = Currentness(max_age_days=0)
+# What applies when a field is not given (shown greyed, in brackets: "(auto)").
+RULE_DEFAULT_HINTS = {
+    "participation": DEFAULT_RULE.participation,
+    "mode": DEFAULT_RULE.mode,
+    "required": canonical_string(DEFAULT_RULE.required),
+    "priority": canonical_string(DEFAULT_RULE.priority),
+    "maxItems": "none",
+    "maxTokens": "none",
+    "order": "by mode",
+    "facets": ", ".join(DEFAULT_RULE.facets),
+    "currentness.maxAgeDays": "off",
+    "currentness.field": _CURRENTNESS_DEFAULTS.field,
+    "currentness.onStale": _CURRENTNESS_DEFAULTS.on_stale,
+    "currentness.onUnknown": _CURRENTNESS_DEFAULTS.on_unknown,
+}
+# Model field -> the rule field's document name (max_items -> maxItems): what people read.
+RULE_FIELD_BY_MODEL = {model: document for document, model in RULE_FIELDS.items()} | {
+    model: f"currentness.{document}" for document, model in CURRENTNESS_FIELDS.items()
+}
+NUMERIC_RULE_FIELDS = ("priority", "maxItems", "maxTokens", "currentness.maxAgeDays")
+AVAILABILITY_CHOICES = AVAILABILITIES
 
 
 def _issue_field(form: forms.BaseForm, name: str | None) -> str | None:
@@ -88,7 +148,7 @@ class LayerConditionsForm(EngineValidatedMixin, forms.ModelForm):
     class Meta:
         model = Layer
         fields = ["name", "description", "availability"]
-        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+        widgets = {"name": forms.TextInput, "description": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -142,7 +202,7 @@ class ItemForm(EngineValidatedMixin, forms.ModelForm):
     class Meta:
         model = Item
         fields = ["title", "body"]
-        widgets = {"body": forms.Textarea(attrs={"rows": 10})}
+        widgets = {"title": forms.TextInput, "body": forms.Textarea(attrs={"rows": 10})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

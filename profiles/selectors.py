@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import Prefetch
+from django.db.models import OuterRef, Prefetch, Subquery
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
 
@@ -154,3 +154,80 @@ def item_values_iterate(*, layer_ids=None, chunk_size: int = 2000):
         .values_list(*ITEM_COLUMNS, named=True)
         .iterator(chunk_size=chunk_size)
     )
+
+
+# --- history ---------------------------------------------------------------------------------
+
+# The models whose changes make up the workspace's history.
+HISTORY_MODELS = (Consumer, Layer, Item, Profile, Rule)
+
+
+def history_list_recent(*, limit: int = 10) -> list:
+    """Return the latest historical records of every workspace model, newest first.
+
+    Whatever wrote them (studio, API, admin, import). Each record gets ``layer_key`` and
+    ``profile_key`` where it has those columns ("" once that row is gone). Seven queries,
+    whatever the size; no join, so the record of a row deleted with its layer still shows.
+    """
+    records = []
+    for model in HISTORY_MODELS:
+        queryset = model.history.select_related("history_user")
+        records.extend(queryset.order_by("-history_date", "-history_id")[:limit])
+    records.sort(key=lambda record: record.history_date, reverse=True)
+    records = records[:limit]
+    layer_ids = {getattr(record, "layer_id", None) for record in records} - {None}
+    profile_ids = {getattr(record, "profile_id", None) for record in records} - {None}
+    layers = dict(Layer.objects.filter(pk__in=layer_ids).values_list("pk", "key"))
+    profiles = dict(Profile.objects.filter(pk__in=profile_ids).values_list("pk", "key"))
+    for record in records:
+        record.layer_key = layers.get(getattr(record, "layer_id", None), "")
+        record.profile_key = profiles.get(getattr(record, "profile_id", None), "")
+    return records
+
+
+def profile_history_list(*, profile: Profile, limit: int = 12) -> list:
+    """Return the latest historical records of a profile and its rules, newest first.
+
+    A change's diff reads its ``prev_record`` (one query each, at most ``limit``).
+    """
+    historical_rule = Rule.history.model
+    records = list(
+        Profile.history.filter(id=profile.pk)
+        .select_related("history_user")
+        .order_by("-history_date", "-history_id")[: limit + 1]
+    ) + list(
+        historical_rule.objects.filter(profile_id=profile.pk)
+        .select_related("history_user", "layer")
+        .order_by("-history_date", "-history_id")[: limit + 1]
+    )
+    records.sort(key=lambda record: record.history_date, reverse=True)
+    return records[:limit]
+
+
+def profile_list_with_last_change() -> list[Profile]:
+    """Return the profiles with ``last_change_at``/``last_change_by`` over profile and rules."""
+    historical_profile = Profile.history.model
+    historical_rule = Rule.history.model
+    latest_profile = historical_profile.objects.filter(id=OuterRef("pk")).order_by("-history_date")
+    latest_rule = historical_rule.objects.filter(profile_id=OuterRef("pk")).order_by(
+        "-history_date"
+    )
+    profiles = list(
+        Profile.objects.select_related("consumer")
+        .order_by("position", "id")
+        .annotate(
+            profile_changed_at=Subquery(latest_profile.values("history_date")[:1]),
+            profile_changed_by=Subquery(latest_profile.values("history_user__username")[:1]),
+            rule_changed_at=Subquery(latest_rule.values("history_date")[:1]),
+            rule_changed_by=Subquery(latest_rule.values("history_user__username")[:1]),
+        )
+    )
+    for profile in profiles:
+        candidates = [
+            (profile.profile_changed_at, profile.profile_changed_by),
+            (profile.rule_changed_at, profile.rule_changed_by),
+        ]
+        candidates = [c for c in candidates if c[0] is not None]
+        at, by = max(candidates, key=lambda c: c[0]) if candidates else (profile.updated_at, None)
+        profile.last_change_at, profile.last_change_by = at, by
+    return profiles

@@ -13,12 +13,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import OuterRef, Subquery
 from django.utils.html import format_html
 
 from profiles import cache
+from profiles.forms import (
+    MAIN_RULE_FIELDS,
+    NUMERIC_RULE_FIELDS,
+    RULE_CHOICES,
+    RULE_DEFAULT_HINTS,
+    RULE_FIELD_BY_MODEL,
+    RULE_FORM_FIELDS,
+)
 from profiles.mappers import canonical_string
 from profiles.models import Profile, Scenario
+from profiles.selectors import profile_history_list
 from profiles.services import (
     scenarios_upsert,
 )
@@ -114,45 +122,9 @@ def explain_fragment(code: str | None) -> str:
 
 # --- the draft: form data -> rule overrides, budget and request ------------------------------
 
-RULE_FORM_FIELDS = (
-    "participation",
-    "mode",
-    "required",
-    "priority",
-    "maxItems",
-    "maxTokens",
-    "order",
-    "facets",
-    "currentness.maxAgeDays",
-    "currentness.field",
-    "currentness.onStale",
-    "currentness.onUnknown",
-)
-MAIN_RULE_FIELDS = RULE_FORM_FIELDS[:7]
-CHOICE_FIELDS = {
-    "participation": ("auto", "include", "exclude"),
-    "mode": ("inline", "retrieve", "on-demand"),
-    "required": ("true", "false"),
-    "order": ("relevance", "recency", "path"),
-    "currentness.onStale": ("exclude", "warn"),
-    "currentness.onUnknown": ("exclude", "warn"),
-}
-DEFAULT_HINTS = {
-    "participation": "auto",
-    "mode": "inline",
-    "required": "false",
-    "priority": "0",
-    "maxItems": "none",
-    "maxTokens": "none",
-    "order": "by mode",
-    "facets": "body",
-    "currentness.maxAgeDays": "off",
-    "currentness.field": "updated",
-    "currentness.onStale": "exclude",
-    "currentness.onUnknown": "exclude",
-}
-AVAILABILITY_CHOICES = ("auto", "unavailable", "unknown")
-NUMERIC_FIELDS = ("priority", "maxItems", "maxTokens", "currentness.maxAgeDays")
+CHOICE_FIELDS = RULE_CHOICES
+DEFAULT_HINTS = RULE_DEFAULT_HINTS
+NUMERIC_FIELDS = NUMERIC_RULE_FIELDS
 _INTEGER = re.compile(r"^[+-]?\d+$")
 
 
@@ -946,71 +918,35 @@ def what_changed(saved: dict, draft: dict) -> dict:
 # --- profile list, create, duplicate -------------------------------------------------------
 
 
-def profile_list_with_changes() -> list[Profile]:
-    """Return the profiles with ``last_change_at``/``last_change_by`` over profile and rules."""
-    historical_profile = Profile.history.model
-    historical_rule = Profile.rules.rel.related_model.history.model
-    latest_profile = historical_profile.objects.filter(id=OuterRef("pk")).order_by("-history_date")
-    latest_rule = historical_rule.objects.filter(profile_id=OuterRef("pk")).order_by(
-        "-history_date"
-    )
-    profiles = list(
-        Profile.objects.select_related("consumer")
-        .order_by("position", "id")
-        .annotate(
-            profile_changed_at=Subquery(latest_profile.values("history_date")[:1]),
-            profile_changed_by=Subquery(latest_profile.values("history_user__username")[:1]),
-            rule_changed_at=Subquery(latest_rule.values("history_date")[:1]),
-            rule_changed_by=Subquery(latest_rule.values("history_user__username")[:1]),
-        )
-    )
-    for profile in profiles:
-        candidates = [
-            (profile.profile_changed_at, profile.profile_changed_by),
-            (profile.rule_changed_at, profile.rule_changed_by),
-        ]
-        candidates = [c for c in candidates if c[0] is not None]
-        at, by = max(candidates, key=lambda c: c[0]) if candidates else (profile.updated_at, None)
-        profile.last_change_at, profile.last_change_by = at, by
-    return profiles
-
-
 def profile_history(profile: Profile, *, limit: int = 12) -> list[dict]:
     """Return the latest changes of a profile and its rules, newest first, in words."""
-    historical_rule = Profile.rules.rel.related_model.history.model
-    records = list(
-        Profile.history.filter(id=profile.pk).select_related("history_user")[: limit + 1]
-    ) + list(
-        historical_rule.objects.filter(profile_id=profile.pk)
-        .select_related("history_user", "layer")
-        .order_by("-history_date")[: limit + 1]
-    )
-    records.sort(key=lambda record: record.history_date, reverse=True)
-    changes = []
-    for record in records[:limit]:
-        layer = getattr(record, "layer", None)
-        subject = f"rule {layer.key}" if layer is not None else "profile"
-        action = {"+": "created", "~": "changed", "-": "deleted"}[record.history_type]
-        details = []
-        if record.history_type == "~":
-            previous = record.prev_record
-            if previous is not None:
-                delta = record.diff_against(previous)
-                details = [
-                    f"{change.field}: {_shown(change.old)} → {_shown(change.new)}"
-                    for change in delta.changes
-                    if change.field not in ("updated_at", "updated_by", "position")
-                ]
-        changes.append(
-            {
-                "at": record.history_date,
-                "by": record.history_user.get_username() if record.history_user else "—",
-                "subject": subject,
-                "action": action,
-                "details": details,
-            }
-        )
-    return changes
+    return [history_entry(record) for record in profile_history_list(profile=profile, limit=limit)]
+
+
+def history_entry(record) -> dict:
+    """Return one historical record in words: when, who, what and which fields changed."""
+    layer = getattr(record, "layer", None)
+    subject = f"rule {layer.key}" if layer is not None else "profile"
+    action = {"+": "created", "~": "changed", "-": "deleted"}[record.history_type]
+    details = []
+    if record.history_type == "~":
+        previous = record.prev_record
+        if previous is not None:
+            delta = record.diff_against(previous)
+            details = [
+                f"{RULE_FIELD_BY_MODEL.get(change.field, change.field)}: "
+                f"{_shown(change.old)} → {_shown(change.new)}"
+                for change in delta.changes
+                if change.field not in ("updated_at", "updated_by", "position")
+            ]
+    return {
+        "at": record.history_date,
+        # No user: written by an import or a management command (e.g. the demo).
+        "by": record.history_user.get_username() if record.history_user else "",
+        "subject": subject,
+        "action": action,
+        "details": details,
+    }
 
 
 def _shown(value: Any) -> str:

@@ -4,6 +4,7 @@ from profiles import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("profiles/", views.profile_list, name="profile-list"),
     # "_new" cannot be a profile key (keys start with a letter or digit), so no profile hides it.
     path("profiles/_new/", views.profile_create, name="profile-create"),

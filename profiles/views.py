@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import HttpResponseClientRedirect
@@ -22,6 +23,7 @@ from profiles.concurrency import PreconditionFailed, profile_etag, profile_save_
 from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.exports import workspace_export_chunks
 from profiles.forms import (
+    AVAILABILITY_CHOICES,
     ItemForm,
     LayerConditionsForm,
     ProfileCreateForm,
@@ -39,7 +41,11 @@ from profiles.permissions import (
     require,
     user_can,
 )
-from profiles.selectors import scenario_get_default, scenario_list
+from profiles.selectors import (
+    profile_list_with_last_change,
+    scenario_get_default,
+    scenario_list,
+)
 from profiles.services import (
     WorkspaceImportError,
     WorkspaceValidationError,
@@ -49,6 +55,12 @@ from profiles.services import (
 from resolver import RequestError, ResolverError, WorkspaceError
 
 SESSION_SAMPLE = "studio-sample:{}"
+
+
+@require_GET
+def favicon(request):
+    """Send browsers asking for /favicon.ico (the admin's pages, bookmarks) to the SVG icon."""
+    return redirect(static("favicon.svg"), permanent=True)
 
 
 @require_GET
@@ -66,7 +78,7 @@ def home(request):
 @require_GET
 def profile_list(request):
     """List the profiles with the status of each one's default scenario."""
-    profiles = studio.profile_list_with_changes()
+    profiles = profile_list_with_last_change()
     defaults = {}
     for scenario in scenario_list():
         if scenario.is_default or scenario.profile_id not in defaults:
@@ -221,7 +233,7 @@ def _editor_page(request, profile, draft, cached, *, status=200):
             "choices": studio.CHOICE_FIELDS,
             "default_hints": studio.DEFAULT_HINTS,
             "main_fields": studio.MAIN_RULE_FIELDS,
-            "availability_choices": studio.AVAILABILITY_CHOICES,
+            "availability_choices": AVAILABILITY_CHOICES,
             "availability_rows": [
                 {
                     "key": layer["key"],

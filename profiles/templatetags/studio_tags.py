@@ -8,8 +8,10 @@ which escape their own arguments.
 """
 
 import html
+import json
 
 from django import template
+from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
@@ -162,3 +164,49 @@ def trimmed_items(units: list[dict]):
             for unit in units
         )
     )
+
+
+@register.filter
+def as_json(value) -> str:
+    """Return a value as compact JSON (metadata reads as it is written in the workspace)."""
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+_HISTORY_ACTIONS = {"+": "created", "~": "changed", "-": "deleted"}
+
+
+def _history_label(record) -> str:
+    model = record.instance_type._meta.model_name
+    if model == "item":
+        return f"{record.layer_key or '(deleted layer)'}/{record.path}"
+    if model == "rule":
+        profile = record.profile_key or "(deleted profile)"
+        return f"{profile} · rule {record.layer_key or '(deleted layer)'}"
+    return record.key
+
+
+@register.simple_tag
+def workspace_recent_changes(limit: int = 10) -> list[dict]:
+    """Return the latest workspace changes (every door, every user) for the admin's sidebar."""
+    from profiles.selectors import history_list_recent
+
+    changes = []
+    for record in history_list_recent(limit=limit):
+        model = record.instance_type._meta.model_name
+        url = None
+        if record.history_type != "-":
+            try:
+                url = reverse(f"admin:profiles_{model}_change", args=[record.id])
+            except NoReverseMatch:
+                url = None
+        changes.append(
+            {
+                "label": _history_label(record),
+                "kind": record.instance_type._meta.verbose_name,
+                "action": _HISTORY_ACTIONS[record.history_type],
+                "by": record.history_user.get_username() if record.history_user else "",
+                "at": record.history_date,
+                "url": url,
+            }
+        )
+    return changes

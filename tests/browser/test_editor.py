@@ -115,7 +115,7 @@ def test_editor__save__change_persists_with_history_after_reload(signed_in, live
     expect(page.locator("#unsaved-badge")).to_have_text("All changes saved")
     history = page.locator(".history-list")
     expect(history.locator("li").first).to_contain_text("editor changed rule tickets")
-    expect(history.locator("li").first).to_contain_text("max_items: 2 → 1")
+    expect(history.locator("li").first).to_contain_text("maxItems: 2 → 1")
     assert Rule.objects.get(profile__key="support-answer", layer__key="tickets").max_items == 1
     screenshot(page, "editor-after-save")
 

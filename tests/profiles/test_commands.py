@@ -208,3 +208,19 @@ def test_demo_workspace__through_the_database__exports_and_resolves_like_the_fil
         assert json.dumps(workspace_resolve(request=request)) == json.dumps(
             resolve(document, request)
         ), entry["name"]
+
+
+def test_load_demo__url_given__sign_in_hint_names_it(demo_files):
+    workspace, scenarios = demo_files
+
+    output = run(
+        "load_demo",
+        "--workspace",
+        str(workspace),
+        "--scenarios",
+        str(scenarios),
+        "--url",
+        "http://127.0.0.1:8123/",
+    )
+
+    assert "Log in at http://127.0.0.1:8123/ as demo / " in output

@@ -165,7 +165,7 @@ def test_save__valid_edit__writes_rule_budget_and_history(editor_client, workspa
     assert Profile.objects.get(key="support-answer").budget == 700
     page = editor_client.get(EDITOR).content.decode()
     assert "editor</strong> changed rule tickets" in page
-    assert "max_items: 2 → 1" in page
+    assert "maxItems: 2 → 1" in page
 
 
 def test_save__invalid_value__error_beside_field_and_nothing_written(editor_client, workspace):

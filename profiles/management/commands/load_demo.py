@@ -30,6 +30,11 @@ class Command(BaseCommand):
         parser.add_argument("--workspace", default=str(DEMO_DIR / "workspace.yaml"))
         parser.add_argument("--scenarios", default=str(DEMO_DIR / "scenarios.yaml"))
         parser.add_argument("--no-user", action="store_true", help="do not create the demo user")
+        parser.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000/",
+            help="where the studio is served, for the sign-in hint (make run passes HOST/PORT)",
+        )
 
     def handle(self, *args, **options):
         workspace_path = Path(options["workspace"])
@@ -64,7 +69,7 @@ class Command(BaseCommand):
             f"{counts['unchanged']} unchanged."
         )
         if not options["no_user"]:
-            self._ensure_demo_user()
+            self._ensure_demo_user(options["url"])
 
     def _read_scenarios(self, path: Path) -> list:
         try:
@@ -79,7 +84,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: expected a list of scenarios")
         return loaded
 
-    def _ensure_demo_user(self) -> None:
+    def _ensure_demo_user(self, url: str) -> None:
         User = get_user_model()
         if User.objects.filter(username=DEMO_USERNAME).exists():
             self.stdout.write(
@@ -89,4 +94,4 @@ class Command(BaseCommand):
             return
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=DEMO_USERNAME, email="", password=password)
-        self.stdout.write(f"Log in at http://127.0.0.1:8000/ as {DEMO_USERNAME} / {password}")
+        self.stdout.write(f"Log in at {url} as {DEMO_USERNAME} / {password}")
