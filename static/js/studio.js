@@ -57,6 +57,16 @@
     });
   });
 
+  // Ctrl+S (Cmd+S on a Mac) saves the editor instead of saving the page as a file.
+  document.addEventListener("keydown", function (event) {
+    if (!(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
+    if (event.key !== "s" && event.key !== "S") return;
+    var save = document.getElementById("save-button");
+    if (!save) return;
+    event.preventDefault();
+    save.click();
+  });
+
   // Confirmation buttons (e.g. delete) name their question in data-confirm.
   document.addEventListener("submit", function (event) {
     var question = event.target.getAttribute("data-confirm");

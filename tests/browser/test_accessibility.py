@@ -1,0 +1,187 @@
+"""Accessibility in a real browser: axe-core (offline, from axe-playwright-python) finds no
+serious or critical violation on any studio page, the customised admin pages, or the editor
+in its harder states; the keyboard reaches every part of the editor quickly."""
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from django.urls import URLPattern, get_resolver
+from playwright.sync_api import expect
+
+from profiles.models import Item, Profile
+from tests.browser.conftest import ARTIFACTS
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+AXE = Axe()
+BLOCKING = ("serious", "critical")
+
+# Every GET page of the studio, by URL name, as a path of the conformance-01 workspace.
+# URL names missing here fail test_axe_pages__every_studio_page__listed.
+STUDIO_PAGES = {
+    "profile-list": lambda ws: "/profiles/",
+    "profile-create": lambda ws: "/profiles/_new/",
+    "profile-editor": lambda ws: f"/profiles/{ws.key}/",
+    "profile-duplicate": lambda ws: f"/profiles/{ws.key}/duplicate/",
+    "profile-delete": lambda ws: f"/profiles/{ws.key}/delete/",
+    "layer-list": lambda ws: "/layers/",
+    "layer-edit": lambda ws: "/layers/kb/",
+    "item-list": lambda ws: "/layers/kb/items/",
+    "item-edit": lambda ws: f"/layers/kb/items/{Item.objects.filter(layer__key='kb').first().pk}/",
+    "workspace-upload": lambda ws: "/workspace/upload/",
+}
+# Not pages: a redirect, a file download, fragments and POST-only actions.
+NOT_PAGES = {"home", "favicon", "profile-preview", "workspace-download"}
+
+ADMIN_PAGES = {
+    "admin index (recent actions)": lambda ws: "/admin/",
+    "admin profile change (rules inline)": lambda ws: f"/admin/profiles/profile/{ws.pk}/change/",
+    "admin profile resolve": lambda ws: f"/admin/profiles/profile/{ws.pk}/resolve/",
+}
+
+
+def blocking_violations(page) -> list[str]:
+    """Return the serious and critical axe violations of the page, one line per rule."""
+    results = AXE.run(page).response
+    return [
+        f"{violation['id']} ({violation['impact']}, {len(violation['nodes'])} nodes): "
+        + "; ".join(str(node["target"]) for node in violation["nodes"][:5])
+        for violation in results["violations"]
+        if violation["impact"] in BLOCKING
+    ]
+
+
+def check(page, name: str, found: dict) -> None:
+    page.wait_for_load_state("networkidle")
+    violations = blocking_violations(page)
+    if violations:
+        found[name] = violations
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"axe-{name.replace(' ', '-')}.png"), full_page=True)
+
+
+def report(found: dict) -> str:
+    return "\n".join(f"{name}:\n  " + "\n  ".join(lines) for name, lines in found.items())
+
+
+def studio_url_names() -> set[str]:
+    from profiles import urls
+
+    return {
+        pattern.name
+        for pattern in get_resolver(urls).url_patterns
+        if isinstance(pattern, URLPattern) and pattern.name
+    }
+
+
+def test_axe_pages__every_studio_page__listed():
+    assert studio_url_names() - NOT_PAGES == set(STUDIO_PAGES)
+
+
+def test_axe__signed_out_pages__no_serious_or_critical_violation(page, live_server, workspace):
+    found = {}
+    for name, path in (("home", "/"), ("login", "/accounts/login/")):
+        page.goto(live_server.url + path)
+        check(page, name, found)
+    assert not found, report(found)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe__every_studio_page__no_serious_or_critical_violation(
+    signed_in, live_server, workspace, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    for name, path in STUDIO_PAGES.items():
+        page.goto(live_server.url + path(workspace))
+        check(page, f"{name} ({scheme})", found)
+    assert not found, report(found)
+
+
+def test_axe__customised_admin_pages__no_serious_or_critical_violation(
+    signed_in, live_server, workspace
+):
+    page = signed_in
+    found = {}
+    for name, path in ADMIN_PAGES.items():
+        page.goto(live_server.url + path(workspace))
+        check(page, name, found)
+    assert not found, report(found)
+
+
+def expand_everything(page) -> None:
+    page.evaluate("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe__editor_states__no_serious_or_critical_violation(
+    signed_in, live_server, workspace, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    editor = f"{live_server.url}/profiles/{workspace.key}/"
+    found = {}
+
+    # Every section expanded: rule details, what-if availability, items, trimmed units.
+    page.goto(editor)
+    expand_everything(page)
+    check(page, f"editor, all sections expanded ({scheme})", found)
+
+    # Invalid input: a field error beside the control and the "not previewed" banner.
+    page.get_by_label("customer maxTokens", exact=True).fill("0")
+    expect(page.locator('[data-error-for="customer maxTokens"]')).not_to_be_empty()
+    expand_everything(page)
+    check(page, f"editor, invalid input ({scheme})", found)
+
+    # Blocked: the required customer layer loses its input; an edit makes "what changed" show.
+    page.goto(editor)
+    page.get_by_label("customer_id", exact=True).fill("")
+    page.get_by_label("kb participation", exact=True).select_option("exclude")
+    expect(page.locator("#preview-status")).to_have_text("BLOCKED")
+    expand_everything(page)
+    check(page, f"editor, blocked with unsaved edits ({scheme})", found)
+
+    assert not found, report(found)
+
+
+def test_editor__skip_link__message_box_five_keys_from_the_top(signed_in, live_server, workspace):
+    page = signed_in
+    page.goto(f"{live_server.url}/profiles/{workspace.key}/")
+    presses = 0
+    for _ in range(3):
+        page.keyboard.press("Tab")
+        presses += 1
+    expect(page.get_by_role("link", name="Skip to sample input")).to_be_focused()
+
+    page.keyboard.press("Enter")
+    page.keyboard.press("Tab")
+    presses += 2
+
+    expect(page.get_by_label("message", exact=True)).to_be_focused()
+    assert presses == 5
+
+
+def test_editor__landmarks__rules_sample_input_and_preview_are_regions(
+    signed_in, live_server, workspace
+):
+    page = signed_in
+    page.goto(f"{live_server.url}/profiles/{workspace.key}/")
+
+    for name in ("Rules", "Sample input", "Live preview", "Recent changes"):
+        expect(page.get_by_role("region", name=name, exact=True)).to_have_count(1)
+    expect(page.get_by_role("form", name="Profile editor")).to_have_count(1)
+    expect(page.get_by_role("navigation", name="Main")).to_have_count(1)
+    expect(page.get_by_role("main")).to_have_count(1)
+
+
+def test_editor__ctrl_s__saves_the_rules(signed_in, live_server, workspace):
+    page = signed_in
+    page.goto(f"{live_server.url}/profiles/{workspace.key}/")
+    page.get_by_label("budget", exact=True).fill("650")
+    expect(page.locator("#unsaved-badge")).to_have_text("Unsaved changes")
+
+    page.keyboard.press("Control+s")
+
+    expect(page.locator(".messages")).to_contain_text(f"Saved {workspace.key}")
+    expect(page.locator("#unsaved-badge")).to_have_text("All changes saved")
+    assert Profile.objects.get(pk=workspace.pk).budget == 650
