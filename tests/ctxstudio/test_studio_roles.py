@@ -1,0 +1,267 @@
+"""The studio as each role sees it: controls a user cannot use are not rendered, a reader's
+editor shows resolutions with itemFilter respected, an editor can do what the API allows."""
+
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from profiles import cache
+from profiles.models import Consumer, Item, Layer, Profile, Scenario
+from tests.ctxstudio.roles import (
+    ITEM,
+    LAYER,
+    OTHER_CUSTOMER_MATERIAL,
+    PROFILE,
+    People,
+    load_workspace,
+    make_people,
+)
+from tests.profiles_ui.formdata import editor_form_data
+
+TEMPLATES = Path(settings.BASE_DIR) / "templates"
+
+
+@pytest.fixture
+def people(db, settings) -> People:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    cache.workspace_cache_clear()
+    load_workspace()
+    yield make_people()
+    cache.workspace_cache_clear()
+
+
+def item_id() -> int:
+    return Item.objects.get(layer__key=LAYER, path=ITEM).pk
+
+
+def write_controls() -> dict[str, str]:
+    """Return each write control (or link to a page readers may not open) by its mark-up."""
+    return {
+        "New profile": f'href="{reverse("profile-create")}"',
+        "Duplicate": f'href="{reverse("profile-duplicate", args=[PROFILE])}"',
+        "Delete": f'href="{reverse("profile-delete", args=[PROFILE])}"',
+        "Save rules": 'value="save"',
+        "Save as scenario": 'value="save-scenario"',
+        "Items link": f'href="{reverse("item-list", args=[LAYER])}"',
+        "Workspace link": f'href="{reverse("workspace-upload")}"',
+        "Download": f'href="{reverse("workspace-download")}"',
+        "Admin link": f'href="{reverse("admin:index")}"',
+        "Save button": ">Save</button>",
+        "Upload button": ">Upload</button>",
+    }
+
+
+# Every studio page template: the URL that renders it, and what a reader gets there.
+STUDIO_TEMPLATES = {
+    "profiles/profile_list.html": (lambda: reverse("profile-list"), 200),
+    "profiles/editor.html": (lambda: reverse("profile-editor", args=[PROFILE]), 200),
+    "profiles/layer_list.html": (lambda: reverse("layer-list"), 200),
+    "profiles/layer_form.html": (lambda: reverse("layer-edit", args=[LAYER]), 200),
+    "profiles/profile_form.html": (lambda: reverse("profile-create"), 403),
+    "profiles/profile_confirm_delete.html": (
+        lambda: reverse("profile-delete", args=[PROFILE]),
+        403,
+    ),
+    "profiles/item_list.html": (lambda: reverse("item-list", args=[LAYER]), 403),
+    "profiles/item_form.html": (lambda: reverse("item-edit", args=[LAYER, item_id()]), 403),
+    "profiles/workspace.html": (lambda: reverse("workspace-upload"), 403),
+    "profiles/home.html": (lambda: reverse("home"), 302),  # signed in: on to the profiles
+}
+
+# What an editor (the group, not staff) must see, proving the marks above are the real ones.
+EDITOR_SEES = {
+    "profiles/profile_list.html": ["New profile", "Duplicate", "Delete", "Workspace link"],
+    "profiles/editor.html": ["Save rules", "Save as scenario"],
+    "profiles/layer_list.html": ["Items link"],
+    "profiles/layer_form.html": ["Save button", "Items link"],
+    "profiles/item_form.html": ["Save button"],
+    "profiles/workspace.html": ["Download", "Upload button"],
+}
+
+
+def test_studio_templates__every_page_template__is_in_the_reader_table():
+    pages = {
+        str(path.relative_to(TEMPLATES))
+        for path in (TEMPLATES / "profiles").glob("*.html")
+        if not path.name.startswith("_")
+    }
+
+    assert pages == set(STUDIO_TEMPLATES)
+
+
+@pytest.mark.parametrize("template", sorted(STUDIO_TEMPLATES))
+def test_studio_template__reader__renders_no_write_control(people, template):
+    url, status = STUDIO_TEMPLATES[template]
+
+    response = people.clients["reader"].get(url())
+
+    assert response.status_code == status
+    if status == 200:
+        assert template in [t.name for t in response.templates]
+        html = response.content.decode()
+        shown = [name for name, mark in write_controls().items() if mark in html]
+        assert shown == []
+
+
+@pytest.mark.parametrize("template", sorted(EDITOR_SEES))
+def test_studio_template__editor__renders_its_write_controls(people, template):
+    url, _ = STUDIO_TEMPLATES[template]
+
+    response = people.clients["editor"].get(url())
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    controls = write_controls()
+    assert [name for name in EDITOR_SEES[template] if controls[name] not in html] == []
+    assert controls["Admin link"] not in html  # the admin is for staff
+
+
+def test_studio_nav__staff__links_the_admin(people):
+    html = people.clients["staff"].get(reverse("profile-list")).content.decode()
+
+    assert write_controls()["Admin link"] in html
+
+
+def test_layer_form__reader__fields_are_read_only(people):
+    response = people.clients["reader"].get(reverse("layer-edit", args=[LAYER]))
+
+    form = response.context["form"]
+    assert all(field.disabled for field in form.fields.values())
+
+
+# --- a reader's resolutions -----------------------------------------------------------------
+
+
+def test_editor_page__reader__shows_the_timeline_without_other_customers_material(people):
+    response = people.clients["reader"].get(reverse("profile-editor", args=[PROFILE]))
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "Decision timeline" in html
+    assert "Refund not received" in html  # customer C-7's ticket, as the resolution shows it
+    assert [text for text in OTHER_CUSTOMER_MATERIAL if text in html] == []
+
+
+def test_preview__reader__shows_only_the_filtered_items(people):
+    client = people.clients["reader"]
+    data = editor_form_data(client.get(reverse("profile-editor", args=[PROFILE])).content.decode())
+    data["rule-tickets-maxItems"] = "10"
+
+    response = client.post(
+        reverse("profile-preview", args=[PROFILE]), data, headers={"HX-Request": "true"}
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "T-1001" in html
+    assert [text for text in OTHER_CUSTOMER_MATERIAL if text in html] == []
+
+
+def test_editor_page__reader_posts_save__403_and_nothing_saved(people):
+    client = people.clients["reader"]
+    data = editor_form_data(client.get(reverse("profile-editor", args=[PROFILE])).content.decode())
+    data.update({"budget": "123", "action": "save"})
+
+    response = client.post(reverse("profile-editor", args=[PROFILE]), data)
+
+    assert response.status_code == 403
+    assert Profile.objects.get(key=PROFILE).budget != 123
+
+
+# --- an editor (the group, not staff) does in the studio what the API allows ------------------
+
+
+def test_studio__editor__saves_rules(people):
+    client = people.clients["editor"]
+    data = editor_form_data(client.get(reverse("profile-editor", args=[PROFILE])).content.decode())
+    data.update({"budget": "1234", "action": "save"})
+
+    response = client.post(reverse("profile-editor", args=[PROFILE]), data)
+
+    assert response.status_code == 302
+    assert Profile.objects.get(key=PROFILE).budget == 1234
+
+
+def test_studio__editor__saves_a_scenario(people):
+    client = people.clients["editor"]
+    data = editor_form_data(client.get(reverse("profile-editor", args=[PROFILE])).content.decode())
+    data.update({"scenario_name": "Editor's case", "action": "save-scenario"})
+
+    response = client.post(reverse("profile-editor", args=[PROFILE]), data)
+
+    assert response.status_code == 200
+    assert Scenario.objects.filter(name="Editor's case", profile__key=PROFILE).exists()
+
+
+def test_studio__editor__creates_a_profile(people):
+    consumer = Consumer.objects.get(key="support-assistant")
+    data = {"key": "by-editor", "consumer": consumer.pk, "objective": "triage", "budget": 500}
+
+    response = people.clients["editor"].post(reverse("profile-create"), data)
+
+    assert response.status_code == 302
+    assert Profile.objects.filter(key="by-editor", objective="triage").exists()
+
+
+def test_studio__editor__duplicates_and_deletes_a_profile(people):
+    client = people.clients["editor"]
+    source = Profile.objects.get(key=PROFILE)
+    data = {
+        "key": "copy",
+        "consumer": source.consumer_id,
+        "objective": "other-objective",
+        "budget": source.budget,
+    }
+
+    duplicated = client.post(reverse("profile-duplicate", args=[PROFILE]), data)
+    deleted = client.post(reverse("profile-delete", args=["copy"]))
+
+    assert (duplicated.status_code, deleted.status_code) == (302, 302)
+    assert not Profile.objects.filter(key="copy").exists()
+
+
+def test_studio__editor__edits_a_layer_and_an_item(people):
+    client = people.clients["editor"]
+    layer = Layer.objects.get(key=LAYER)
+    item = Item.objects.get(layer=layer, path=ITEM)
+
+    layer_response = client.post(
+        reverse("layer-edit", args=[LAYER]),
+        {
+            "name": "Tickets (edited)",
+            "description": "",
+            "availability": layer.availability,
+            "item_filter_text": "customer_id = customer_id",
+        },
+    )
+    item_response = client.post(
+        reverse("item-edit", args=[LAYER, item.pk]),
+        {"title": "Refund still missing", "body": item.body, "metadata_text": "{}"},
+    )
+
+    assert (layer_response.status_code, item_response.status_code) == (302, 302)
+    assert Layer.objects.get(key=LAYER).name == "Tickets (edited)"
+    assert Item.objects.get(pk=item.pk).title == "Refund still missing"
+
+
+def test_studio__editor__downloads_and_uploads_the_workspace(people):
+    client = people.clients["editor"]
+
+    download = client.get(reverse("workspace-download"))
+    document = yaml.safe_load(download.content)
+    document["profiles"][0]["budget"] = 777
+    upload = client.post(
+        reverse("workspace-upload"),
+        {
+            "mode": "merge",
+            "file": SimpleUploadedFile("workspace.yaml", yaml.safe_dump(document).encode()),
+        },
+    )
+
+    assert download.status_code == 200
+    assert upload.status_code == 302
+    assert Profile.objects.get(key=document["profiles"][0]["key"]).budget == 777
