@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+from axes.models import AccessFailureLog
 from django.contrib.auth.models import Group, User
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
@@ -189,6 +190,7 @@ EXPECTATIONS: dict[str, Door] = {
     "password_reset_confirm": Door({"GET": everyone(200)}),  # a bad link: the "invalid" page
     "password_reset_complete": Door({"GET": everyone(200)}),
     "healthz": Door({"GET": everyone(200)}),
+    "favicon": Door({"GET": everyone(301)}),  # on to the static SVG
     # -- API
     "api:resolve": API_RESOLUTION,
     "api:expand": API_RESOLUTION,
@@ -248,8 +250,9 @@ ADMINISTERED = {
 }
 # Shown, never changed by anyone: the version counter and the decision log.
 ADMINISTERED_READ_ONLY = {"profiles.workspaceversion", "profiles.decisionlog"}
-# Accounts keep Django's model permissions (superusers): staff alone get 403.
-DJANGO_PERMISSIONS = {"auth.user", "auth.group"}
+# Accounts and login lockouts keep Django's model permissions (superusers): staff alone get
+# 403, so being staff is not enough to make oneself superuser or lift a lockout.
+DJANGO_PERMISSIONS = {"auth.user", "auth.group", "axes.accessfailurelog"}
 
 ADMIN_SITE_PAGES = {  # staff's status on the site's own pages, by name (or route)
     "admin:index": 200,
@@ -331,6 +334,9 @@ ADMIN_OBJECTS = {
     "authtoken.tokenproxy": lambda: User.objects.get(username="reader"),
     "auth.user": lambda: User.objects.get(username="reader"),
     "auth.group": lambda: Group.objects.get(name=EDITORS_GROUP),
+    "axes.accessfailurelog": lambda: AccessFailureLog.objects.get_or_create(
+        username="reader", ip_address="192.0.2.1", user_agent="test", path_info="/accounts/login/"
+    )[0],
 }
 
 

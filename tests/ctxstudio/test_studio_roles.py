@@ -252,7 +252,7 @@ def test_studio__editor__downloads_and_uploads_the_workspace(people):
     client = people.clients["editor"]
 
     download = client.get(reverse("workspace-download"))
-    document = yaml.safe_load(download.content)
+    document = yaml.safe_load(b"".join(download.streaming_content))
     document["profiles"][0]["budget"] = 777
     upload = client.post(
         reverse("workspace-upload"),
