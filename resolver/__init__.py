@@ -5,7 +5,8 @@ Public API (other packages depend on these exact names):
 * ``compile_workspace(document) -> CompiledWorkspace`` validates a workspace document (SPEC §2)
   and builds per-layer indexes once; raises ``WorkspaceError`` on the first error.
 * ``CompiledWorkspace.resolve(request) -> dict`` returns the resolution JSON (SPEC §7);
-  raises ``RequestError`` (``INVALID_REQUEST`` / ``PROFILE_NOT_FOUND``).
+  raises ``RequestError`` (``INVALID_REQUEST`` / ``PROFILE_NOT_FOUND``). The resolution is
+  read-only: its records are shared with the compiled workspace and other resolutions.
 * ``CompiledWorkspace.with_profile_draft(profile_key, rules=..., budget=...)`` returns a
   workspace whose profile carries unsaved edits, sharing the compiled layer indexes.
 * ``resolve(document, request) -> dict`` compiles and resolves in one call.

@@ -9,84 +9,29 @@ The stages are functions named after the spec's stages, applied per layer in thi
 import dataclasses
 import gc
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+
+import numpy as np
 
 from resolver import reasons as R
 from resolver.clock import system_clock
 from resolver.errors import PROFILE_NOT_FOUND, RequestError, WorkspaceError
-from resolver.index import LayerIndex
-from resolver.model import Layer, Profile, Rule
+from resolver.index import STALE_FLAG, UNDATED, UNKNOWN_FLAG, LayerIndex, instant_microseconds
+from resolver.model import Profile, Rule
 from resolver.render import OutputMeter, Renderer
 from resolver.report import resolution_json
 from resolver.request import Request, parse_request
 from resolver.text import cut, estimate, paragraphs, query_terms, tokenize
+from resolver.trace import (
+    EMPTY,
+    Context,
+    LayerTrace,
+    admitted_overflow,
+    age_days,
+    leading,
+    warning,
+)
 from resolver.validation import Workspace, _Builder, _Stop, build_workspace, merge_rule
-from resolver.values import display_value, format_day, parse_date
-
-# -- traces ----------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class LayerTrace:
-    """Everything decided about one layer, stage by stage."""
-
-    index: LayerIndex
-    rule: Rule
-    available: str = ""
-    applicable: str = R.SKIPPED
-    applicable_reason: str | None = None
-    candidates: list[int] = field(default_factory=list)
-    candidate_count: int = 0
-    currentness_state: str = R.SKIPPED
-    current: int = 0
-    stale: int = 0
-    unknown: int = 0
-    excluded: list[tuple[int, str, str | None, int | None]] = field(default_factory=list)
-    warned: dict[int, tuple[str, str]] = field(default_factory=dict)  # index -> (flag, detail)
-    kind: str = R.OMITTED
-    reason: str = ""
-    detail: str | None = None
-    scores: dict | None = None
-    # Materialized: item indices. Content units are inline items, or for an on-demand
-    # decision reference lines; overflow references are the token-limited, then the beyond
-    # maxItems ones. Admission takes a prefix of each list (it stops at the first misfit).
-    units: list[int] = field(default_factory=list)
-    limited: list[int] = field(default_factory=list)
-    beyond: list[int] = field(default_factory=list)
-    not_retrieved: list[int] = field(default_factory=list)
-    texts: dict[int, str] = field(default_factory=dict)  # rendered unit texts
-    head: str = ""
-    admitted_units: int = 0
-    admitted_overflow: int = 0
-    block_characters: int = 0
-
-    @property
-    def inline(self) -> bool:
-        return self.kind == R.INLINE
-
-    @property
-    def overflow(self) -> list[int]:
-        return self.limited + self.beyond
-
-    @property
-    def layer(self) -> Layer:
-        return self.index.layer
-
-    @property
-    def selected(self) -> bool:
-        return self.kind != R.OMITTED
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """What every stage may read about the request."""
-
-    profile: Profile
-    request: Request
-    terms: tuple[str, ...]
-    renderer: Renderer
-    include_dates: bool
-
+from resolver.values import display_value
 
 # -- stages ----------------------------------------------------------------------------------
 
@@ -116,10 +61,10 @@ def material_check(trace: LayerTrace, ctx: Context) -> tuple[str | None, str | N
     missing = next((key for key in layer.requires_input if key not in inputs), None)
     missing_filter = next((key for _, key in layer.item_filter if key not in inputs), None)
     if not layer.item_filter:
-        trace.candidates = list(trace.index.by_path)
+        trace.candidates = trace.index.by_path
         return missing, None
     if missing_filter is not None:
-        trace.candidates = []
+        trace.candidates = EMPTY
         return missing or missing_filter, None
     matching: set[int] | None = None
     for field_name, key in layer.item_filter:
@@ -127,8 +72,11 @@ def material_check(trace: LayerTrace, ctx: Context) -> tuple[str | None, str | N
         matching = set(found) if matching is None else matching.intersection(found)
         if not matching:
             break
-    rank = trace.index.path_rank
-    trace.candidates = sorted(matching, key=rank.__getitem__) if matching else []
+    if matching:
+        ids = np.fromiter(matching, dtype=np.intp, count=len(matching))
+        trace.candidates = ids[np.argsort(trace.index.path_rank[ids])]
+    else:
+        trace.candidates = EMPTY
     if missing is not None:
         return missing, None
     return None, None if matching else R.NO_MATCHING_MATERIAL
@@ -166,33 +114,32 @@ def filter_currentness(trace: LayerTrace, ctx: Context) -> None:
         trace.currentness_state = R.NOT_ASSESSED
         return
     trace.currentness_state = R.ASSESSED
-    kept = []
-    items = trace.index.items
-    for i in trace.candidates:
-        parsed = parse_date(items[i].metadata.get(policy.field))
-        if parsed is None:
-            trace.unknown += 1
-            if policy.on_unknown == "exclude":
-                trace.excluded.append((i, R.UNKNOWN, None, None))
-                continue
-            trace.warned[i] = (R.UNKNOWN, f"no valid {policy.field} date")
+    candidates = trace.candidates
+    micros = trace.index.field_dates(policy.field).micros[candidates]
+    undated = micros == UNDATED
+    stale = ~undated & (age_days(ctx, np.where(undated, 0, micros)) > policy.max_age_days)
+    trace.unknown = int(np.count_nonzero(undated))
+    trace.stale = int(np.count_nonzero(stale))
+    trace.current = len(candidates) - trace.unknown - trace.stale
+    dropped = np.zeros(len(candidates), dtype=bool)
+    flags = None
+    for mask, on, flag in (
+        (undated, policy.on_unknown, UNKNOWN_FLAG),
+        (stale, policy.on_stale, STALE_FLAG),
+    ):
+        if not mask.any():
+            continue
+        if on == "exclude":
+            dropped |= mask
         else:
-            instant = parsed[0]
-            age = (ctx.request.now - instant).days  # floor of the difference in days
-            if age > policy.max_age_days:
-                trace.stale += 1
-                day = format_day(instant)
-                if policy.on_stale == "exclude":
-                    trace.excluded.append((i, R.STALE, day, age))
-                    continue
-                trace.warned[i] = (
-                    R.STALE,
-                    f"{policy.field} {day}, {age} days old; limit {policy.max_age_days} days",
-                )
-            else:
-                trace.current += 1
-        kept.append(i)
-    trace.candidates = kept
+            if flags is None:
+                flags = np.zeros(trace.index.size, dtype=np.int8)
+            flags[candidates[mask]] = flag
+            trace.warned += int(np.count_nonzero(mask))
+    trace.flags = flags
+    if dropped.any():
+        trace.excluded = candidates[dropped]
+        trace.candidates = candidates[~dropped]
 
 
 def decide(trace: LayerTrace, ctx: Context, missing, no_match) -> None:
@@ -220,7 +167,7 @@ def decide(trace: LayerTrace, ctx: Context, missing, no_match) -> None:
         trace.detail = no_match
     else:
         filter_currentness(trace, ctx)
-        if not trace.candidates:
+        if not len(trace.candidates):
             trace.kind, trace.reason = R.OMITTED, R.STALE_EXCLUDED
         else:
             trace.kind = R.ON_DEMAND_KIND if rule.mode == "on-demand" else R.INLINE
@@ -235,40 +182,69 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
     rule = trace.rule
     index = trace.index
     order = rule.effective_order
+    summary = ctx.request.detail == "summary"
     ranked = trace.candidates  # path order
     if rule.mode == "retrieve" or order == "relevance":
-        scores = index.bm25(ctx.terms, ranked)
-        trace.scores = scores
+        trace.scores, trace.hit = index.bm25(ctx.terms, ranked)
         if rule.mode == "retrieve":
-            trace.not_retrieved = [i for i in ranked if i not in scores]
-            ranked = [i for i in ranked if i in scores]
+            retrieved = trace.hit[ranked]
+            if not summary:  # a summary reports only their count
+                trace.not_retrieved = ranked[~retrieved]
+            ranked = ranked[retrieved]
+            trace.not_retrieved_count = len(trace.candidates) - len(ranked)
+    total = len(ranked)
+    beyond = total - rule.max_items if rule.max_items is not None else 0
     if order == "relevance":
-        # Stable sort of a path-ordered list: score descending, then path.
-        ranked = sorted(ranked, key=lambda i: trace.scores.get(i, 0.0), reverse=True)
+        needed = total
+        if summary and beyond > 0:
+            # Only the kept items and the overflow references the budget could admit are
+            # listed in a summary: rank just those (a partial selection).
+            needed = rule.max_items + index.reference_capacity(ctx.renderer, ctx.profile.budget)
+        ranked = rank_by_score(ranked, trace.scores, needed)
     elif order == "recency":
-        dates = index.recency_dates(_recency_field(rule))
-        ranked = sorted(ranked, key=lambda i: (0, -dates[i].timestamp) if dates[i] else (1, 0.0))
-    if rule.max_items is not None and len(ranked) > rule.max_items:
+        # Dated items by instant descending (exact microseconds), undated last, then path.
+        micros = index.recency_dates(_recency_field(rule)).micros[ranked]
+        keys = np.where(micros == UNDATED, UNDATED, -micros)
+        ranked = ranked[np.argsort(keys, kind="stable")]
+    if beyond > 0:
         trace.beyond = ranked[rule.max_items :]
+        trace.beyond_count = beyond
         ranked = ranked[: rule.max_items]
-    if rule.max_tokens is not None and ranked:
+    if rule.max_tokens is not None and len(ranked):
         fits = _fit_layer_tokens(trace, ctx, ranked, rule.max_tokens)
         trace.limited = ranked[fits:]
         ranked = ranked[:fits]
     trace.units = ranked
 
 
-def _fit_layer_tokens(trace: LayerTrace, ctx: Context, ranked: list[int], limit: int) -> int:
+def rank_by_score(ranked: np.ndarray, scores: np.ndarray, needed: int) -> np.ndarray:
+    """Return the first ``needed`` of a path-ordered array by score descending, then path.
+
+    Scores are non-negative floats, whose IEEE bit patterns order as the values do; a stable
+    sort of the integers is the faster sort. With ``needed`` below the length, only the items
+    scoring at least the ``needed``-th best score are sorted.
+    """
+    keys = scores[ranked].view(np.int64)
+    if needed < len(ranked) // 2:
+        threshold = np.partition(keys, len(keys) - needed)[len(keys) - needed]
+        inside = keys >= threshold
+        ranked, keys = ranked[inside], keys[inside]
+    return ranked[np.argsort(-keys, kind="stable")][:needed]
+
+
+def _fit_layer_tokens(trace: LayerTrace, ctx: Context, ranked: np.ndarray, limit: int) -> int:
     """Return how many leading units keep the layer's own estimate within ``limit``."""
     renderer = ctx.renderer
-    if trace.inline:
-        # The block alone: header, items and separators exactly as in the output.
-        size = len(layer_head(trace, ctx)) + (len("\n</layer>") if renderer.xml else 2)
-        separator = 1 if renderer.xml else 2
-        first_separator = 1 if renderer.xml else 0
-    else:
-        size, separator, first_separator = 0, 1, 0
-    for position, i in enumerate(ranked):
+    if not trace.inline:
+        # Reference lines joined by "\n": the longest prefix whose length fits, at once.
+        _, lengths = trace.index.reference_lines(renderer)
+        totals = np.cumsum(lengths[ranked] + 1) - 1
+        return int(np.searchsorted(totals, 4 * limit, side="right"))
+    # The block alone: header, items and separators exactly as in the output.
+    size = len(layer_head(trace, ctx)) + (len("\n</layer>") if renderer.xml else 2)
+    separator = 1 if renderer.xml else 2
+    first_separator = 1 if renderer.xml else 0
+    for position, i in enumerate(leading(ranked)):
         size += len(unit_text(trace, ctx, i)) + (separator if position else first_separator)
         if estimate(size) > limit:
             return position
@@ -319,17 +295,17 @@ def unit_text(trace: LayerTrace, ctx: Context, i: int, *, reference: bool = Fals
     """Render item i's content unit (or, with ``reference``, its reference line) once."""
     index = trace.index
     if reference or not trace.inline:
-        return ctx.renderer.reference(ref=index.ref(i), title=index.titles[i])
+        return index.reference_lines(ctx.renderer)[0][i]
     text = trace.texts.get(i)
     if text is None:
         date = None
         if ctx.include_dates:
-            recency = index.recency_dates(_recency_field(trace.rule))[i]
-            if recency is not None:
-                date = (recency.field, recency.day)
-        warned = trace.warned.get(i)
+            recency = index.recency_dates(_recency_field(trace.rule))
+            if recency.days[i] is not None:
+                date = (recency.sources[i], recency.days[i])
+        warned = warning(trace, ctx, i)
         text = ctx.renderer.item(
-            ref=index.ref(i),
+            ref=index.refs[i],
             title=index.titles[i],
             date=date,
             not_current=warned[1] if warned else None,
@@ -339,45 +315,59 @@ def unit_text(trace: LayerTrace, ctx: Context, i: int, *, reference: bool = Fals
     return text
 
 
-def admission_sequence(traces: list[LayerTrace]):
-    """4.7: required layers' content units, then the others', then overflow references.
-
-    Yields ``(trace, item index, is_content_unit)``.
-    """
+def admission_order(traces: list[LayerTrace]) -> list[LayerTrace]:
+    """4.7: the selected layers, required ones first, each group in render order."""
     selected = [t for t in traces if t.selected]
-    ordered = [t for t in selected if t.rule.required] + [
-        t for t in selected if not t.rule.required
-    ]
-    for trace in ordered:
-        for i in trace.units:
-            yield trace, i, True
-    for trace in ordered:
-        for i in trace.overflow:
-            yield trace, i, False
+    return [t for t in selected if t.rule.required] + [t for t in selected if not t.rule.required]
 
 
 def admit(traces: list[LayerTrace], ctx: Context) -> OutputMeter:
-    """Admit units in sequence while the whole output's estimate stays within the budget."""
+    """Admit units in sequence while the whole output's estimate stays within the budget.
+
+    The admission sequence (4.7) is: the content units of each layer in admission order,
+    then the overflow references of each. Admission stops at the first unit that does not
+    fit. Runs of reference lines are admitted at once (their lengths do not depend on the
+    request); inline items one by one, since each is rendered for this request.
+    """
     budget = ctx.profile.budget
     meter = OutputMeter(ctx.renderer)
-    for trace, i, content in admission_sequence(traces):
-        if content and trace.inline:
-            text = unit_text(trace, ctx, i)
-            head = len(layer_head(trace, ctx))
-            cost = meter.cost_item(head, trace.admitted_units, len(text))
+    ordered = admission_order(traces)
+    for trace in ordered:
+        if not trace.inline:
+            trace.admitted_units = admit_references(trace, ctx, meter, trace.units)
+            if trace.admitted_units < len(trace.units):
+                return meter
+            continue
+        head = len(layer_head(trace, ctx))
+        for i in leading(trace.units):
+            cost = meter.cost_item(head, trace.admitted_units, len(unit_text(trace, ctx, i)))
             if estimate(meter.length + cost) > budget:
-                break
+                return meter
             meter.add_item(cost, trace.admitted_units)
-        else:
-            cost = meter.cost_reference(len(unit_text(trace, ctx, i, reference=True)))
-            if estimate(meter.length + cost) > budget:
-                break
-            meter.add_reference(cost)
-        if content:
             trace.admitted_units += 1
-        else:
-            trace.admitted_overflow += 1
+    for trace in ordered:
+        for overflow in (trace.limited, trace.beyond):
+            admitted = admit_references(trace, ctx, meter, overflow)
+            trace.admitted_overflow += admitted
+            if admitted < len(overflow):
+                return meter
+        assert len(trace.beyond) == trace.beyond_count, "a summary ranked too few references"
     return meter
+
+
+def admit_references(trace: LayerTrace, ctx: Context, meter: OutputMeter, indices) -> int:
+    """Admit the longest prefix of a run of reference lines that fits; return its length."""
+    if not len(indices):
+        return 0
+    _, lengths = trace.index.reference_lines(ctx.renderer)
+    costs = lengths[indices] + 1
+    costs[0] = meter.cost_reference(int(costs[0]) - 1)
+    totals = np.cumsum(costs)
+    # estimate(length) <= budget exactly when length <= 4 * budget.
+    count = int(np.searchsorted(totals, 4 * ctx.profile.budget - meter.length, side="right"))
+    if count:
+        meter.add_references(count, int(totals[count - 1]))
+    return count
 
 
 def render(traces: list[LayerTrace], ctx: Context) -> str:
@@ -388,19 +378,20 @@ def render(traces: list[LayerTrace], ctx: Context) -> str:
     for trace in traces:
         if not trace.selected:
             continue
-        admitted = [unit_text(trace, ctx, i) for i in trace.units[: trace.admitted_units]]
+        admitted = trace.units[: trace.admitted_units]
+        reference_lines, lengths = trace.index.reference_lines(renderer)
         if trace.inline:
-            if admitted:
-                block = renderer.layer_block(layer_head(trace, ctx), admitted)
+            if len(admitted):
+                texts = [unit_text(trace, ctx, i) for i in admitted.tolist()]
+                block = renderer.layer_block(layer_head(trace, ctx), texts)
                 trace.block_characters = len(block)
                 blocks.append(block)
-        elif admitted:
-            trace.block_characters = renderer.reference_lines_length([len(t) for t in admitted])
-            lines.extend(admitted)
-        lines.extend(
-            unit_text(trace, ctx, i, reference=True)
-            for i in trace.overflow[: trace.admitted_overflow]
-        )
+        elif len(admitted):
+            trace.block_characters = int(lengths[admitted].sum()) + len(admitted) - 1
+            lines += reference_lines[admitted].tolist()
+        for overflow in admitted_overflow(trace):
+            if len(overflow):
+                lines += reference_lines[overflow].tolist()
     return renderer.output(blocks, lines)
 
 
@@ -452,7 +443,13 @@ class CompiledWorkspace:
         return profile
 
     def resolve(self, request: dict, *, clock=system_clock) -> dict:
-        """Resolve a SPEC §3 request and return the SPEC §7 resolution JSON."""
+        """Resolve a SPEC §3 request and return the SPEC §7 resolution JSON.
+
+        The resolution is **read-only**: its reference and materialized records are shared
+        with the layer indexes and with other resolutions (prepared once per layer, so a
+        resolution does not build one dict per item). Serialize it as it is (``json_text``
+        never copies); a caller that wants to change one must copy what it changes.
+        """
         with _collector_paused():
             return self._resolve(request, clock)
 
@@ -466,6 +463,7 @@ class CompiledWorkspace:
             terms=query_terms(parsed.message),
             renderer=Renderer(parsed.format or consumer.format),
             include_dates=consumer.include_currentness,
+            now_micros=instant_microseconds(parsed.now),
         )
         traces = [LayerTrace(index, profile.rule_for(index.layer.key)) for index in self.indexes]
         traces.sort(key=lambda t: (-t.rule.priority, t.layer.key))

@@ -1,8 +1,13 @@
 """Per-layer indexes, built once per compiled workspace and shared by every resolution.
 
 Everything that does not depend on the request is computed here, lazily and at most once:
-path order, itemFilter lookups, display titles, summaries, recency dates and the BM25
-postings. A live preview therefore never re-tokenizes unchanged material.
+path order, itemFilter lookups, display titles, summaries, dates, the BM25 postings, and the
+request-independent records of the resolution JSON (SPEC §7) — one reference record per item
+and reason, one materialized record per item and date field. A resolution gathers those
+records with numpy instead of building one dict per item per request, so the records are
+**shared** between resolutions: a resolution is read-only data (see ``CompiledWorkspace``).
+
+Item indices are positions in ``layer.items``; lists of them are numpy ``intp`` arrays.
 """
 
 import math
@@ -11,21 +16,44 @@ from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 
+import numpy as np
+
+from resolver import reasons as R
 from resolver.model import Layer
 from resolver.text import collapse, cut, paragraphs, tokenize
 from resolver.values import canonical_values, format_day, parse_date
 
 K1 = 1.2
 B = 0.75
+MICROSECONDS_PER_DAY = 86_400_000_000
+UNDATED = np.iinfo(np.int64).max  # sorts after every instant
+STALE_FLAG, UNKNOWN_FLAG = 1, 2  # a resolution's not-current flags of items kept by warn
+
+
+def instant_microseconds(instant) -> int:
+    """Return a UTC datetime as integer microseconds since 0001-01-01 (exact, sortable)."""
+    seconds = instant.toordinal() * 86_400 + instant.hour * 3_600 + instant.minute * 60
+    return (seconds + instant.second) * 1_000_000 + instant.microsecond
+
+
+def object_array(values) -> np.ndarray:
+    """Return a 1-d numpy array of Python objects (``np.array`` would nest lists)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
 
 
 @dataclass(frozen=True, slots=True)
-class RecencyDate:
-    """The date an item is ordered by and displayed with, and the field it came from."""
+class FieldDates:
+    """Each item's date in one metadata field (SPEC §3 "Dates"), as arrays.
 
-    timestamp: float
-    day: str
-    field: str
+    ``micros`` holds the instant in microseconds (``UNDATED`` where there is none), ``days``
+    the ``YYYY-MM-DD`` strings (None where undated), ``sources`` the field the date came from.
+    """
+
+    micros: np.ndarray
+    days: list
+    sources: list
 
 
 class LayerIndex:
@@ -35,24 +63,120 @@ class LayerIndex:
         self.layer = layer
         self.items = layer.items
         self.size = len(layer.items)
-        self.by_path = sorted(range(self.size), key=lambda i: layer.items[i].path)
-        self.path_rank = [0] * self.size
-        for rank, i in enumerate(self.by_path):
-            self.path_rank[i] = rank
-        self.titles = [collapse(item.title) or item.path for item in layer.items]
-        self.refs = [f"{layer.key}/{item.path}" for item in layer.items]
         self.paths = [item.path for item in layer.items]
+        order = sorted(range(self.size), key=self.paths.__getitem__)
+        self.by_path = np.array(order, dtype=np.intp)
+        self.by_path.flags.writeable = False
+        self.titles = [collapse(item.title) or item.path for item in layer.items]
+        self.refs = [f"{layer.key}/{path}" for path in self.paths]
+        self._path_rank: np.ndarray | None = None
+        self._path_array: np.ndarray | None = None
         self._filters: dict[str, dict[str, list[int]]] = {}
-        self._recency: dict[str, list[RecencyDate | None]] = {}
-        self._days: dict[str, list[str | None]] = {}
-        self._summaries: list[tuple[str, bool]] | None = None
-        self._postings: dict[str, array] | None = None
-        self._tfs: dict[str, array] | None = None
-        self._lengths: array | None = None
+        self._field_dates: dict[str, FieldDates] = {}
+        self._recency: dict[str, FieldDates] = {}
+        self._summaries: list[tuple[str, bool] | None] | None = None
+        self._derived: np.ndarray | None = None
+        self._records: dict[tuple, np.ndarray] = {}
+        self._postings: dict[str, tuple[array, np.ndarray, np.ndarray]] | None = None
+        self._lengths: np.ndarray | None = None
+        self._total_length = 0
+        self._norm: tuple[float, np.ndarray] | None = None
 
     def ref(self, i: int) -> str:
         """Return item i's reference, ``<layer key>/<item path>``."""
         return self.refs[i]
+
+    @property
+    def path_rank(self) -> np.ndarray:
+        """Return each item's position in path order."""
+        if self._path_rank is None:
+            rank = np.empty(self.size, dtype=np.intp)
+            rank[self.by_path] = np.arange(self.size, dtype=np.intp)
+            self._path_rank = rank
+        return self._path_rank
+
+    def path_list(self, indices: np.ndarray) -> list[str]:
+        """Return the paths of some items (a fresh list)."""
+        if self._path_array is None:
+            self._path_array = object_array(self.paths)
+        return self._path_array[indices].tolist()
+
+    # -- shared records --------------------------------------------------------------------
+
+    def reference_records(self, reason: str, rendered: bool) -> np.ndarray:
+        """Return per item its ``references`` record with this reason and flag (SPEC §7)."""
+        key = ("ref", reason, rendered)
+        records = self._records.get(key)
+        if records is None:
+            layer_key = self.layer.key
+            records = object_array(
+                [
+                    {
+                        "ref": ref,
+                        "layer": layer_key,
+                        "item": path,
+                        "title": title,
+                        "reason": reason,
+                        "rendered": rendered,
+                    }
+                    for ref, path, title in zip(self.refs, self.paths, self.titles, strict=True)
+                ]
+            )
+            self._records[key] = records
+        return records
+
+    def materialized_reference_records(self, reason: str) -> np.ndarray:
+        """Return per item its ``materialized.references`` record with this reason."""
+        key = ("materialized-ref", reason)
+        records = self._records.get(key)
+        if records is None:
+            records = object_array([{"item": path, "reason": reason} for path in self.paths])
+            self._records[key] = records
+        return records
+
+    def unit_records(self, field: str, scored: bool) -> np.ndarray:
+        """Return per item its ``materialized.items`` record without relevance or flag.
+
+        ``scored`` gives the record of an item that scored 0 (score 0.0, no matched terms)
+        in a layer where relevance was computed; otherwise score is null.
+        """
+        key = ("unit", field, scored)
+        records = self._records.get(key)
+        if records is None:
+            score = 0.0 if scored else None
+            days = self.recency_dates(field).days
+            records = object_array(
+                [
+                    {
+                        "item": path,
+                        "score": score,
+                        "matchedTerms": [],
+                        "date": day,
+                        "notCurrent": None,
+                    }
+                    for path, day in zip(self.paths, days, strict=True)
+                ]
+            )
+            self._records[key] = records
+        return records
+
+    def reference_lines(self, renderer) -> tuple[np.ndarray, np.ndarray]:
+        """Return each item's reference line in the renderer's format, and their lengths."""
+        key = ("lines", renderer.format)
+        cached = self._records.get(key)
+        if cached is None:
+            lines = [
+                renderer.reference(ref=ref, title=title)
+                for ref, title in zip(self.refs, self.titles, strict=True)
+            ]
+            cached = (object_array(lines), np.fromiter(map(len, lines), np.int64, len(lines)))
+            self._records[key] = cached
+        return cached
+
+    def reference_capacity(self, renderer, budget: int) -> int:
+        """Return a number of this layer's reference lines that never fits in the budget."""
+        _, lengths = self.reference_lines(renderer)
+        return 4 * budget // (int(lengths.min()) + 1) + 1
 
     # -- itemFilter ------------------------------------------------------------------------
 
@@ -69,30 +193,40 @@ class LayerIndex:
 
     # -- dates -----------------------------------------------------------------------------
 
-    def recency_dates(self, field: str) -> list[RecencyDate | None]:
+    def field_dates(self, field: str) -> FieldDates:
+        """Return each item's date in ``metadata[field]`` (currentness, SPEC §4.4)."""
+        dates = self._field_dates.get(field)
+        if dates is None:
+            micros = np.full(self.size, UNDATED, dtype=np.int64)
+            days: list[str | None] = [None] * self.size
+            for i, item in enumerate(self.items):
+                parsed = parse_date(item.metadata.get(field))
+                if parsed is not None:
+                    micros[i] = instant_microseconds(parsed[0])
+                    days[i] = format_day(parsed[0])
+            dates = FieldDates(micros, days, [field] * self.size)
+            self._field_dates[field] = dates
+        return dates
+
+    def recency_dates(self, field: str) -> FieldDates:
         """Return each item's recency date: ``metadata[field]``, else ``metadata.date``."""
         dates = self._recency.get(field)
         if dates is None:
-            dates = []
-            for item in self.items:
-                found = None
-                for name in (field, "date"):
-                    parsed = parse_date(item.metadata.get(name))
-                    if parsed is not None:
-                        instant = parsed[0]
-                        found = RecencyDate(instant.timestamp(), format_day(instant), name)
-                        break
-                dates.append(found)
+            own = self.field_dates(field)
+            if field == "date":
+                dates = own
+            else:
+                fallback = self.field_dates("date")
+                undated = own.micros == UNDATED
+                micros = np.where(undated, fallback.micros, own.micros)
+                days = list(own.days)
+                sources = list(own.sources)
+                for i in np.flatnonzero(undated & (fallback.micros != UNDATED)).tolist():
+                    days[i] = fallback.days[i]
+                    sources[i] = "date"
+                dates = FieldDates(micros, days, sources)
             self._recency[field] = dates
         return dates
-
-    def recency_days(self, field: str) -> list[str | None]:
-        """Return each item's recency date as ``YYYY-MM-DD`` (None when undated)."""
-        days = self._days.get(field)
-        if days is None:
-            days = [d.day if d is not None else None for d in self.recency_dates(field)]
-            self._days[field] = days
-        return days
 
     # -- summaries -------------------------------------------------------------------------
 
@@ -112,30 +246,40 @@ class LayerIndex:
             self._summaries[i] = cached
         return cached
 
-    def summary_derived(self, i: int) -> bool:
-        """Return whether item i's summary comes from its body (no stored summary)."""
-        stored = self.items[i].metadata.get("summary")
-        return not (isinstance(stored, str) and stored.strip())
+    def derived_summaries(self, units: np.ndarray) -> int:
+        """Return how many of the units have no stored summary (it comes from the body)."""
+        if self._derived is None:
+            derived = np.zeros(self.size, dtype=bool)
+            for i, item in enumerate(self.items):
+                stored = item.metadata.get("summary")
+                derived[i] = not (isinstance(stored, str) and stored.strip())
+            self._derived = derived
+        return int(np.count_nonzero(self._derived[units]))
 
     # -- relevance -------------------------------------------------------------------------
 
     def _build_postings(self) -> None:
-        # Postings are kept in arrays (item ids ascending, term frequencies alongside): millions
-        # of small tuples would make every garbage collection walk them.
+        # Item ids ascending per term, term frequencies alongside (as float64, the type the
+        # formula computes in); the id array is kept for bisecting, a numpy view for gathers.
         ids: dict[str, array] = {}
         tfs: dict[str, array] = {}
-        lengths = array("I")
+        lengths = array("d")
         for i, item in enumerate(self.items):
             tokens = tokenize(item.title + "\n" + item.body)
             lengths.append(len(tokens))
             for term, tf in Counter(tokens).items():
                 term_ids = ids.get(term)
                 if term_ids is None:
-                    ids[term] = term_ids = array("I")
-                    tfs[term] = array("I")
+                    ids[term] = term_ids = array("q")
+                    tfs[term] = array("d")
                 term_ids.append(i)
                 tfs[term].append(tf)
-        self._lengths, self._postings, self._tfs = lengths, ids, tfs
+        self._postings = {
+            term: (term_ids, np.frombuffer(term_ids, dtype=np.int64), np.frombuffer(tfs[term]))
+            for term, term_ids in ids.items()
+        }
+        self._lengths = np.frombuffer(lengths) if self.size else np.zeros(0)
+        self._total_length = int(sum(lengths))
 
     def matched_terms(self, terms: tuple[str, ...], i: int) -> list[str]:
         """Return the query terms that occur in item i, in query order."""
@@ -143,53 +287,72 @@ class LayerIndex:
             self._build_postings()
         found = []
         for term in terms:
-            term_ids = self._postings.get(term)
-            if term_ids:
+            posting = self._postings.get(term)
+            if posting is not None:
+                term_ids = posting[0]
                 at = bisect_left(term_ids, i)
                 if at < len(term_ids) and term_ids[at] == i:
                     found.append(term)
         return found
 
-    def bm25(self, terms: tuple[str, ...], corpus: list[int]) -> dict[int, float]:
+    def _length_norm(self, avgdl: float) -> np.ndarray:
+        """Return ``k1·(1 − b + b·|d|/avgdl)`` per item, computed as SPEC §5 writes it."""
+        if self._norm is not None and self._norm[0] == avgdl:
+            return self._norm[1]
+        norm = K1 * ((1 - B) + (B * self._lengths) / avgdl)
+        self._norm = (avgdl, norm)
+        return norm
+
+    def bm25(self, terms: tuple[str, ...], corpus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Score the corpus (item indices) against the query terms with BM25 (SPEC §5).
 
-        Return item index -> unrounded score for the items with at least one query term
-        (every other corpus item scores 0). Scores are summed in query-term order.
+        Return ``(scores, hit)``: per item of the layer the unrounded score and whether at
+        least one query term occurs in it (items outside the corpus score 0, no hit).
+
+        The per-posting arithmetic is the formula's, operation for operation, in float64,
+        and each term's part is added to the running sums in query-term order: every score
+        is bit-identical to the sequential sum of SPEC §5.
         """
         if self._postings is None:
             self._build_postings()
-        scores: dict[int, float] = {}
+        scores = np.zeros(self.size)
+        hit = np.zeros(self.size, dtype=bool)
         n = len(corpus)
         if not terms or not n:
-            return scores
-        lengths = self._lengths
+            return scores, hit
         if n == self.size:
-            total = sum(lengths)
+            total = self._total_length
             member = None
         else:
-            total = sum(lengths[i] for i in corpus)
-            member = bytearray(self.size)
-            for i in corpus:
-                member[i] = 1
+            total = int(self._lengths[corpus].sum())
+            member = np.zeros(self.size, dtype=bool)
+            member[corpus] = True
         if total == 0:
-            return scores
+            return scores, hit
         avgdl = total / n
-        get = scores.get
+        norm = self._length_norm(avgdl)
+        factor = K1 + 1
         for term in terms:
-            term_ids = self._postings.get(term)
-            if not term_ids:
+            posting = self._postings.get(term)
+            if posting is None:
                 continue
-            term_tfs = self._tfs[term]
-            if member is None:
-                pairs = zip(term_ids, term_tfs, strict=True)
-                df = len(term_ids)
-            else:
-                pairs = [(i, tf) for i, tf in zip(term_ids, term_tfs, strict=True) if member[i]]
-                df = len(pairs)
-                if not df:
-                    continue
+            _, term_ids, term_tfs = posting
+            if member is not None:
+                inside = member[term_ids]
+                term_ids, term_tfs = term_ids[inside], term_tfs[inside]
+            df = len(term_ids)
+            if not df:
+                continue
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            for i, tf in pairs:
-                part = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * lengths[i] / avgdl))
-                scores[i] = get(i, 0.0) + part
-        return scores
+            scores[term_ids] += idf * term_tfs * factor / (term_tfs + norm[term_ids])
+            hit[term_ids] = True
+        return scores, hit
+
+
+REFERENCE_REASONS = (
+    R.ON_DEMAND,
+    R.LAYER_TOKEN_LIMIT,
+    R.BEYOND_MAX_ITEMS,
+    R.NOT_RETRIEVED,
+    R.BUDGET_TRIMMED,
+)

@@ -60,10 +60,6 @@ class Renderer:
 
     # -- lengths ---------------------------------------------------------------------------
 
-    @staticmethod
-    def reference_lines_length(line_lengths) -> int:
-        return sum(line_lengths) + max(len(line_lengths) - 1, 0)
-
     def layer_block(self, head: str, blocks: list[str]) -> str:
         if self.xml:
             return head + "\n" + "".join(b + "\n" for b in blocks) + "</layer>"
@@ -127,7 +123,11 @@ class OutputMeter:
             self.blocks += 1
 
     def add_reference(self, cost: int) -> None:
+        self.add_references(1, cost)
+
+    def add_references(self, count: int, cost: int) -> None:
+        """Add ``count`` reference lines whose costs (``cost_reference`` each) sum to ``cost``."""
         self.length += cost
         if self.references == 0:
             self.blocks += 1
-        self.references += 1
+        self.references += count

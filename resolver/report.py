@@ -2,8 +2,18 @@
 
 import json
 
+import numpy as np
+
 from resolver import reasons as R
+from resolver.index import (
+    MICROSECONDS_PER_DAY,
+    REFERENCE_REASONS,
+    STALE_FLAG,
+    UNDATED,
+    UNKNOWN_FLAG,
+)
 from resolver.text import estimate
+from resolver.trace import admitted_overflow, warning
 from resolver.values import format_instant
 
 
@@ -50,7 +60,7 @@ def resolution_json(traces, ctx, text: str) -> dict:
         "blockers": blockers,
         "warnings": warnings,
         "currentness": resolution_currentness(traces),
-        "currentnessExcluded": [] if summary else currentness_excluded(traces),
+        "currentnessExcluded": [] if summary else currentness_excluded(traces, ctx),
         "budget": {
             "limit": profile.budget,
             "estimatedTokens": tokens,
@@ -58,7 +68,7 @@ def resolution_json(traces, ctx, text: str) -> dict:
             "characters": len(text),
             "byLayer": by_layer,
         },
-        "layers": [layer_record(trace, ctx.terms, summary=summary) for trace in traces],
+        "layers": [layer_record(trace, ctx, summary=summary) for trace in traces],
         "references": references(traces, rendered_only=summary),
         "output": None
         if blockers
@@ -81,7 +91,7 @@ def status_findings(traces) -> tuple[list, list]:
             blockers.append(
                 {"code": R.MISSING_REQUIRED_CONTEXT, "layer": key, "detail": trace.reason}
             )
-        elif not trace.units:
+        elif not len(trace.units):
             blockers.append(
                 {"code": R.MISSING_REQUIRED_CONTEXT, "layer": key, "detail": R.NO_CONTENT}
             )
@@ -95,35 +105,38 @@ def status_findings(traces) -> tuple[list, list]:
 def resolution_currentness(traces) -> str:
     flags = set()
     for trace in traces:
-        if trace.inline and trace.warned:
-            for i in trace.units[: trace.admitted_units]:
-                if i in trace.warned:
-                    flags.add(trace.warned[i][0])
-    if R.STALE in flags:
+        if trace.inline and trace.flags is not None:
+            flags.update(np.unique(trace.flags[trace.units[: trace.admitted_units]]).tolist())
+    if STALE_FLAG in flags:
         return R.NOT_CURRENT
-    if R.UNKNOWN in flags:
+    if UNKNOWN_FLAG in flags:
         return R.UNKNOWN
     return R.CURRENT
 
 
-def currentness_excluded(traces) -> list:
+def currentness_excluded(traces, ctx) -> list:
+    """The items currentness excluded, by layer in render order, then path."""
     out = []
     for trace in traces:
-        items = trace.index.items
-        for i, reason, day, age in sorted(trace.excluded, key=lambda e: items[e[0]].path):
+        if not len(trace.excluded):
+            continue
+        key = trace.layer.key
+        dates = trace.index.field_dates(trace.rule.currentness.field)
+        paths = trace.index.paths
+        for i in trace.excluded.tolist():
+            micros = int(dates.micros[i])
+            if micros == UNDATED:
+                reason, day, age = R.UNKNOWN, None, None
+            else:
+                reason, day = R.STALE, dates.days[i]
+                age = (ctx.now_micros - micros) // MICROSECONDS_PER_DAY
             out.append(
-                {
-                    "layer": trace.layer.key,
-                    "item": items[i].path,
-                    "reason": reason,
-                    "date": day,
-                    "ageDays": age,
-                }
+                {"layer": key, "item": paths[i], "reason": reason, "date": day, "ageDays": age}
             )
     return out
 
 
-def layer_record(trace, terms: tuple[str, ...], *, summary: bool = False) -> dict:
+def layer_record(trace, ctx, *, summary: bool = False) -> dict:
     """Return one layer's record; a summary lists only what is rendered, plus ``counts``."""
     rule = trace.rule
     layer = trace.layer
@@ -147,7 +160,7 @@ def layer_record(trace, terms: tuple[str, ...], *, summary: bool = False) -> dic
             "stale": trace.stale,
             "unknown": trace.unknown,
             "excluded": len(trace.excluded),
-            "warned": len(trace.warned),
+            "warned": trace.warned,
         },
         "decision": {"kind": trace.kind, "reason": trace.reason, "detail": trace.detail},
     }
@@ -158,92 +171,81 @@ def layer_record(trace, terms: tuple[str, ...], *, summary: bool = False) -> dic
         if summary:
             record["counts"] = {"items": 0, "references": 0, "trimmed": 0}
         return record
-    paths = trace.index.paths
+    index = trace.index
     admitted = trace.admitted_units
     if summary:
         # Rendered overflow references are a prefix of limited + beyond; NOT_RETRIEVED never is.
-        shown = trace.admitted_overflow
-        limited = trace.limited[:shown]
-        beyond = trace.beyond[: max(shown - len(trace.limited), 0)]
-        skipped = []
+        limited, beyond = admitted_overflow(trace)
+        skipped = trace.not_retrieved[:0]
         units = trace.units[:admitted]
     else:
         limited, beyond, skipped = trace.limited, trace.beyond, trace.not_retrieved
         units = trace.units
+    references = []
+    for indices, reason in (
+        (limited, R.LAYER_TOKEN_LIMIT),
+        (beyond, R.BEYOND_MAX_ITEMS),
+        (skipped, R.NOT_RETRIEVED),
+    ):
+        if len(indices):
+            references += index.materialized_reference_records(reason)[indices].tolist()
     record["materialized"] = {
-        "items": materialized_items(trace, terms, units),
-        "references": [{"item": paths[i], "reason": R.LAYER_TOKEN_LIMIT} for i in limited]
-        + [{"item": paths[i], "reason": R.BEYOND_MAX_ITEMS} for i in beyond]
-        + [{"item": paths[i], "reason": R.NOT_RETRIEVED} for i in skipped],
+        "items": materialized_items(trace, ctx, units),
+        "references": references,
     }
     derived = {}
     if "summary" in rule.facets:
-        derived["summary"] = sum(1 for i in trace.units if trace.index.summary_derived(i))
+        derived["summary"] = index.derived_summaries(trace.units)
     if "excerpt" in rule.facets:
         derived["excerpt"] = len(trace.units)
     record["projected"] = {"facets": list(rule.facets), "derived": derived}
     record["rendered"] = {
-        "items": [paths[i] for i in trace.units[:admitted]],
-        "trimmed": [] if summary else [paths[i] for i in trace.units[admitted:]],
+        "items": index.path_list(trace.units[:admitted]),
+        "trimmed": [] if summary else index.path_list(trace.units[admitted:]),
         "characters": trace.block_characters,
         "estimatedTokens": estimate(trace.block_characters),
     }
     if summary:
         record["counts"] = {
             "items": len(trace.units),
-            "references": len(trace.limited) + len(trace.beyond) + len(trace.not_retrieved),
+            "references": len(trace.limited) + trace.beyond_count + trace.not_retrieved_count,
             "trimmed": len(trace.units) - admitted,
         }
     return record
 
 
-def materialized_items(trace, terms: tuple[str, ...], units) -> list[dict]:
-    """The given content units with their score, matched terms, date and not-current flag."""
-    rule = trace.rule
+def materialized_items(trace, ctx, units: np.ndarray) -> list[dict]:
+    """The given content units with their score, matched terms, date and not-current flag.
+
+    Units without a score or a flag share the index's prepared records; the others (items
+    with a query term, items kept by a warn policy) get a record of their own.
+    """
     index = trace.index
-    paths = index.paths
-    days = index.recency_days(rule.currentness.field if rule.currentness else "updated")
-    warned = trace.warned
+    field = trace.rule.currentness.field if trace.rule.currentness else "updated"
     scores = trace.scores
-    if scores is None:
-        return [
-            {
-                "item": paths[i],
-                "score": None,
-                "matchedTerms": [],
-                "date": days[i],
-                "notCurrent": warned[i][0] if i in warned else None,
-            }
-            for i in units
-        ]
-    return [
-        {
-            "item": paths[i],
-            "score": round(scores.get(i, 0.0), 6),
-            "matchedTerms": index.matched_terms(terms, i) if i in scores else [],
+    records = index.unit_records(field, scored=scores is not None)[units].tolist()
+    special = np.zeros(len(units), dtype=bool)
+    if scores is not None:
+        special |= trace.hit[units]
+    if trace.flags is not None:
+        special |= trace.flags[units] != 0
+    positions = np.flatnonzero(special).tolist()
+    if not positions:
+        return records
+    days = index.recency_dates(field).days
+    chosen = units[positions].tolist()
+    unit_scores = scores[chosen].tolist() if scores is not None else [None] * len(chosen)
+    for position, i, score in zip(positions, chosen, unit_scores, strict=True):
+        flagged = warning(trace, ctx, i)
+        hit = scores is not None and bool(trace.hit[i])
+        records[position] = {
+            "item": index.paths[i],
+            "score": None if score is None else round(score, 6),
+            "matchedTerms": index.matched_terms(ctx.terms, i) if hit else [],
             "date": days[i],
-            "notCurrent": warned[i][0] if i in warned else None,
+            "notCurrent": flagged[0] if flagged else None,
         }
-        for i in units
-    ]
-
-
-def reference_records(trace, indices, reason: str, rendered: bool) -> list[dict]:
-    """The reference records of some items of one layer, all with one reason and flag."""
-    key = trace.layer.key
-    index = trace.index
-    refs, paths, titles = index.refs, index.paths, index.titles
-    return [
-        {
-            "ref": refs[i],
-            "layer": key,
-            "item": paths[i],
-            "title": titles[i],
-            "reason": reason,
-            "rendered": rendered,
-        }
-        for i in indices
-    ]
+    return records
 
 
 def references(traces, *, rendered_only: bool = False) -> list:
@@ -258,39 +260,35 @@ def references(traces, *, rendered_only: bool = False) -> list:
         if not trace.selected:
             continue
         admitted = trace.admitted_units
-        if trace.inline:
-            if not rendered_only:
-                out += reference_records(trace, trace.units[admitted:], R.BUDGET_TRIMMED, False)
-        else:
-            out += reference_records(trace, trace.units[:admitted], R.ON_DEMAND, True)
-            if not rendered_only:
-                out += reference_records(trace, trace.units[admitted:], R.ON_DEMAND, False)
-        # Admitted overflow references are a prefix of limited + beyond.
-        shown = trace.admitted_overflow
-        limited, beyond = trace.limited, trace.beyond
-        out += reference_records(trace, limited[:shown], R.LAYER_TOKEN_LIMIT, True)
-        if not rendered_only:
-            out += reference_records(trace, limited[shown:], R.LAYER_TOKEN_LIMIT, False)
-        shown = max(shown - len(limited), 0)
-        out += reference_records(trace, beyond[:shown], R.BEYOND_MAX_ITEMS, True)
-        if not rendered_only:
-            out += reference_records(trace, beyond[shown:], R.BEYOND_MAX_ITEMS, False)
-            out += reference_records(trace, trace.not_retrieved, R.NOT_RETRIEVED, False)
+        units = trace.units
+        shown_limited, shown_beyond = admitted_overflow(trace)
+        parts = [
+            (units[:admitted], R.ON_DEMAND, True) if not trace.inline else None,
+            (units[admitted:], R.ON_DEMAND if not trace.inline else R.BUDGET_TRIMMED, False),
+            (shown_limited, R.LAYER_TOKEN_LIMIT, True),
+            (trace.limited[len(shown_limited) :], R.LAYER_TOKEN_LIMIT, False),
+            (shown_beyond, R.BEYOND_MAX_ITEMS, True),
+            (trace.beyond[len(shown_beyond) :], R.BEYOND_MAX_ITEMS, False),
+            (trace.not_retrieved, R.NOT_RETRIEVED, False),
+        ]
+        for part in parts:
+            if part is None:
+                continue
+            indices, reason, rendered = part
+            if len(indices) and (rendered or not rendered_only):
+                out += trace.index.reference_records(reason, rendered)[indices].tolist()
     return out
 
 
 def reference_counts(traces) -> dict:
     """SPEC §7.1: the number of entries of the full ``references`` list per reason."""
-    counts = dict.fromkeys(
-        (R.ON_DEMAND, R.LAYER_TOKEN_LIMIT, R.BEYOND_MAX_ITEMS, R.NOT_RETRIEVED, R.BUDGET_TRIMMED),
-        0,
-    )
+    counts = dict.fromkeys(REFERENCE_REASONS, 0)
     for trace in traces:
         if not trace.selected:
             continue
         content = R.BUDGET_TRIMMED if trace.inline else R.ON_DEMAND
         counts[content] += len(trace.units) - (trace.admitted_units if trace.inline else 0)
         counts[R.LAYER_TOKEN_LIMIT] += len(trace.limited)
-        counts[R.BEYOND_MAX_ITEMS] += len(trace.beyond)
-        counts[R.NOT_RETRIEVED] += len(trace.not_retrieved)
+        counts[R.BEYOND_MAX_ITEMS] += trace.beyond_count
+        counts[R.NOT_RETRIEVED] += trace.not_retrieved_count
     return {reason: count for reason, count in counts.items() if count}

@@ -29,6 +29,9 @@ FORBIDDEN_IMPORTS = {
     "time",
     "random",
 }
+# Third-party packages the engine may import (everything else it imports is the standard
+# library or itself): the SPEC §5 stemmer, and numpy for array postings and shared records.
+ALLOWED_THIRD_PARTY = {"snowballstemmer", "numpy"}
 FORBIDDEN_CALLS = {
     "open",
     "datetime.now",
@@ -126,3 +129,5 @@ def test_engine_module__source__imports_no_io_clock_or_django(module):
 
     assert imported & FORBIDDEN_IMPORTS == set()
     assert calls & FORBIDDEN_CALLS == set()
+    third_party = imported - set(sys.stdlib_module_names) - {"resolver"}
+    assert third_party <= ALLOWED_THIRD_PARTY
