@@ -5,8 +5,6 @@ reason, status, blocker, currentness and render format at least once: the demo i
 user learns what each of them means. No database is needed.
 """
 
-import subprocess
-import sys
 from collections import Counter
 from functools import cache
 from pathlib import Path
@@ -169,13 +167,3 @@ def test_demo_scenarios__defaults__show_each_status_in_the_profile_list():
     }
 
     assert statuses == EXPECTED_COVERAGE["status"]
-
-
-def test_build_demo__run__reproduces_the_committed_workspace_byte_for_byte():
-    completed = subprocess.run(
-        [sys.executable, str(DEMO_DIR / "build_demo.py"), "--stdout"],
-        capture_output=True,
-        check=True,
-    )
-
-    assert completed.stdout == WORKSPACE_PATH.read_bytes()
