@@ -16,12 +16,17 @@ def parse_date(value) -> tuple[dt.datetime, bool] | None:
     """Return ``(instant in UTC, is_date_only)`` for a date value, or None when it is not a date.
 
     A date is a ``date``/``datetime`` object (as YAML loads them) or a string of the form
-    ``YYYY-MM-DD[(T| )HH:MM[:SS[.fraction]][Z|±HH:MM]]``; naive values are UTC.
+    ``YYYY-MM-DD[(T| )HH:MM[:SS[.fraction]][Z|±HH:MM]]``; naive values are UTC. An instant
+    whose UTC time falls outside years 1–9999, and year 0000 whatever the offset, is not a
+    date (SPEC §3, v1.1); fractions beyond microseconds are dropped before that check.
     """
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC), False
-        return value.astimezone(UTC), False
+        try:
+            return value.astimezone(UTC), False
+        except OverflowError:
+            return None
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day, tzinfo=UTC), True
     if not isinstance(value, str):
@@ -43,10 +48,10 @@ def parse_date(value) -> tuple[dt.datetime, bool] | None:
             tz = dt.timezone(sign * dt.timedelta(hours=hours, minutes=minutes))
         instant = dt.datetime(
             int(year), int(month), int(day), int(hour), int(minute), int(second or 0), micro, tz
-        )
-    except ValueError:
+        ).astimezone(UTC)
+    except (ValueError, OverflowError):  # no such day (or year 0000); outside years 1-9999
         return None
-    return instant.astimezone(UTC), False
+    return instant, False
 
 
 def format_day(instant: dt.datetime) -> str:
@@ -55,8 +60,15 @@ def format_day(instant: dt.datetime) -> str:
 
 
 def format_instant(instant: dt.datetime) -> str:
-    """Return ``YYYY-MM-DDTHH:MM:SSZ`` of a UTC instant."""
-    return instant.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Return ``YYYY-MM-DDTHH:MM:SSZ`` of a UTC instant, always with a four-digit year.
+
+    (``strftime("%Y")`` does not pad years below 1000 on every platform.)
+    """
+    instant = instant.astimezone(UTC)
+    return (
+        f"{instant.year:04d}-{instant.month:02d}-{instant.day:02d}"
+        f"T{instant.hour:02d}:{instant.minute:02d}:{instant.second:02d}Z"
+    )
 
 
 def canonical(value) -> str | None:
@@ -72,7 +84,9 @@ def canonical(value) -> str | None:
             return str(int(value))
         return repr(value)
     if isinstance(value, dt.datetime):
-        return format_instant(value if value.tzinfo else value.replace(tzinfo=UTC))
+        parsed = parse_date(value)
+        # An instant outside years 1-9999 UTC is no date: its text as given, like any string.
+        return value.isoformat() if parsed is None else format_instant(parsed[0])
     if isinstance(value, dt.date):
         return value.isoformat()
     return None
