@@ -1,76 +1,28 @@
 """Command line: ``python -m resolver resolve|render|validate`` (SPEC §8).
 
-This is the only module of the package that reads files or YAML.
+This module and ``resolver.documents`` (which parses the text it reads) are the only ones of
+the package that touch files or YAML.
 """
 
 import argparse
 import json
 import sys
 
-import yaml
-
+from resolver.documents import TOO_DEEP, dump_yaml, json_depth, load_document
 from resolver.engine import compile_workspace
 from resolver.errors import INVALID_REQUEST, RequestError, ResolverError, WorkspaceError
+from resolver.limits import MAX_DOCUMENT_DEPTH
 from resolver.report import json_text
 from resolver.validation import validate_workspace
 
 EXIT_OK, EXIT_ERROR, EXIT_BLOCKED = 0, 2, 3
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe YAML loader that rejects duplicate mapping keys."""
+# The loading and writing of documents live in resolver.documents; these names stay for the
+# code that imported them from here.
+load_workspace_text = load_document
 
-
-def _construct_mapping(loader, node, deep=False):
-    loader.flatten_mapping(node)
-    seen = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            hashable = key in seen
-        except TypeError:
-            raise WorkspaceError(
-                f"line {key_node.start_mark.line + 1}: a mapping key must be a scalar"
-            ) from None
-        if hashable:
-            raise WorkspaceError(
-                f'line {key_node.start_mark.line + 1}: duplicate key "{key}" '
-                f"(first on line {seen[key] + 1})"
-            )
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def _reject_duplicate_json_keys(pairs):
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise WorkspaceError(f'duplicate key "{key}"')
-        out[key] = value
-    return out
-
-
-def load_workspace_text(text: str) -> dict:
-    """Parse a workspace document: JSON if it parses as JSON, else safe YAML without duplicates."""
-    try:
-        return json.loads(text, object_pairs_hook=_reject_duplicate_json_keys)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise WorkspaceError(f"{where}not valid YAML or JSON ({problem})") from None
-
-
-def dump_yaml(document: dict) -> str:
-    """Return a workspace document as block-style YAML, keys in document order."""
-    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+__all__ = ["build_request", "dump_yaml", "load_workspace_text", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -120,9 +72,11 @@ def _read(source: str, what: str, error_class) -> str:
 
 def _json_argument(value: str, what: str):
     text = _read(value[1:], what, RequestError) if value.startswith("@") else value
+    if json_depth(text) > MAX_DOCUMENT_DEPTH:  # SPEC §2.2: refused before it is parsed
+        raise RequestError(TOO_DEEP)
     try:
         return json.loads(text)
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # a JSONDecodeError, or an integer beyond 4,300 digits
         raise RequestError(f"{what} is not valid JSON: {exc}", path=what) from None
 
 
@@ -166,7 +120,7 @@ def main(argv=None) -> int:
         text = _read(args.workspace, "workspace", WorkspaceError)
         if args.command == "validate":
             try:
-                document = load_workspace_text(text)
+                document = load_document(text)
             except WorkspaceError as exc:
                 print(str(exc))
                 return EXIT_ERROR
@@ -178,7 +132,7 @@ def main(argv=None) -> int:
             print("ok")
             return EXIT_OK
         request = build_request(args)
-        workspace = compile_workspace(load_workspace_text(text))
+        workspace = compile_workspace(load_document(text))
         resolution = workspace.resolve(request)
     except ResolverError as exc:
         _print_json(exc.as_dict())

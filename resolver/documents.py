@@ -1,0 +1,467 @@
+"""Reading and writing workspace documents (YAML or JSON) within the limits of SPEC §2.2.
+
+The CLI, the import, the studio upload and the API all read documents here, so every door
+refuses the same things the same way: duplicate mapping keys, nesting deeper than 64
+levels and YAML aliases that would add more than 100,000 nodes, each a loader error at
+path ``""``. The limits are checked on the composed YAML node graph, where an alias is
+still one shared node, before any Python object is built; a JSON text's nesting is
+measured by a linear scan before the (recursive) JSON parser sees it.
+
+YAML goes through libyaml (``CSafeLoader`` / ``CSafeDumper``) when PyYAML has it, else
+through the pure-Python classes, with the same results. A YAML timestamp that is no date
+in SPEC §3's sense (outside years 1–9999 UTC, year 0000, no such day) loads as the string
+it was written as.
+
+This module is an edge of the package like ``cli.py``: ``import resolver`` does not load it
+(or PyYAML).
+"""
+
+import json
+import re
+import secrets
+from array import array
+from itertools import accumulate
+
+import yaml
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, ScalarNode
+
+from resolver.errors import RequestError, WorkspaceError
+from resolver.limits import MAX_ALIAS_NODES, MAX_DOCUMENT_DEPTH
+from resolver.values import parse_date
+
+try:
+    from yaml import CSafeDumper as _FastDumper
+    from yaml import CSafeLoader as _FastSafeLoader
+except ImportError:  # PyYAML built without libyaml
+    _FastDumper = _FastSafeLoader = None
+
+__all__ = ["DocumentLimitError", "dump_yaml", "load_document", "load_json"]
+
+TOO_DEEP = f"the document nests deeper than {MAX_DOCUMENT_DEPTH} levels"
+TOO_MANY_ALIAS_NODES = f"YAML aliases add more than {MAX_ALIAS_NODES:,} nodes"
+RECURSIVE_ALIAS = "a YAML alias refers to a node that contains it"
+
+
+class DocumentLimitError(Exception):
+    """A document beyond a SPEC §2.2 document limit (nesting, alias expansion)."""
+
+
+# -- entry points ----------------------------------------------------------------------------
+
+
+def load_document(text: str | bytes) -> object:
+    """Parse a workspace document: JSON if it parses as JSON, else safe YAML.
+
+    Raises ``WorkspaceError`` (``INVALID_WORKSPACE``, path ``""``) for text that is not UTF-8,
+    not valid YAML, has a duplicate mapping key, or breaks a document limit of SPEC §2.2.
+    """
+    text = _decode(text, WorkspaceError)
+    try:
+        return _load_json(text, MAX_DOCUMENT_DEPTH, _reject_duplicate_json_keys)
+    except DocumentLimitError as exc:
+        raise WorkspaceError(str(exc)) from None
+    except ValueError:  # not JSON (most YAML fails at its first character): read it as YAML
+        pass
+    return _load_yaml(text)
+
+
+def load_json(
+    text: str | bytes, *, max_depth: int = MAX_DOCUMENT_DEPTH, error=RequestError
+) -> object:
+    """Parse a JSON text nested at most ``max_depth`` levels (an API request body).
+
+    The depth is measured before parsing, so a deeply nested body never reaches the
+    recursive parser. Raises ``error`` (``RequestError``, i.e. ``INVALID_REQUEST``, by
+    default) at path ``""`` for text that is not UTF-8 JSON or is nested too deep.
+    """
+    text = _decode(text, error)
+    try:
+        return _load_json(text, max_depth, None)
+    except DocumentLimitError as exc:
+        raise error(str(exc)) from None
+    except ValueError as exc:
+        raise error(f"not valid JSON ({exc})") from None
+
+
+def dump_yaml(document) -> str:
+    """Return a workspace document as block-style YAML, keys in document order.
+
+    The text is byte for byte what PyYAML's pure-Python safe dumper writes (``width=100``,
+    unicode as is). libyaml writes the same text several times faster, except for a few
+    kinds of string (``_WRITTEN_DIFFERENTLY_BY_LIBYAML``); a document holding one is written
+    in pieces: libyaml for the runs of items without such a string, PyYAML for the rest.
+    """
+    if _FastDumper is None:
+        return _dump(document, yaml.SafeDumper)
+    differs, shared = _scan(document)
+    if not differs:
+        return _dump(document, _FastDumper)
+    if shared or not _has_item_lists(document):
+        return _dump(document, yaml.SafeDumper)  # anchors and aliases must stay in one piece
+    return _dump_in_pieces(document)
+
+
+# -- JSON ------------------------------------------------------------------------------------
+
+# A JSON string (escapes included), and a YAML single-quoted one, so that the brackets
+# inside strings are not counted.
+_QUOTED = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\'[^\']*\'', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_OPENS_CONTAINER = re.compile(r"[ \t\r\n]*[\[{]")
+_BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+
+
+def json_depth(text: str) -> int:
+    """Return how many levels of brackets nest in a JSON text (outside its strings), in C."""
+    brackets = _NOT_BRACKET.sub("", _QUOTED.sub("", text))
+    if not brackets:
+        return 0
+    steps = array("b", brackets.encode("ascii").translate(_BRACKET_STEPS))
+    return max(accumulate(steps))
+
+
+def _load_json(text: str, max_depth: int, pairs_hook):
+    # Only a text that opens a container can nest; any other JSON text is a scalar.
+    if _OPENS_CONTAINER.match(text) and json_depth(text) > max_depth:
+        raise DocumentLimitError(
+            TOO_DEEP if max_depth == MAX_DOCUMENT_DEPTH else f"nested deeper than {max_depth}"
+        )
+    return json.loads(text, object_pairs_hook=pairs_hook)
+
+
+def _reject_duplicate_json_keys(pairs):
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise WorkspaceError(f'duplicate key "{key}"')
+        out[key] = value
+    return out
+
+
+# -- YAML ------------------------------------------------------------------------------------
+
+
+def _load_yaml(text: str):
+    loader_class = _FastLoader if _FastLoader is not None else _PureLoader
+    try:
+        try:
+            return _read_yaml(text, loader_class)
+        except yaml.scanner.ScannerError as exc:
+            # libyaml refuses escaped surrogates ("\ud83d\ude00"), which SPEC §2.2 reads as
+            # one character: the pure loader reads them and joins the pairs.
+            if loader_class is _PureLoader or "invalid Unicode character escape" not in str(exc):
+                raise
+            return _read_yaml(text, _PureLoader)
+    except DocumentLimitError as exc:
+        raise WorkspaceError(str(exc)) from None
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc)
+        if "maximum nesting depth" in problem:  # libyaml's own limit (1,000 levels)
+            raise WorkspaceError(TOO_DEEP) from None
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise WorkspaceError(f"{where}not valid YAML or JSON ({problem})") from None
+    except (ValueError, UnicodeError) as exc:  # e.g. an integer of more than 4,300 digits
+        raise WorkspaceError(f"not valid YAML or JSON ({exc})") from None
+
+
+def _decode(text: str | bytes, error) -> str:
+    if isinstance(text, str):
+        return text
+    try:
+        return bytes(text).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"the document is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _read_yaml(text: str, loader_class):
+    loader = loader_class(text)
+    # Without an "&" there is no anchor, so no alias: only the nesting needs checking.
+    loader.aliases_possible = "&" in text
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def check_nesting(root) -> None:
+    """Raise ``DocumentLimitError`` when a node tree without aliases nests too deep."""
+    todo = [(root, 1)] if root.__class__ is not ScalarNode else []
+    while todo:
+        node, level = todo.pop()
+        if level > MAX_DOCUMENT_DEPTH:
+            raise DocumentLimitError(TOO_DEEP)
+        level += 1
+        if node.__class__ is MappingNode:
+            for key, value in node.value:
+                if key.__class__ is not ScalarNode:
+                    todo.append((key, level))
+                if value.__class__ is not ScalarNode:
+                    todo.append((value, level))
+        else:
+            todo.extend((child, level) for child in node.value if child.__class__ is not ScalarNode)
+
+
+def check_document_limits(root) -> None:
+    """Raise ``DocumentLimitError`` when a composed YAML node graph breaks SPEC §2.2.
+
+    An alias is the node it refers to, shared; each occurrence after the first adds that
+    node's whole expanded subtree (mapping keys included). The walk visits every node once
+    and keeps each one's expanded size and height, so it costs the size of the text, not
+    of the expansion. An alias to a node that contains it (a cycle) is refused.
+    """
+    finished: dict[int, tuple[int, int]] = {}  # node id -> (expanded size, height)
+    opened: set[int] = set()
+    seen_scalars: set[int] = set()
+    added = 0
+    # Each entry: (node, None) to open it, or (node, (container children, scalar count)) to
+    # finish it once its children are finished.
+    todo: list = [(root, None)]
+    while todo:
+        node, pending = todo.pop()
+        key = id(node)
+        if pending is not None:
+            children, scalars = pending
+            size, height = 1 + scalars, 0
+            for child in children:
+                child_size, child_height = finished[id(child)]
+                size += child_size
+                if child_height > height:
+                    height = child_height
+            height += 1
+            if height > MAX_DOCUMENT_DEPTH:
+                raise DocumentLimitError(TOO_DEEP)
+            finished[key] = (size, height)
+            continue
+        if key in finished:  # an alias of a node read before
+            added += finished[key][0]
+            if added > MAX_ALIAS_NODES:
+                raise DocumentLimitError(TOO_MANY_ALIAS_NODES)
+            continue
+        if key in opened:
+            raise DocumentLimitError(RECURSIVE_ALIAS)
+        if node.__class__ is ScalarNode:  # only the root can be a lone scalar here
+            finished[key] = (1, 0)
+            continue
+        opened.add(key)
+        if node.__class__ is MappingNode:
+            members = [member for pair in node.value for member in pair]
+        else:
+            members = node.value
+        children = []
+        scalars = 0
+        for member in members:
+            if member.__class__ is ScalarNode:
+                scalars += 1
+                member_key = id(member)
+                if member_key in seen_scalars:  # an alias of a scalar adds one node
+                    added += 1
+                    if added > MAX_ALIAS_NODES:
+                        raise DocumentLimitError(TOO_MANY_ALIAS_NODES)
+                else:
+                    seen_scalars.add(member_key)
+            else:
+                children.append(member)
+        todo.append((node, (children, scalars)))
+        todo.extend((child, None) for child in reversed(children))
+
+
+def _construct_mapping(loader, node, deep=False):
+    loader.flatten_mapping(node)
+    seen = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            hashable = key in seen
+        except TypeError:
+            raise WorkspaceError(
+                f"line {key_node.start_mark.line + 1}: a mapping key must be a scalar"
+            ) from None
+        if hashable:
+            raise WorkspaceError(
+                f'line {key_node.start_mark.line + 1}: duplicate key "{key}" '
+                f"(first on line {seen[key] + 1})"
+            )
+        seen[key] = key_node.start_mark.line
+    return loader.construct_mapping(node, deep=deep)
+
+
+def _construct_timestamp(loader, node):
+    """Return a YAML timestamp as a date/datetime when SPEC §3 calls it a date, else as text."""
+    try:
+        value = SafeConstructor.construct_yaml_timestamp(loader, node)
+    except (ValueError, OverflowError):  # year 0000, no such day, an offset beyond 24 hours
+        return node.value
+    return value if parse_date(value) is not None else node.value
+
+
+class _LimitedLoading:
+    """Check the document limits on the composed node graph, before anything is built."""
+
+    aliases_possible = True
+
+    def get_single_data(self):
+        node = self.get_single_node()
+        if node is None:
+            return None
+        if self.aliases_possible:
+            check_document_limits(node)
+        else:
+            check_nesting(node)
+        return self.construct_document(node)
+
+
+class _PureLoader(_LimitedLoading, yaml.SafeLoader):
+    """The pure-Python loader: nesting is refused while composing (its composer recurses)."""
+
+    _depth = 0
+
+    def compose_sequence_node(self, anchor):
+        return self._nested(super().compose_sequence_node, anchor)
+
+    def compose_mapping_node(self, anchor):
+        return self._nested(super().compose_mapping_node, anchor)
+
+    def _nested(self, compose, anchor):
+        self._depth += 1
+        try:
+            if self._depth > MAX_DOCUMENT_DEPTH:
+                raise DocumentLimitError(TOO_DEEP)
+            return compose(anchor)
+        finally:
+            self._depth -= 1
+
+    def construct_scalar(self, node):
+        value = super().construct_scalar(node)
+        if isinstance(value, str) and not value.isascii() and _SURROGATE.search(value):
+            # Join escaped surrogate pairs into one character; lone ones stay (and fail the
+            # text rule of validation).
+            value = value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+        return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+_FastLoader = (
+    type("_FastLoader", (_LimitedLoading, _FastSafeLoader), {"__doc__": "libyaml's loader."})
+    if _FastSafeLoader is not None
+    else None
+)
+
+for _loader in (_PureLoader, _FastLoader):
+    if _loader is not None:
+        _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+        _loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
+# -- YAML output -----------------------------------------------------------------------------
+
+WIDTH = 100
+
+# The strings libyaml's emitter writes unlike PyYAML's (found by comparing the two on random
+# text): any with a character beyond U+FFFF (libyaml quotes and escapes it, PyYAML writes it
+# as is), and any PyYAML writes double-quoted (a character it escapes, a space before or
+# after a line break), whose long lines the two fold differently. Mapping keys have two
+# more cases (``_key_differs``).
+_WRITTEN_DIFFERENTLY_BY_LIBYAML = re.compile(
+    "[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd]|\ufeff| \n|\n "
+)
+_CONTAINERS = (dict, list, tuple, set, frozenset)
+_LINE_START = re.compile("(?:^|(?<=[\n\x85\u2028\u2029]))(?=[^\n\x85\u2028\u2029])")
+
+
+def _dump(document, dumper, width: int = WIDTH) -> str:
+    return yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True, width=width)
+
+
+def _scan(value) -> tuple[bool, bool]:
+    """Return (some string is written differently by libyaml, some container is shared)."""
+    differs = False
+    seen: set[int] = set()
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if not differs and _WRITTEN_DIFFERENTLY_BY_LIBYAML.search(value):
+                differs = True
+        elif isinstance(value, _CONTAINERS):
+            if id(value) in seen:
+                return differs, True
+            seen.add(id(value))
+            if isinstance(value, dict):
+                if not differs:
+                    differs = any(_key_differs(key) for key in value)
+                stack.extend(value.values())
+            else:
+                stack.extend(value)
+    return differs, False
+
+
+def _key_differs(key) -> bool:
+    """Return True for a mapping key libyaml could write unlike PyYAML.
+
+    Besides the strings of ``_WRITTEN_DIFFERENTLY_BY_LIBYAML``: the empty key (PyYAML writes
+    ``? ''``) and long ones, which PyYAML stops writing as simple keys at 128 characters and
+    libyaml beyond 128 bytes.
+    """
+    if not isinstance(key, str):
+        return isinstance(key, _CONTAINERS)
+    return not 0 < len(key) <= 30 or _WRITTEN_DIFFERENTLY_BY_LIBYAML.search(key) is not None
+
+
+def _has_item_lists(document) -> bool:
+    return isinstance(document, dict) and isinstance(document.get("layers"), list)
+
+
+def _dump_in_pieces(document) -> str:
+    """Write a workspace whose items are cut into runs, each written by the fitting dumper.
+
+    The rest of the document (the skeleton) is written with one marker line in place of
+    each run; a run written on its own, narrower by the marker's indentation and then
+    indented by it, is exactly what the whole document's dump holds there (a block
+    sequence's entries are written independently of their neighbours).
+    """
+    token = f"piece-{secrets.token_hex(8)}-"
+    runs: dict[str, tuple[list, bool]] = {}
+    layers = []
+    for layer in document["layers"]:
+        items = layer.get("items") if isinstance(layer, dict) else None
+        if not isinstance(items, list) or not items:
+            layers.append(layer)
+            continue
+        markers = []
+        for run, fast in _runs(items):
+            marker = f"{token}{len(runs)}"
+            runs[marker] = (run, fast)
+            markers.append(marker)
+        layers.append({**layer, "items": markers})
+    skeleton = {**document, "layers": layers}
+    text = _dump(skeleton, yaml.SafeDumper if _scan(skeleton)[0] else _FastDumper)
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        if token not in line:
+            continue
+        body = line.lstrip(" ")
+        indent = len(line) - len(body)
+        run, fast = runs[body[2:]]  # the line is "<indent>- <marker>"
+        piece = _dump(run, _FastDumper if fast else yaml.SafeDumper, width=WIDTH - indent)
+        # Every line of the piece moves right by the indentation, except empty ones; a quoted
+        # string may also break its lines at U+0085, U+2028 or U+2029.
+        lines[n] = _LINE_START.sub(" " * indent, piece[:-1])
+    return "\n".join(lines)
+
+
+def _runs(items: list):
+    """Yield (run of consecutive items, whether libyaml writes all of them like PyYAML)."""
+    run: list = []
+    run_fast = True
+    for item in items:
+        fast = not _scan(item)[0]
+        if run and fast != run_fast:
+            yield run, run_fast
+            run = []
+        run.append(item)
+        run_fast = fast
+    if run:
+        yield run, run_fast

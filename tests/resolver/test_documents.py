@@ -1,0 +1,439 @@
+"""Document loading and writing (resolver.documents): SPEC §2.2 document limits, dates, YAML."""
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resolver import RequestError, WorkspaceError, compile_workspace
+from resolver.documents import (
+    RECURSIVE_ALIAS,
+    TOO_DEEP,
+    TOO_MANY_ALIAS_NODES,
+    _FastLoader,
+    _PureLoader,
+    _read_yaml,
+    dump_yaml,
+    load_document,
+    load_json,
+)
+
+HERE = Path(__file__).parent
+ROOT = HERE.parents[1]
+DEMO = ROOT / "profiles" / "demo" / "workspace.yaml"
+CASE_FILES = sorted((HERE / "conformance").glob("*.yaml")) + sorted((HERE / "cases").glob("*.yaml"))
+LOADERS = [loader for loader in (_FastLoader, _PureLoader) if loader is not None]
+
+
+def refusal(text) -> WorkspaceError:
+    with pytest.raises(WorkspaceError) as raised:
+        load_document(text)
+    return raised.value
+
+
+def nested_alias_bomb() -> str:
+    """Return the classic "billion laughs": nine levels, each nine aliases of the one below."""
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    previous = "a"
+    for name in "bcdefghi":
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
+        previous = name
+    return "\n".join(lines) + "\n"
+
+
+def pure_pyyaml_dump(document) -> str:
+    """Return the text the project has always written (PyYAML's pure-Python safe dumper)."""
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+
+
+# -- loading ---------------------------------------------------------------------------------
+
+
+def test_load_document__json_text__parsed_as_json():
+    assert load_document('{"version": 1, "layers": []}') == {"version": 1, "layers": []}
+
+
+def test_load_document__yaml_bytes__decoded_and_parsed():
+    assert load_document("name: Café\n".encode()) == {"name": "Café"}
+
+
+def test_load_document__bytes_not_utf8__invalid_workspace_at_the_root():
+    error = refusal(b"name: \xff\n")
+
+    assert (error.code, error.path) == ("INVALID_WORKSPACE", "")
+    assert "not UTF-8" in error.message
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("a: 1\nb: 2\na: 3\n", 'line 3: duplicate key "a" (first on line 1)'),
+        ('{"a": 1, "a": 2}', ""),
+    ],
+)
+def test_load_document__duplicate_key__refused_with_its_line(text, where):
+    assert 'duplicate key "a"' in refusal(text).message
+    assert where in refusal(text).message
+
+
+def test_load_document__yaml_syntax_error__names_line_and_column():
+    assert refusal("a: [1, 2\nb: 3\n").message.startswith("line ")
+
+
+def test_load_document__integer_beyond_python_conversion_limit__a_clean_loader_error():
+    for text in ("1" * 5000, "a: " + "1" * 5000):
+        assert refusal(text).path == ""
+
+
+# -- SPEC §2.2: aliases -------------------------------------------------------------------------
+
+
+def test_load_document__nested_alias_bomb__refused_by_the_alias_limit():
+    text = nested_alias_bomb()
+
+    error = refusal(text)
+
+    assert len(text.encode()) < 600
+    assert (error.code, error.path, error.message) == (
+        "INVALID_WORKSPACE",
+        "",
+        TOO_MANY_ALIAS_NODES,
+    )
+
+
+def aliases_adding(count: int, *, extra: int = 0) -> str:
+    """Return YAML whose aliases add exactly ``count * 1,000 + extra`` nodes."""
+    anchored = "[" + ",".join(["x"] * 999) + "]"  # a sequence and 999 scalars: 1,000 nodes
+    lines = [f"base: &base {anchored}", "scalar: &s y", "copies:"]
+    lines += ["- *base"] * count
+    lines += ["- *s"] * extra
+    return "\n".join(lines) + "\n"
+
+
+def test_load_document__aliases_adding_exactly_100000_nodes__accepted():
+    document = load_document(aliases_adding(100))
+
+    assert len(document["copies"]) == 100
+
+
+def test_load_document__aliases_adding_100001_nodes__refused():
+    assert refusal(aliases_adding(100, extra=1)).message == TOO_MANY_ALIAS_NODES
+
+
+def test_load_document__aliased_mapping__its_keys_count_as_nodes():
+    # 500 pairs: 1 + 500 keys + 500 values = 1,001 nodes; 100 copies add 100,100 nodes
+    # (50,100 if the keys were not counted).
+    mapping = "{" + ", ".join(f"k{n}: v" for n in range(500)) + "}"
+    text = f"base: &base {mapping}\ncopies:\n" + "- *base\n" * 100
+
+    assert refusal(text).message == TOO_MANY_ALIAS_NODES
+    assert (
+        len(load_document(f"base: &base {mapping}\ncopies:\n" + "- *base\n" * 99)["copies"]) == 99
+    )
+
+
+def test_load_document__alias_of_a_node_holding_aliases__counts_its_expansion():
+    # inner: 1 + 999 = 1,000 nodes. outer holds 49 aliases of it, which add 49,000 nodes, and
+    # is 49,001 nodes expanded: one copy of it adds 49,001 (98,001 in all), two 98,002
+    # (147,002 in all; counting only outer's own 50 nodes would have made it 49,100).
+    inner = "[" + ",".join(["x"] * 999) + "]"
+    outer = "[" + ",".join(["*inner"] * 49) + "]"
+    text = f"inner: &inner {inner}\nouter: &outer {outer}\ncopies: [*outer]\n"
+
+    assert load_document(text)["copies"][0][48][998] == "x"
+    assert refusal(text.replace("[*outer]", "[*outer, *outer]")).message == TOO_MANY_ALIAS_NODES
+
+
+def test_load_document__alias_inside_its_own_anchor__refused_as_recursive():
+    assert refusal("a: &x [1, *x]\n").message == RECURSIVE_ALIAS
+
+
+def test_load_document__merge_key_alias__still_merges():
+    document = load_document("base: &b {x: 1}\nitem:\n  <<: *b\n  y: 2\n")
+
+    assert document["item"] == {"x": 1, "y": 2}
+
+
+# -- SPEC §2.2: nesting ------------------------------------------------------------------------
+
+
+def flow(depth: int, opener="[", closer="]") -> str:
+    return opener * depth + closer * depth
+
+
+def block(depth: int) -> str:
+    # depth levels of block mappings: "a:\n  a:\n    ... a: 1"
+    return (
+        "".join("  " * level + "a:\n" for level in range(depth - 1)) + "  " * (depth - 1) + "a: 1\n"
+    )
+
+
+@pytest.mark.parametrize("make", [flow, block, lambda depth: flow(depth, '{"a":', "}")])
+def test_load_document__nested_64_levels__accepted(make):
+    text = make(64) if make is not flow else flow(64)
+    if text.startswith('{"a":'):
+        text = '{"a":' * 63 + "1" + "}" * 63  # 63 objects holding a number; plus [ ] below
+        text = "[" + text + "]"
+    assert load_document(text) is not None
+
+
+@pytest.mark.parametrize("depth", [65, 1_000, 5_000, 100_000])
+def test_load_document__json_nested_deeper_than_64__refused_before_parsing(depth):
+    error = refusal(flow(depth))
+
+    assert (error.path, error.message) == ("", TOO_DEEP)
+
+
+@pytest.mark.parametrize("depth", [65, 1_200])
+def test_load_document__yaml_block_nested_deeper_than_64__refused(depth):
+    assert refusal(block(depth)).message == TOO_DEEP
+
+
+def test_load_document__yaml_flow_deeper_than_libyamls_own_limit__refused_as_too_deep():
+    assert refusal("a: " + flow(2_000)).message == TOO_DEEP
+
+
+def test_load_document__alias_makes_the_nesting_deeper_than_64__refused():
+    deep = flow(40)
+    text = f"a: &a {deep}\nb: [{'[' * 30}*a{']' * 30}]\n"
+
+    assert refusal(text).message == TOO_DEEP
+
+
+def test_load_document__brackets_inside_json_strings__not_counted_as_nesting():
+    text = json.dumps({"title": "[" * 100 + '\\"{' * 50, "list": [[["x"]]]})
+
+    assert load_document(text)["list"] == [[["x"]]]
+
+
+# -- SPEC §3: timestamps that are not dates --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        "9999-12-31T23:00:00-05:00",
+        "0001-01-01T00:00:00+01:00",
+        "0000-01-01",
+        "0000-06-01T00:00:00Z",
+        "2026-02-30",
+        "2026-11-20T10:00:00+25:00",
+    ],
+)
+def test_load_document__yaml_timestamp_that_is_no_date__loaded_as_written(written):
+    assert load_document(f"updated: {written}\n") == {"updated": written}
+
+
+@pytest.mark.parametrize(
+    ("written", "loaded"),
+    [
+        ("2026-11-20", dt.date(2026, 11, 20)),
+        ("0999-05-01", dt.date(999, 5, 1)),
+        ("9999-12-31T23:59:59.9999999Z", dt.datetime(9999, 12, 31, 23, 59, 59, 999999, dt.UTC)),
+        ("0001-01-01T01:00:00+01:00", dt.datetime(1, 1, 1, 0, 0, tzinfo=dt.UTC)),
+    ],
+)
+def test_load_document__yaml_timestamp_within_years_1_to_9999__loaded_as_a_date(written, loaded):
+    value = load_document(f"updated: {written}\n")["updated"]
+
+    assert value == loaded
+    assert type(value) is type(loaded)
+
+
+def test_load_document__out_of_range_timestamp_in_metadata__resolves_as_undated():
+    text = """
+consumers: [{key: bot}]
+layers:
+- key: kb
+  items:
+  - {path: a, body: A, metadata: {updated: 9999-12-31T23:00:00-05:00}}
+profiles:
+- key: p
+  consumer: bot
+  objective: o
+  budget: 100
+  rules: {kb: {currentness: {maxAgeDays: 1, onUnknown: warn}}}
+"""
+    resolution = compile_workspace(load_document(text)).resolve(
+        {"profile": "p", "now": "2026-11-29T12:00:00Z"}
+    )
+
+    assert resolution["currentness"] == "UNKNOWN"
+
+
+# -- SPEC §2.2: escaped surrogates ----------------------------------------------------------
+
+
+def test_load_document__escaped_surrogate_pair__one_character():
+    assert load_document('title: "\\ud83d\\ude00 ok"\n') == {"title": "\U0001f600 ok"}
+
+
+def test_load_document__escaped_lone_surrogate__kept_for_validation_to_refuse():
+    assert load_document('title: "\\ud800"\n') == {"title": "\ud800"}
+
+
+def test_load_document__json_escaped_surrogate_pair__one_character():
+    assert load_document('{"title": "\\ud83d\\ude00"}') == {"title": "\U0001f600"}
+
+
+# -- both YAML loaders agree -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case_file", [DEMO, *CASE_FILES], ids=lambda path: path.stem)
+def test_yaml_loaders__every_case_and_the_demo__give_the_same_document(case_file):
+    text = case_file.read_text(encoding="utf-8")
+
+    documents = [_read_yaml(text, loader) for loader in LOADERS]
+
+    assert all(document == documents[0] for document in documents)
+
+
+@pytest.mark.parametrize("loader", LOADERS, ids=lambda loader: loader.__name__)
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (nested_alias_bomb(), TOO_MANY_ALIAS_NODES),
+        (block(65), TOO_DEEP),
+        ("a: &x [*x]\n", RECURSIVE_ALIAS),
+    ],
+)
+def test_yaml_loaders__over_a_limit__refuse_alike(loader, text, message):
+    with pytest.raises(Exception) as raised:
+        _read_yaml(text, loader)
+
+    assert str(raised.value) == message
+
+
+# -- load_json -------------------------------------------------------------------------------
+
+
+def test_load_json__request_body__parsed():
+    assert load_json(b'{"profile": "p", "input": {"message": "hi"}}') == {
+        "profile": "p",
+        "input": {"message": "hi"},
+    }
+
+
+@pytest.mark.parametrize("text", [flow(65), flow(5_000), "{" * 100_000])
+def test_load_json__nested_deeper_than_64__invalid_request_at_the_root(text):
+    with pytest.raises(RequestError) as raised:
+        load_json(text)
+
+    assert (raised.value.code, raised.value.path, raised.value.message) == (
+        "INVALID_REQUEST",
+        "",
+        TOO_DEEP,
+    )
+
+
+def test_load_json__max_depth_given__applies_it():
+    assert load_json(flow(3), max_depth=3) == [[[]]]
+    with pytest.raises(RequestError):
+        load_json(flow(4), max_depth=3)
+
+
+@pytest.mark.parametrize("text", ["{", "x", b"\xff", "1" * 5000])
+def test_load_json__not_json__invalid_request_at_the_root(text):
+    with pytest.raises(RequestError) as raised:
+        load_json(text)
+
+    assert raised.value.path == ""
+
+
+def test_load_json__error_class_given__raises_it():
+    with pytest.raises(WorkspaceError):
+        load_json("{", error=WorkspaceError)
+
+
+# -- dump_yaml -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case_file", [DEMO, *CASE_FILES], ids=lambda path: path.stem)
+def test_dump_yaml__demo_and_every_case_workspace__byte_identical_to_pure_pyyaml(case_file):
+    document = load_document(case_file.read_text(encoding="utf-8"))
+    workspace = document.get("workspace", document)
+
+    assert dump_yaml(workspace) == pure_pyyaml_dump(workspace)
+    assert dump_yaml(document) == pure_pyyaml_dump(document)
+
+
+def test_dump_yaml__demo_workspace__loads_back_equal():
+    document = load_document(DEMO.read_text(encoding="utf-8"))
+
+    assert load_document(dump_yaml(document)) == document
+
+
+def test_dump_yaml__shared_objects__written_with_the_same_anchors_and_aliases():
+    shared = {"customer_id": "C-1", "tags": ["a", "b"]}
+    document = {
+        "layers": [
+            {
+                "key": "kb",
+                "items": [
+                    {"path": "a", "body": "tab\there", "metadata": shared},
+                    {"path": "b", "metadata": shared},
+                ],
+            }
+        ]
+    }
+
+    assert dump_yaml(document) == pure_pyyaml_dump(document)
+
+
+# Characters libyaml and PyYAML treat differently, line breaks, quotes and YAML indicators.
+TRICKY_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *"ab cd  ef\n\n'\"#:-?,[]{}&*!|>%@`~\\",
+            *["\t", "\r", "\x85", "\u2028", "\u2029", "\xa0", "é", "日", "\U0001f389", "\x00"],
+            *["\x7f", "\ufeff", "\n ", " \n", "word ", "word ", "word ", "yes", "null", "1.5"],
+        ]
+    ),
+    max_size=120,
+).map("".join)
+SCALARS = st.one_of(
+    TRICKY_TEXT,
+    st.integers(),
+    st.floats(),
+    st.booleans(),
+    st.none(),
+    st.dates(),
+)
+METADATA = st.dictionaries(
+    st.text(max_size=12) | TRICKY_TEXT,
+    st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3), max_leaves=6),
+    max_size=3,
+)
+ITEMS = st.lists(
+    st.fixed_dictionaries(
+        {"path": st.text(min_size=1, max_size=20), "title": TRICKY_TEXT, "body": TRICKY_TEXT},
+        optional={"metadata": METADATA},
+    ),
+    max_size=6,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    layers=st.lists(
+        st.fixed_dictionaries(
+            {"key": st.just("kb"), "name": TRICKY_TEXT, "items": ITEMS},
+            optional={"description": TRICKY_TEXT},
+        ),
+        max_size=3,
+    ),
+    profile_name=TRICKY_TEXT,
+)
+def test_dump_yaml__any_workspace_text__byte_identical_to_pure_pyyaml(layers, profile_name):
+    document = {
+        "version": 1,
+        "consumers": [{"key": "bot"}],
+        "layers": layers,
+        "profiles": [{"key": "p", "name": profile_name}],
+    }
+
+    assert dump_yaml(document) == pure_pyyaml_dump(document)
