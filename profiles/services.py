@@ -38,7 +38,8 @@ from profiles.models import (
 from profiles.selectors import WorkspaceRows, workspace_rows_get
 from profiles.validation import WorkspaceValidationError, document_issues, instance_issues
 from resolver import CompiledWorkspace, ResolverError, ValidationIssue, WorkspaceError
-from resolver.cli import dump_yaml, load_workspace_text
+from resolver.documents import dump_yaml
+from resolver.documents import load_document as load_workspace_text
 
 IMPORT_MODES = ("merge", "replace")
 BATCH_SIZE = 500

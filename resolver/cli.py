@@ -95,7 +95,8 @@ def build_request(args) -> dict:
         request["now"] = args.now
     if args.format is not None:
         request["format"] = args.format
-    if args.detail is not None:
+    # Callers that build ``args`` themselves (manage.py resolve) may not know --detail.
+    if getattr(args, "detail", None) is not None:
         request["detail"] = args.detail
     if args.availability:
         overrides = dict(request.get("availability") or {})
