@@ -84,8 +84,11 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    # Outermost of ours: whatever answers an error under /api/ below, it leaves in JSON.
+    "ctxstudio.middleware.ApiErrorShapeMiddleware",
     "profiles.api.middleware.ApiErrorMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "ctxstudio.middleware.RequestTextRuleMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
