@@ -193,7 +193,7 @@ REST_FRAMEWORK = {
     # Each view names its capabilities (profiles.permissions); one that forgets gets this.
     "DEFAULT_PERMISSION_CLASSES": ["profiles.permissions.DefaultApiPermission"],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "profiles.api.parsers.JSONParser",  # SPEC §2.2 nesting limit
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],

@@ -67,17 +67,22 @@ def load_document(text: str | bytes) -> object:
 
 
 def load_json(
-    text: str | bytes, *, max_depth: int = MAX_DOCUMENT_DEPTH, error=RequestError
+    text: str | bytes,
+    *,
+    max_depth: int = MAX_DOCUMENT_DEPTH,
+    error=RequestError,
+    allow_nan: bool = True,
 ) -> object:
     """Parse a JSON text nested at most ``max_depth`` levels (an API request body).
 
     The depth is measured before parsing, so a deeply nested body never reaches the
     recursive parser. Raises ``error`` (``RequestError``, i.e. ``INVALID_REQUEST``, by
-    default) at path ``""`` for text that is not UTF-8 JSON or is nested too deep.
+    default) at path ``""`` for text that is not UTF-8 JSON or is nested too deep, and with
+    ``allow_nan=False`` for ``NaN``/``Infinity``, which JSON itself does not have.
     """
     text = _decode(text, error)
     try:
-        return _load_json(text, max_depth, None)
+        return _load_json(text, max_depth, None, None if allow_nan else _refuse_constant)
     except DocumentLimitError as exc:
         raise error(str(exc)) from None
     except ValueError as exc:
@@ -121,13 +126,17 @@ def json_depth(text: str) -> int:
     return max(accumulate(steps))
 
 
-def _load_json(text: str, max_depth: int, pairs_hook):
+def _load_json(text: str, max_depth: int, pairs_hook, parse_constant=None):
     # Only a text that opens a container can nest; any other JSON text is a scalar.
     if _OPENS_CONTAINER.match(text) and json_depth(text) > max_depth:
         raise DocumentLimitError(
             TOO_DEEP if max_depth == MAX_DOCUMENT_DEPTH else f"nested deeper than {max_depth}"
         )
-    return json.loads(text, object_pairs_hook=pairs_hook)
+    return json.loads(text, object_pairs_hook=pairs_hook, parse_constant=parse_constant)
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _reject_duplicate_json_keys(pairs):
