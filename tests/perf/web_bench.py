@@ -122,6 +122,8 @@ class Site:
             # The baseline export of 50k items took longer than the production 30 s.
             "GUNICORN_TIMEOUT": "600",
             "GUNICORN_ACCESSLOG": "",
+            # The 50k-item file is ~37 MB; the default limit is 10 MiB.
+            "MAX_BODY_BYTES": str(200 * 1024 * 1024),
             "LOG_LEVEL": "CRITICAL",
         }
         self.env.pop("CACHE_URL", None)
@@ -326,7 +328,7 @@ def measure_size(site: Site, size: int, *, reps: int, edits: int, log) -> dict:
     kb = next(layer for layer in document["layers"] if layer["key"] == EDITED_LAYER)
     item_path = kb["items"][0]["path"]
     original_body = kb["items"][0]["body"]
-    figures: dict = {"items": size, "load_start": load_average()}
+    figures = Figures(log, items=size, load_start=load_average())
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "workspace.yaml"
@@ -348,7 +350,20 @@ def measure_size(site: Site, size: int, *, reps: int, edits: int, log) -> dict:
         finally:
             site.stop()
     figures["load_end"] = load_average()
-    return figures
+    return dict(figures)
+
+
+class Figures(dict):
+    """The figures of one size; each is logged as soon as it is measured (a long run that
+    fails late keeps what it measured)."""
+
+    def __init__(self, log, **initial):
+        super().__init__(**initial)
+        self.log = log
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        self.log(f"      {key} = {value}")
 
 
 def measure_requests(site, figures, request, item_path, original_body, path, reps, log):
