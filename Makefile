@@ -32,16 +32,18 @@ run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo --url http://$(HOST):$(PORT)/
 	@echo "Serving Context Studio on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
-	$(PY) manage.py runserver $(HOST):$(PORT)
+	@# The task worker (background imports) runs beside the server and stops with it.
+	$(PY) scripts/with_worker.py -- $(PY) manage.py runserver $(HOST):$(PORT)
 
-# Production-style serving: gunicorn (2 workers) + whitenoise, DEBUG off, migrations applied.
+# Production-style serving: gunicorn (2 workers) + whitenoise, DEBUG off, migrations applied,
+# and one task worker (manage.py db_worker) for background imports, stopped with gunicorn.
 # Needs SECRET_KEY (and DATABASE_URL, ALLOWED_HOSTS… see README "Production"). HTTPS=false
 # lets you try it over plain HTTP on this machine.
 serve: setup
 	@if [ -z "$$SECRET_KEY" ]; then echo "make serve: set SECRET_KEY (e.g. export SECRET_KEY=\$$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))'))" >&2; exit 1; fi
 	DEBUG=false $(PY) manage.py migrate --noinput
 	DEBUG=false $(PY) manage.py collectstatic --noinput -v 0
-	DEBUG=false $(VENV)/bin/gunicorn -c scripts/gunicorn.conf.py ctxstudio.wsgi
+	DEBUG=false $(PY) scripts/with_worker.py -- $(VENV)/bin/gunicorn -c scripts/gunicorn.conf.py ctxstudio.wsgi
 
 test: setup
 	bash scripts/test.sh

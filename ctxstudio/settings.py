@@ -77,9 +77,20 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "simple_history",
     "axes",
+    "django_tasks_db",
     "profiles",
     "ctxstudio",
 ]
+
+# Background tasks (workspace imports): Django's tasks framework with the database backend, so
+# no other service is needed; ``manage.py db_worker`` runs them (``make run`` and ``make
+# serve`` start one). TASKS_BACKEND=django.tasks.backends.immediate.ImmediateBackend runs each
+# task inside the request that enqueued it (no worker; what the test suite does).
+TASKS = {
+    "default": {
+        "BACKEND": os.environ.get("TASKS_BACKEND", "django_tasks_db.DatabaseBackend"),
+    }
+}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -506,3 +506,45 @@ class DecisionLog(models.Model):
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M:%S} {self.profile_key} {self.status}"
+
+
+class ImportJob(models.Model):
+    """A workspace import run in the background (``profiles.imports``), with its progress.
+
+    The uploaded text waits here (not in the task queue's arguments) until the job runs, and
+    is cleared once it finished; the summary or the errors stay for the status page and API.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        SUCCEEDED = "succeeded", "succeeded"
+        FAILED = "failed", "failed"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    mode = models.CharField(max_length=16, default="merge")
+    layer = models.CharField(max_length=64, blank=True, default="")
+    source = models.TextField(blank=True, default="")
+    source_bytes = models.PositiveBigIntegerField(default=0)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    phase = models.CharField(max_length=64, blank=True, default="waiting for a worker")
+    progress = models.PositiveSmallIntegerField(default=0)
+    summary = models.JSONField(null=True, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    task_id = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"import {self.id} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)

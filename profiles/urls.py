@@ -18,4 +18,9 @@ urlpatterns = [
     path("layers/<slug:key>/items/<int:item_id>/", views.item_edit, name="item-edit"),
     path("workspace/download/", views.workspace_download, name="workspace-download"),
     path("workspace/upload/", views.workspace_upload, name="workspace-upload"),
+    path(
+        "workspace/imports/<uuid:job_id>/",
+        views.workspace_import_job,
+        name="workspace-import-job",
+    ),
 ]

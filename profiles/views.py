@@ -29,8 +29,10 @@ from profiles.forms import (
     ProfileCreateForm,
     WorkspaceUploadForm,
 )
-from profiles.models import Item, Layer, Profile, Scenario
+from profiles.imports import import_job_start
+from profiles.models import ImportJob, Item, Layer, Profile, Scenario
 from profiles.permissions import (
+    ADMINISTER,
     IMPORT_EXPORT,
     READ_CONFIG,
     READ_MATERIAL,
@@ -47,10 +49,8 @@ from profiles.selectors import (
     scenario_list,
 )
 from profiles.services import (
-    WorkspaceImportError,
     WorkspaceValidationError,
     profile_resolve,
-    workspace_import,
 )
 from resolver import RequestError, ResolverError, WorkspaceError
 
@@ -434,20 +434,30 @@ def workspace_upload(request):
                 content_type="text/plain; charset=utf-8",
             )
     form = WorkspaceUploadForm(request.POST or None, request.FILES or None)
-    issues, summary = [], None
     if request.method == "POST" and form.is_valid():
-        try:
-            summary = workspace_import(
-                text=form.cleaned_data["text"], mode=form.cleaned_data["mode"], user=request.user
-            )
-        except WorkspaceImportError as exc:
-            issues = exc.issues
-        else:
-            messages.success(request, f"Workspace imported — {summary}")
-            if request.htmx:
-                return HttpResponseClientRedirect(reverse("profile-list"))
-            return redirect("profile-list")
-    status = 400 if issues else 200
-    return render(
-        request, "profiles/workspace.html", {"form": form, "issues": issues}, status=status
-    )
+        # The import runs in the background; its page shows the progress, then the result.
+        job = import_job_start(
+            text=form.cleaned_data["text"], mode=form.cleaned_data["mode"], user=request.user
+        )
+        url = reverse("workspace-import-job", kwargs={"job_id": job.pk})
+        if request.htmx:
+            return HttpResponseClientRedirect(url)
+        return redirect(url)
+    return render(request, "profiles/workspace.html", {"form": form, "issues": []})
+
+
+@capability_required(IMPORT_EXPORT)
+@require_GET
+def workspace_import_job(request, job_id):
+    """Show an import's progress (the page polls its own fragment), then its result."""
+    job = ImportJob.objects.filter(pk=job_id).first()
+    if job is None or (job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)):
+        raise Http404("no such import")
+    issues = (job.error or {}).get("issues") or ([job.error] if job.error else [])
+    summary = job.summary or {}
+    # A dict's "items" key would shadow .items() in the template: pass the rows ready-made.
+    rows = [(kind, counts) for kind, counts in summary.items() if isinstance(counts, dict)]
+    context = {"job": job, "issues": issues, "summary": summary, "summary_rows": rows}
+    if request.htmx:
+        return render(request, "profiles/import_job.html#job", context)
+    return render(request, "profiles/import_job.html", context)

@@ -49,3 +49,10 @@ def redis_cache():
         for key in server.scan_iter(f"{prefix}:*"):
             server.delete(key)
     AxesProxyHandler.get_implementation(force=True)
+
+
+@pytest.fixture(autouse=True)
+def _immediate_tasks(settings):
+    """Run background tasks inside the request that enqueues them (tests of the database
+    backend and its worker switch back to it explicitly)."""
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}

@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from profiles.api import views
+from profiles.api.imports import ImportJobView
 
 app_name = "api"
 
@@ -41,6 +42,7 @@ urlpatterns = [
     *collection("scenarios", views.ScenarioListView, "scenario-list"),
     path("scenarios/<path:name>", views.ScenarioDetailView.as_view(), name="scenario-detail"),
     path("workspace", views.WorkspaceView.as_view(), name="workspace"),
+    path("workspace/imports/<uuid:job_id>", ImportJobView.as_view(), name="import-job"),
     path("auth/token", views.TokenView.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves its start-up script as a file: no inline script, CSP allows it.

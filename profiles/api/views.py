@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from profiles.api import serializers as s
 from profiles.api.exceptions import ApiError, ref_not_available
+from profiles.api.imports import ImportJobSerializer, import_job_response
 from profiles.api.renderers import (
     WORKSPACE_PARSERS,
     ResolutionJSONRenderer,
@@ -47,6 +48,7 @@ from profiles.concurrency import (
 from profiles.decision_log import decision_log_record
 from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.exports import workspace_export_chunks
+from profiles.imports import import_job_start
 from profiles.mappers import (
     RULE_FIELDS,
     canonical_string,
@@ -76,7 +78,6 @@ from profiles.services import (
     scenarios_upsert,
     workspace_document_change,
     workspace_export,
-    workspace_import,
     workspace_resolve,
 )
 from profiles.validation import WorkspaceValidationError
@@ -1127,20 +1128,33 @@ class WorkspaceView(ApiView):
 
     @extend_schema(
         operation_id="workspace_import",
-        summary="Import a workspace document (JSON or YAML), all-or-nothing",
+        summary="Import a workspace document (JSON or YAML) as a background job",
+        description=(
+            "Answers 202 with the import job (its `url` is also the `Location`); GET the job "
+            "until its status is `succeeded` (with the summary) or `failed` (with every error "
+            "and its path in the file). All or nothing: a failed import writes nothing."
+        ),
         parameters=[
             OpenApiParameter(
                 "mode",
                 str,
                 enum=list(IMPORT_MODES),
                 description="merge (default) upserts; replace also deletes what is not given.",
-            )
+            ),
+            OpenApiParameter(
+                "layer",
+                str,
+                description=(
+                    "Import only this layer of the file (a workspace document, or one layer's "
+                    "document); with replace, its items not in the file are deleted."
+                ),
+            ),
         ],
         request={
             "application/json": s.WorkspaceSerializer,
             "application/yaml": s.WorkspaceSerializer,
         },
-        responses={200: s.ImportSummarySerializer},
+        responses={202: ImportJobSerializer},
         tags=["workspace"],
     )
     def post(self, request):
@@ -1150,8 +1164,10 @@ class WorkspaceView(ApiView):
         data = request.data
         if not isinstance(data, WorkspaceText):
             raise invalid("", "send the workspace document as JSON or YAML")
-        summary = workspace_import(text=str(data), mode=mode, user=request.user)
-        return Response(summary.as_dict())
+        job = import_job_start(
+            text=str(data), mode=mode, layer=request.query_params.get("layer"), user=request.user
+        )
+        return import_job_response(request, job, status=202)
 
 
 # --- token --------------------------------------------------------------------------------

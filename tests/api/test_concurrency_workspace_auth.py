@@ -114,13 +114,23 @@ def test_workspace__get_json_and_yaml__same_document(small, editor_client):
     ]
 
 
+def import_job(client, response) -> dict:
+    """Return the import job a 202 names, as its URL shows it (the tests run tasks at once)."""
+    assert response.status_code == 202
+    assert response["Location"] == response.json()["url"]
+    job = client.get(response["Location"])
+    assert job.status_code == 200
+    return job.json()
+
+
 def test_workspace__post_yaml_merge__adds_and_keeps(small, editor_client):
     text = "consumers:\n  - key: from-yaml\n    name: From YAML\n"
 
     response = editor_client.post(API + "workspace", text, content_type="application/yaml")
 
-    assert response.status_code == 200
-    assert response.json()["consumers"]["created"] == 1
+    job = import_job(editor_client, response)
+    assert (job["status"], job["progress"], job["error"]) == ("succeeded", 100, None)
+    assert job["summary"]["consumers"]["created"] == 1
     assert Consumer.objects.filter(key="from-yaml").exists()
     assert Layer.objects.count() == 3
 
@@ -131,12 +141,13 @@ def test_workspace__post_replace__deletes_what_is_not_given(small, editor_client
 
     response = editor_client.post(API + "workspace?mode=replace", document, format="json")
 
-    assert response.status_code == 200
-    assert response.json()["profiles"]["deleted"] == 1
+    assert import_job(editor_client, response)["summary"]["profiles"]["deleted"] == 1
     assert list(Profile.objects.values_list("key", flat=True)) == ["profile-0"]
 
 
-def test_workspace__invalid_document__400_every_issue_and_nothing_written(small, editor_client):
+def test_workspace__invalid_document__job_fails_with_every_issue_and_nothing_written(
+    small, editor_client
+):
     document = {
         "consumers": [{"key": "BAD KEY"}],
         "layers": [{"key": "x", "availability": "sometimes"}],
@@ -145,8 +156,9 @@ def test_workspace__invalid_document__400_every_issue_and_nothing_written(small,
 
     response = editor_client.post(API + "workspace?mode=replace", document, format="json")
 
-    assert response.status_code == 400
-    body = response.json()["error"]
+    job = import_job(editor_client, response)
+    assert job["status"] == "failed"
+    body = job["error"]
     assert body["code"] == "INVALID_WORKSPACE"
     assert body["path"] == "consumers[0].key"
     assert [issue["path"] for issue in body["issues"]][:2] == [
@@ -156,15 +168,16 @@ def test_workspace__invalid_document__400_every_issue_and_nothing_written(small,
     assert (Consumer.objects.count(), Layer.objects.count(), Item.objects.count()) == counts
 
 
-def test_workspace__duplicate_json_key__400_naming_it(small, editor_client):
+def test_workspace__duplicate_json_key__job_fails_naming_it(small, editor_client):
     response = editor_client.post(
         API + "workspace",
         b'{"consumers": [], "consumers": []}',
         content_type="application/json",
     )
 
-    assert response.status_code == 400
-    assert "duplicate" in response.json()["error"]["message"]
+    job = import_job(editor_client, response)
+    assert job["status"] == "failed"
+    assert "duplicate" in job["error"]["message"]
 
 
 def test_workspace__bad_mode__400_at_mode(small, editor_client):
@@ -240,6 +253,7 @@ def test_schema__every_operation__has_responses_with_schemas_and_the_error_shape
         assert (
             "200" in operation["responses"]
             or "201" in operation["responses"]
+            or "202" in operation["responses"]
             or ("204" in operation["responses"])
         ), (path, method)
         assert operation["responses"]["401"]["content"], (path, method)

@@ -1,0 +1,75 @@
+"""The import job resource: ``GET /api/v1/workspace/imports/<id>`` (status, progress, result).
+
+``POST /api/v1/workspace`` (``views.WorkspaceView``) answers 202 with this record; its ``url``
+is polled until ``status`` is ``succeeded`` (``summary`` says what changed) or ``failed``
+(``error`` in the API's error shape, ``issues`` with every path in the file).
+"""
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.views import APIView
+
+from profiles.api.schema import ApiAutoSchema
+from profiles.imports import import_job_document
+from profiles.models import ImportJob
+from profiles.permissions import ADMINISTER, IMPORT_EXPORT, capability_permission, user_can
+
+
+class ImportErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    path = serializers.CharField()
+    issues = serializers.ListField(child=serializers.DictField(), required=False)
+
+
+class ImportJobSerializer(serializers.Serializer):
+    """An import job: poll ``url`` until ``status`` is succeeded or failed."""
+
+    id = serializers.UUIDField()
+    url = serializers.URLField()
+    status = serializers.ChoiceField(choices=ImportJob.Status.values)
+    phase = serializers.CharField(help_text="What the job is doing, in words.")
+    progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent done.")
+    mode = serializers.ChoiceField(choices=["merge", "replace"])
+    layer = serializers.CharField(allow_null=True, help_text="The one layer imported, if any.")
+    bytes = serializers.IntegerField(help_text="Size of the uploaded document.")
+    createdAt = serializers.DateTimeField()
+    startedAt = serializers.DateTimeField(allow_null=True)
+    finishedAt = serializers.DateTimeField(allow_null=True)
+    summary = serializers.DictField(
+        allow_null=True, help_text="When succeeded: created/updated/deleted/unchanged per kind."
+    )
+    error = ImportErrorSerializer(allow_null=True, help_text="When failed; nothing was written.")
+
+
+def import_job_url(request, job: ImportJob) -> str:
+    return reverse("api:import-job", args=[job.pk], request=request)
+
+
+def import_job_response(request, job: ImportJob, status: int = 200) -> Response:
+    url = import_job_url(request, job)
+    headers = {"Location": url} if status == 202 else {}
+    return Response(import_job_document(job, url=url), status=status, headers=headers)
+
+
+@extend_schema(tags=["workspace"])
+class ImportJobView(APIView):
+    schema = ApiAutoSchema()
+    permission_classes = [capability_permission(IMPORT_EXPORT)]
+
+    @extend_schema(
+        operation_id="workspace_import_job",
+        summary="Status, progress and result of a workspace import",
+        responses={200: ImportJobSerializer},
+    )
+    def get(self, request, job_id):
+        job = ImportJob.objects.filter(pk=job_id).first()
+        # Another user's job is not shown (nor said to exist) unless you administer.
+        if job is None or (
+            job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)
+        ):
+            raise Http404("no such import job")
+        return import_job_response(request, job)

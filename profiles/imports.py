@@ -1,0 +1,171 @@
+"""Workspace imports as background jobs, with progress.
+
+A large file takes longer to parse, check and write than a web worker may spend on a request,
+so the API and the studio only store the upload as an ``ImportJob`` and enqueue a task of
+Django's tasks framework (``django.tasks``); a worker (``manage.py db_worker`` of
+django-tasks-db, started by ``make run`` and ``make serve``) runs it. The job row carries the
+phase and progress, then the summary or the errors with their paths in the file; the API's job
+URL and the studio's job page read it.
+
+The import itself is the same service as everywhere (``services.workspace_import``): all or
+nothing, under the writers' lock. ``layer`` imports one layer of the file (its fields and
+items), leaving every other layer, consumer and profile as stored.
+"""
+
+import logging
+import re
+
+from django.db import transaction
+from django.tasks import task
+from django.utils import timezone
+
+from profiles import services
+from profiles.exports import workspace_document_read
+from profiles.mappers import canonical_string
+from profiles.models import ImportJob
+from profiles.services import IMPORT_MODES, ImportSummary, WorkspaceImportError
+from resolver import ValidationIssue
+
+logger = logging.getLogger(__name__)
+
+# (phase, progress in percent) as the job goes.
+PHASE_READING = ("reading the file", 5)
+PHASE_WRITING = ("checking and writing", 40)
+PHASE_DONE = ("done", 100)
+
+
+def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None, user=None):
+    """Store the upload as a queued ImportJob, enqueue its task and return the job.
+
+    Raises ValueError for an unknown mode. The job may already be finished when this
+    returns (the immediate task backend runs it at once).
+    """
+    if mode not in IMPORT_MODES:
+        raise ValueError(f"unknown import mode {mode!r} (use merge or replace)")
+    job = ImportJob.objects.create(
+        user=user if getattr(user, "pk", None) else None,
+        mode=mode,
+        layer=layer or "",
+        source=text,
+        source_bytes=len(text.encode("utf-8")),
+    )
+    result = workspace_import_task.enqueue(str(job.pk))
+    ImportJob.objects.filter(pk=job.pk, task_id="").update(task_id=str(result.id))
+    job.refresh_from_db()
+    return job
+
+
+@task()
+def workspace_import_task(job_id: str) -> str:
+    """Run one import job (the worker's entry point); return its final status."""
+    return import_job_run(job_id=job_id).status
+
+
+def import_job_run(*, job_id: str) -> ImportJob:
+    """Run a queued import job to the end and record its outcome on the job row."""
+    job = ImportJob.objects.get(pk=job_id)
+    if job.status != ImportJob.Status.QUEUED:
+        return job
+    _advance(job, PHASE_READING, status=ImportJob.Status.RUNNING, started_at=timezone.now())
+    try:
+        document = services.workspace_parse(text=job.source)
+        _advance(job, PHASE_WRITING)
+        summary = _import(document, mode=job.mode, layer=job.layer or None, user=job.user)
+    except WorkspaceImportError as exc:
+        _finish(job, ImportJob.Status.FAILED, error=exc.as_dict()["error"])
+    except Exception:
+        logger.exception("import job %s failed", job_id)
+        _finish(
+            job,
+            ImportJob.Status.FAILED,
+            error={
+                "code": "IMPORT_FAILED",
+                "message": "the import stopped on an unexpected error; nothing was imported",
+                "path": "",
+            },
+        )
+    else:
+        _finish(job, ImportJob.Status.SUCCEEDED, summary=summary.as_dict())
+    return job
+
+
+def _advance(job: ImportJob, phase: tuple[str, int], **fields) -> None:
+    job.phase, job.progress = phase
+    for name, value in fields.items():
+        setattr(job, name, value)
+    ImportJob.objects.filter(pk=job.pk).update(phase=job.phase, progress=job.progress, **fields)
+
+
+def _finish(job: ImportJob, status: str, **fields) -> None:
+    phase = PHASE_DONE if status == ImportJob.Status.SUCCEEDED else ("failed", job.progress)
+    # The source is no longer needed; the summary or the errors are what people read.
+    _advance(job, phase, status=status, finished_at=timezone.now(), source="", **fields)
+
+
+def _import(document, *, mode: str, layer: str | None, user) -> ImportSummary:
+    with transaction.atomic():
+        services.workspace_writes_lock()
+        if layer is None:
+            return services.workspace_import(document=document, mode=mode, user=user)
+        entry, file_prefix = _layer_entry(document, layer)
+        if mode == "merge":
+            target, position = {"version": 1, "layers": [entry]}, 0
+        else:
+            # Replace one layer: the stored workspace with this layer as the file gives it.
+            target = workspace_document_read()
+            keys = [stored["key"] for stored in target["layers"]]
+            position = keys.index(layer) if layer in keys else len(keys)
+            target["layers"][position : position + 1] = [entry]
+        try:
+            return services.workspace_import(document=target, mode=mode, user=user)
+        except WorkspaceImportError as exc:
+            raise WorkspaceImportError(
+                [_in_file(issue, position, file_prefix) for issue in exc.issues]
+            ) from exc
+
+
+def _layer_entry(document, layer: str) -> tuple[dict, str]:
+    """Return the file's entry for ``layer`` and its path in the file ("" for a file that
+    is one layer document, ``layers[i]`` in a workspace document)."""
+    if isinstance(document, dict) and isinstance(document.get("layers"), list):
+        for index, entry in enumerate(document["layers"]):
+            if isinstance(entry, dict) and canonical_string(entry.get("key") or "") == layer:
+                return entry, f"layers[{index}]"
+        raise WorkspaceImportError([ValidationIssue("layers", f'the file has no layer "{layer}"')])
+    if isinstance(document, dict) and "key" in document:
+        if canonical_string(document["key"]) != layer:
+            raise WorkspaceImportError(
+                [ValidationIssue("key", f'the file is layer "{document["key"]}", not "{layer}"')]
+            )
+        return document, ""
+    raise WorkspaceImportError(
+        [ValidationIssue("", "must be a workspace document or one layer's document")]
+    )
+
+
+def _in_file(issue: ValidationIssue, position: int, file_prefix: str) -> ValidationIssue:
+    """Name an issue of the imported layer at its path in the file."""
+    match = re.match(rf"^layers\[{position}\](\.|$)", issue.path)
+    if match is None:
+        return ValidationIssue(issue.path, f"{issue.message} (in the stored workspace)")
+    rest = issue.path[match.end() :]
+    return ValidationIssue(".".join(part for part in (file_prefix, rest) if part), issue.message)
+
+
+def import_job_document(job: ImportJob, *, url: str) -> dict:
+    """Return the job's status record as the API shows it."""
+    return {
+        "id": str(job.pk),
+        "url": url,
+        "status": job.status,
+        "phase": job.phase,
+        "progress": job.progress,
+        "mode": job.mode,
+        "layer": job.layer or None,
+        "bytes": job.source_bytes,
+        "createdAt": job.created_at.isoformat(),
+        "startedAt": job.started_at.isoformat() if job.started_at else None,
+        "finishedAt": job.finished_at.isoformat() if job.finished_at else None,
+        "summary": job.summary,
+        "error": job.error,
+    }

@@ -1,0 +1,168 @@
+"""Workspace imports as background jobs: 202 and a job URL, progress, one layer at a time,
+and a run through the real database task backend and its worker."""
+
+import pytest
+from django.core.management import call_command
+from django.tasks import task_backends
+
+from profiles.imports import import_job_start
+from profiles.models import ImportJob, Item, Layer, Profile
+from profiles.services import workspace_import
+from resolver.cli import dump_yaml
+from tests.api.conftest import API, token_client
+from tests.profiles.conftest import small_workspace
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def small(db):
+    workspace_import(document=small_workspace())
+
+
+def post_import(client, document, query: str = ""):
+    return client.post(
+        API + "workspace" + query, dump_yaml(document), content_type="application/yaml"
+    )
+
+
+def job_of(client, response) -> dict:
+    assert response.status_code == 202
+    return client.get(response["Location"]).json()
+
+
+def layer_document(key: str, paths: list[str]) -> dict:
+    return {
+        "key": key,
+        "name": f"Imported {key}",
+        "items": [{"path": path, "title": f"Title of {path}", "body": "Body."} for path in paths],
+    }
+
+
+def test_import__accepted__202_then_the_job_url_gives_status_progress_and_summary(
+    small, editor_client
+):
+    document = small_workspace()
+    document["consumers"][0]["name"] = "Renamed"
+
+    response = post_import(editor_client, document)
+
+    body = response.json()
+    assert response.status_code == 202
+    assert body["url"] == response["Location"]
+    assert body["url"].endswith(f"/api/v1/workspace/imports/{body['id']}")
+    job = job_of(editor_client, response)
+    assert (job["status"], job["phase"], job["progress"]) == ("succeeded", "done", 100)
+    assert job["summary"]["consumers"]["updated"] == 1
+    assert job["bytes"] == len(dump_yaml(document).encode())
+
+
+def test_import_job__another_users_job__404_and_staff_sees_it(
+    small, editor_client, reader, staff_client
+):
+    from django.contrib.auth.models import Group
+
+    other = token_client(reader)
+    reader.groups.add(Group.objects.get(name="editors"))
+    url = post_import(editor_client, small_workspace())["Location"]
+
+    assert other.get(url).status_code == 404
+    assert staff_client.get(url).status_code == 200
+
+
+def test_import__reader__403_and_no_job(small, reader_client):
+    response = post_import(reader_client, small_workspace())
+
+    assert response.status_code == 403
+    assert not ImportJob.objects.exists()
+
+
+def test_import__one_layer_merge__upserts_that_layer_and_leaves_the_rest(small, editor_client):
+    before = {
+        layer.key: sorted(layer.items.values_list("path", "title")) for layer in Layer.objects.all()
+    }
+    document = small_workspace()
+    document["layers"][1] = layer_document("layer-001", ["docs/item-0000.md", "new/one.md"])
+    document["layers"][0]["name"] = "Not imported: another layer"
+
+    job = job_of(editor_client, post_import(editor_client, document, "?layer=layer-001"))
+
+    assert job["status"] == "succeeded", job["error"]
+    assert job["layer"] == "layer-001"
+    layer = Layer.objects.get(key="layer-001")
+    assert layer.name == "Imported layer-001"
+    paths = sorted(layer.items.values_list("path", flat=True))
+    # merge keeps the stored items the file does not name
+    assert paths == sorted({*(p for p, _ in before["layer-001"]), "new/one.md"})
+    assert Layer.objects.get(key="layer-000").name == "Layer 0"
+    assert (
+        sorted(Item.objects.filter(layer__key="layer-000").values_list("path", "title"))
+        == (before["layer-000"])
+    )
+
+
+def test_import__one_layer_replace_with_a_layer_document__deletes_only_its_missing_items(
+    small, editor_client
+):
+    others = Item.objects.exclude(layer__key="layer-002").count()
+    profiles = Profile.objects.count()
+
+    response = post_import(
+        editor_client,
+        layer_document("layer-002", ["only/this.md"]),
+        "?layer=layer-002&mode=replace",
+    )
+
+    job = job_of(editor_client, response)
+    assert job["status"] == "succeeded", job["error"]
+    assert list(Item.objects.filter(layer__key="layer-002").values_list("path", flat=True)) == [
+        "only/this.md"
+    ]
+    assert Item.objects.exclude(layer__key="layer-002").count() == others
+    assert Profile.objects.count() == profiles
+
+
+def test_import__one_layer_with_an_error__fails_at_its_path_in_the_file_and_writes_nothing(
+    small, editor_client
+):
+    document = small_workspace()
+    document["layers"][2]["items"][1]["path"] = document["layers"][2]["items"][0]["path"]
+    items = sorted(Item.objects.values_list("layer__key", "path", "title"))
+
+    job = job_of(editor_client, post_import(editor_client, document, "?layer=layer-002"))
+
+    assert job["status"] == "failed"
+    assert job["error"]["code"] == "INVALID_WORKSPACE"
+    assert job["error"]["path"].startswith("layers[2].items[1]")
+    assert sorted(Item.objects.values_list("layer__key", "path", "title")) == items
+
+
+def test_import__layer_not_in_the_file__fails_naming_it(small, editor_client):
+    job = job_of(editor_client, post_import(editor_client, small_workspace(), "?layer=absent"))
+
+    assert job["status"] == "failed"
+    assert job["error"]["path"] == "layers"
+    assert '"absent"' in job["error"]["message"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_import__database_task_backend__queued_until_the_worker_runs_it(settings):
+    # Given the real database backend (no immediate run)
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    backend = task_backends["default"]
+    assert type(backend).__name__ == "DatabaseBackend"
+
+    # When an import is started, it waits for a worker, with nothing written yet
+    job = import_job_start(text=dump_yaml(small_workspace()), mode="merge")
+    assert (job.status, job.progress) == ("queued", 0)
+    assert job.task_id
+    assert not Layer.objects.exists()
+
+    # Then the worker (django-tasks-db's db_worker) runs it to the end
+    call_command("db_worker", "--batch", "--no-startup-delay", "--interval", "0")
+    job.refresh_from_db()
+    assert (job.status, job.progress, job.source) == ("succeeded", 100, "")
+    assert job.summary["items"]["created"] == 12
+    assert Layer.objects.count() == 3
+    result = backend.get_result(job.task_id)
+    assert (result.status, result.return_value) == ("SUCCESSFUL", "succeeded")

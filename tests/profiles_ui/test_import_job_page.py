@@ -1,0 +1,58 @@
+"""The studio's import page: a progress bar that polls itself (htmx), then the result."""
+
+import pytest
+
+from profiles.models import ImportJob
+
+pytestmark = pytest.mark.django_db
+
+
+def test_import_job_page__running__progress_bar_that_polls_its_fragment(editor_client, editor):
+    job = ImportJob.objects.create(
+        user=editor, status="running", phase="checking and writing", progress=40
+    )
+    url = f"/workspace/imports/{job.pk}/"
+
+    page = editor_client.get(url).content.decode()
+    fragment = editor_client.get(url, headers={"HX-Request": "true"}).content.decode()
+
+    assert '<progress id="import-progress" max="100" value="40">' in page
+    assert f'hx-get="{url}" hx-trigger="every 1s"' in page
+    assert "<script" not in fragment and "<html" not in fragment
+    assert fragment.strip().startswith('<div id="import-job"')
+
+
+def test_import_job_page__finished__result_and_no_more_polling(editor_client, editor):
+    job = ImportJob.objects.create(
+        user=editor,
+        status="succeeded",
+        progress=100,
+        summary={
+            "mode": "merge",
+            "changed": True,
+            "items": {"created": 7, "updated": 0, "deleted": 0, "unchanged": 2},
+        },
+    )
+
+    page = editor_client.get(f"/workspace/imports/{job.pk}/").content.decode()
+
+    assert "hx-trigger" not in page.split('id="import-job"')[1]
+    assert '<th scope="row">items</th><td>7</td>' in page
+
+
+def test_import_job_page__another_users_job__404_unless_you_administer(
+    editor_client, django_user_model
+):
+    # Given a member of the editors group (may import, does not administer)
+    from django.contrib.auth.models import Group
+    from django.test import Client
+
+    member = django_user_model.objects.create_user("member")
+    member.groups.add(Group.objects.get_or_create(name="editors")[0])
+    someone = django_user_model.objects.create_user("someone")
+    job = ImportJob.objects.create(user=someone)
+    client = Client()
+    client.force_login(member)
+
+    assert client.get(f"/workspace/imports/{job.pk}/").status_code == 404
+    assert editor_client.get(f"/workspace/imports/{job.pk}/").status_code == 200
