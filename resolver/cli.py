@@ -132,9 +132,9 @@ def main(argv=None) -> int:
                 return EXIT_ERROR
             print("ok")
             return EXIT_OK
-        request = build_request(args)
+        # When both are bad, the workspace's error is the one reported (SPEC §3).
         workspace = compile_workspace(load_document(text))
-        resolution = workspace.resolve(request)
+        resolution = workspace.resolve(build_request(args))
     except ResolverError as exc:
         _print_json(exc.as_dict())
         return EXIT_ERROR
