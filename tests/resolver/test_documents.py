@@ -284,12 +284,11 @@ def test_load_document__json_escaped_surrogate_pair__one_character():
 
 
 @pytest.mark.parametrize("case_file", [DEMO, *CASE_FILES], ids=lambda path: path.stem)
-def test_yaml_loaders__every_case_and_the_demo__give_the_same_document(case_file):
+def test_load_document__every_case_and_the_demo__same_document_as_the_pure_loader(case_file):
     text = case_file.read_text(encoding="utf-8")
 
-    documents = [_read_yaml(text, loader) for loader in LOADERS]
-
-    assert all(document == documents[0] for document in documents)
+    # (load_document falls back to the pure loader for escaped surrogates libyaml refuses.)
+    assert load_document(text) == _read_yaml(text, _PureLoader)
 
 
 @pytest.mark.parametrize("loader", LOADERS, ids=lambda loader: loader.__name__)
