@@ -353,6 +353,45 @@ def test_resolve__bad_usage__prints_invalid_request_and_exits_2(workspace_file, 
     assert error["code"] == "INVALID_REQUEST"
 
 
+def test_resolve__workspace_and_request_both_bad__reports_the_workspace_error(tmp_path):
+    document = json.loads(json.dumps(WORKSPACE))
+    document["layers"][0]["name"] = "Poli\x00cies"
+    path = write_json(tmp_path, "workspace.json", document)
+
+    error = error_of(run_cli("resolve", path, "--request", "{not json"))
+
+    assert (error["code"], error["path"]) == ("INVALID_WORKSPACE", "layers[0].name")
+
+
+def test_resolve__request_nested_deeper_than_64__invalid_request_at_the_root(workspace_file):
+    request = '{"profile": "answer", "input": ' + "[" * 70 + "]" * 70 + "}"
+
+    error = error_of(run_cli("resolve", workspace_file, "--request", request))
+
+    assert (error["code"], error["path"]) == ("INVALID_REQUEST", "")
+
+
+def test_resolve__lone_surrogate_in_the_request__invalid_request_printed_as_utf8(workspace_file):
+    request = '{"profile": "answer", "input": {"customer_id": "C-1\\ud800"}}'
+
+    error = error_of(run_cli("resolve", workspace_file, "--request", request))
+
+    assert (error["code"], error["path"]) == ("INVALID_REQUEST", "input.customer_id")
+
+
+def test_validate__yaml_alias_bomb__prints_the_loader_error_and_exits_2(tmp_path):
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for name, previous in zip("bcdefghi", "abcdefgh", strict=True):
+        lines.append(f"{name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\n")
+
+    completed = run_cli("validate", path)
+
+    assert completed.returncode == 2
+    assert completed.stdout == "YAML aliases add more than 100,000 nodes\n"
+
+
 def test_cli__no_command__prints_invalid_request_and_exits_2():
     error = error_of(run_cli())
 
