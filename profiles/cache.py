@@ -1,16 +1,34 @@
 """The compiled workspace, cached per process and keyed by the workspace version token.
 
 Any write to a consumer, layer, item, profile or rule changes ``WorkspaceVersion.token`` in the
-same transaction (``profiles.models``), so a cached compilation is reused exactly while the
-committed material is unchanged. Reading the token costs one query; a hit costs nothing more.
+same transaction, so a cached compilation is reused exactly while the committed material is
+unchanged: reading the token costs one query, and a hit costs nothing more.
+
+When the token moved, the worker re-reads **only what changed** (a constant number of
+queries, whatever the size):
+
+* the small sections — consumers, layers' own fields, profiles, rules — as value rows;
+* the items of the layers whose content token changed (all of them the first time), as value
+  rows (``values_list``), never model instances. A layer whose token did not move keeps the
+  document entry it had, so the engine finds the same layer again and reuses its index.
+
+After compiling, the surviving objects are frozen (``gc.freeze()``): the compiled workspace
+lives until the next edit, and the collector need not walk it on every collection. The
+previous compilation is dropped before the next is kept, so a worker's memory stays flat over
+edits (``tests/profiles/test_cache_and_queries.py`` measures it).
 """
 
+import gc
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from profiles.mappers import map_rows_to_document
-from profiles.models import WorkspaceVersion
-from profiles.selectors import workspace_rows_get
+from profiles.mappers import (
+    map_consumer_to_resolver,
+    map_layer_to_resolver,
+    map_profile_to_resolver,
+)
+from profiles.models import Layer, WorkspaceVersion
+from profiles.selectors import item_values_iterate, workspace_sections_get
 from resolver import CompiledWorkspace, compile_workspace
 
 
@@ -19,12 +37,69 @@ class CachedWorkspace:
     token: str | None
     document: dict
     compiled: CompiledWorkspace
+    # layer id -> (content token, the layer's document entry) for the next incremental read.
+    layer_entries: dict = field(default_factory=dict, repr=False, compare=False)
 
 
 _lock = threading.Lock()
 _cached: CachedWorkspace | None = None
 # How many times this process compiled the workspace (observable, for tests and diagnostics).
 compilations = 0
+# How many layers the last compilation read from the database (the others were reused).
+layers_read = 0
+
+
+def _layer_tokens() -> dict[int, str] | None:
+    """Return each layer's content token, or None while layers carry no token."""
+    if not any(f.name == "content_token" for f in Layer._meta.concrete_fields):
+        return None
+    return dict(Layer.objects.values_list("id", "content_token"))
+
+
+def _read_document(previous: CachedWorkspace | None) -> tuple[dict, dict]:
+    """Return the committed workspace document, reading the items of changed layers only."""
+    global layers_read
+    tokens = _layer_tokens()
+    sections = workspace_sections_get()
+    reusable = previous.layer_entries if previous is not None and tokens is not None else {}
+    stale = [
+        row.id
+        for row in sections.layers
+        if row.id not in reusable or reusable[row.id][0] != tokens.get(row.id)
+    ]
+    items_by_layer: dict[int, list] = {layer_id: [] for layer_id in stale}
+    if stale:
+        # All layers changed (first read, no tokens): no filter, the cursor reads them all.
+        everything = len(stale) == len(sections.layers)
+        for item in item_values_iterate(layer_ids=None if everything else stale):
+            items_by_layer[item.layer_id].append(item)
+    layers_read = len(stale)
+    entries: dict[int, tuple[str | None, dict]] = {}
+    layers = []
+    for row in sections.layers:
+        if row.id in items_by_layer:
+            entry = map_layer_to_resolver(row, items_by_layer[row.id])
+        else:
+            entry = reusable[row.id][1]
+        entries[row.id] = ((tokens or {}).get(row.id), entry)
+        layers.append(entry)
+    consumer_keys = {row.id: row.key for row in sections.consumers}
+    layer_keys = {row.id: row.key for row in sections.layers}
+    document = {
+        "version": 1,
+        "consumers": [map_consumer_to_resolver(row) for row in sections.consumers],
+        "layers": layers,
+        "profiles": [
+            map_profile_to_resolver(
+                row,
+                sections.rules.get(row.id, []),
+                consumer_key=consumer_keys.get(row.consumer_id, ""),
+                layer_keys=layer_keys,
+            )
+            for row in sections.profiles
+        ],
+    }
+    return document, entries
 
 
 def workspace_get() -> CachedWorkspace:
@@ -43,15 +118,20 @@ def workspace_get() -> CachedWorkspace:
         cached = _cached
         if cached is not None and token is not None and cached.token == token:
             return cached
-        document = map_rows_to_document(workspace_rows_get())
+        document, entries = _read_document(cached)
         # Layers that did not change keep their indexes: an edit re-indexes one layer.
         previous = cached.compiled if cached is not None else None
         compiled = compile_workspace(document, previous=previous)
         compilations += 1
-        fresh = CachedWorkspace(token=token, document=document, compiled=compiled)
+        fresh = CachedWorkspace(
+            token=token, document=document, compiled=compiled, layer_entries=entries
+        )
         # Without a token (nothing written through the models yet) nothing can invalidate it.
         if token is not None:
             _cached = fresh
+        # Later collections skip what survives now (the compilation is long-lived). The one
+        # it replaces holds no reference cycles: reference counting frees it, frozen or not.
+        gc.freeze()
         return fresh
 
 

@@ -21,7 +21,7 @@ from profiles.mappers import (
     map_profile_to_resolver,
 )
 from profiles.selectors import item_values_iterate, workspace_sections_get
-from resolver.cli import dump_yaml
+from resolver.documents import dump_yaml
 
 EXPORT_FORMATS = ("yaml", "json", "json-compact")
 CONTENT_TYPES = {

@@ -8,7 +8,7 @@ from django.tasks import task_backends
 from profiles.imports import import_job_start
 from profiles.models import ImportJob, Item, Layer, Profile
 from profiles.services import workspace_import
-from resolver.cli import dump_yaml
+from resolver.documents import dump_yaml
 from tests.api.conftest import API, token_client
 from tests.profiles.conftest import small_workspace
 

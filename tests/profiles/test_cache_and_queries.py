@@ -1,17 +1,23 @@
 """The compiled-workspace cache and the cost of a resolution in SQL queries."""
 
+import gc
+import tracemalloc
+
 import pytest
 
 from profiles import cache
-from profiles.models import Item, Layer, Rule
+from profiles.mappers import map_rows_to_document
+from profiles.models import Item, Layer, Rule, WorkspaceVersion
+from profiles.selectors import workspace_rows_get
 from profiles.services import profile_resolve, workspace_import
 from tests.profiles.conftest import REQUEST, small_workspace
 
 pytestmark = pytest.mark.django_db
 
-# One query for the version token, five for the rows (consumers, layers, items, profiles,
-# rules); a warm cache needs the token only.
-COLD_RESOLUTION_QUERIES = 6
+# One query for the version token, one for the layers' content tokens, four for the small
+# sections (consumers, layers, profiles, rules) and one for the items of the changed layers;
+# a warm cache needs the token only.
+COLD_RESOLUTION_QUERIES = 7
 WARM_RESOLUTION_QUERIES = 1
 
 
@@ -106,3 +112,60 @@ def test_profile_resolve__draft_overrides__resolve_unsaved_edits_without_writing
     assert draft["budget"]["limit"] == 123
     assert saved_layer["decision"]["reason"] != "EXCLUDED_BY_PROFILE"
     assert Rule.objects.get(profile__key="profile-0", layer__key="layer-000").participation is None
+
+
+def edit_item(item: Item, number: int) -> None:
+    """Change one item's body and mark the workspace changed, as a write service does.
+
+    The bodies alternate between two texts: new words would grow the engine's bounded word
+    caches, which is not what the memory test looks for.
+    """
+    item.body = "Edited refund body, " + ("even" if number % 2 == 0 else "odd") + " edition."
+    item.save()
+    if any(f.name == "content_token" for f in Layer._meta.concrete_fields):
+        Layer.objects.filter(pk=item.layer_id).update(content_token=WorkspaceVersion.new_token())
+    WorkspaceVersion.bump()
+
+
+def test_workspace_get__100_item_edits_each_resolved__memory_stays_flat():
+    # Given a compiled workspace of 800 items, traced from before a few warm-up edits (so the
+    # compilation alive at the start is traced too, and its release counts)
+    workspace_import(document=small_workspace(layers=4, items=200))
+    item = Item.objects.filter(layer__key="layer-000").order_by("position").first()
+    tracemalloc.start()
+    try:
+        for number in range(5):
+            edit_item(item, number)
+            profile_resolve(profile="profile-0", request=REQUEST)
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        # When 100 edits are made, each followed by a resolution (a recompile)
+        for number in range(100):
+            edit_item(item, 100 + number)
+            resolution = profile_resolve(profile="profile-0", request=REQUEST)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+    # Then the process holds one compilation, not a hundred (one is ~1.5 MB here)
+    assert "odd edition" in rendered_text(resolution)
+    assert cache.compilations >= 100
+    assert grown < 256 * 1024, f"memory grew by {grown:,} bytes over 100 edits"
+
+
+@pytest.mark.skipif(
+    not any(f.name == "content_token" for f in Layer._meta.concrete_fields),
+    reason="layers carry no content token yet",
+)
+def test_workspace_get__one_item_edited__rereads_only_that_layer():
+    workspace_import(document=small_workspace(layers=4, items=20))
+    profile_resolve(profile="profile-0", request=REQUEST)
+    item = Item.objects.filter(layer__key="layer-002").first()
+
+    edit_item(item, 7)
+    after = profile_resolve(profile="profile-0", request=REQUEST)
+
+    assert cache.layers_read == 1
+    assert cache.workspace_get().document == map_rows_to_document(workspace_rows_get())
+    assert after == profile_resolve(profile="profile-0", request=REQUEST)

@@ -9,7 +9,7 @@ from profiles.exports import UnknownLayer, workspace_document_read, workspace_ex
 from profiles.mappers import map_rows_to_document
 from profiles.selectors import workspace_rows_get
 from profiles.services import workspace_import
-from resolver.cli import dump_yaml
+from resolver.documents import dump_yaml
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db
