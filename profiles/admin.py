@@ -18,6 +18,8 @@ from django.http import Http404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django_tasks_db.admin import DBTaskResultAdmin
+from django_tasks_db.models import DBTaskResult
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 from simple_history.admin import SimpleHistoryAdmin
@@ -34,7 +36,7 @@ from profiles.models import (
     Scenario,
     WorkspaceVersion,
 )
-from profiles.permissions import AdministerAdminMixin
+from profiles.permissions import ADMINISTER, AdministerAdminMixin, user_can
 from profiles.validation import instance_issues, profile_rules_issues
 from resolver import ResolverError
 
@@ -472,3 +474,17 @@ admin.site.unregister(TokenProxy)
 @admin.register(TokenProxy)
 class AdministeredTokenAdmin(AdministerAdminMixin, TokenAdmin):
     pass
+
+
+# Background task results (workspace imports) are shown to staff; nobody adds, changes or
+# deletes them here (the package's own rule).
+admin.site.unregister(DBTaskResult)
+
+
+@admin.register(DBTaskResult)
+class AdministeredTaskResultAdmin(DBTaskResultAdmin):
+    def has_module_permission(self, request) -> bool:
+        return user_can(request.user, ADMINISTER)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return user_can(request.user, ADMINISTER)

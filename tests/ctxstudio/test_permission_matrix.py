@@ -28,11 +28,13 @@ from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from django.utils.regex_helper import normalize
+from django_tasks_db.models import DBTaskResult, get_date_max
 
 from profiles import cache
 from profiles.models import (
     Consumer,
     DecisionLog,
+    ImportJob,
     Item,
     Layer,
     Profile,
@@ -180,6 +182,8 @@ EXPECTATIONS: dict[str, Door] = {
     "workspace-upload": Door(  # IMPORT_EXPORT for the page and the upload
         {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 200, 200)}
     ),
+    # IMPORT_EXPORT; the job is the editor's: staff see it too (ADMINISTER), others get 404.
+    "workspace-import-job": Door({"GET": (LOGIN, 403, LOGIN, 200, 200)}),
     # -- accounts (django.contrib.auth)
     "login": Door({"GET": everyone(200)}),
     "logout": Door({"GET": everyone(405), "POST": everyone(302)}),
@@ -223,9 +227,10 @@ EXPECTATIONS: dict[str, Door] = {
     "api:scenario-list": API_CONFIG,
     "api/v1/scenarios": API_CONFIG,
     "api:scenario-detail": API_REQUIRED_FIELDS_DETAIL,
-    "api:workspace": Door(  # export: READ_MATERIAL + IMPORT_EXPORT; import ({}: a no-op merge)
-        {"GET": (401, 403, 403, 200, 200), "POST": (401, 403, 403, 200, 200)}, api=True
+    "api:workspace": Door(  # export: READ_MATERIAL + IMPORT_EXPORT; import: a job (202)
+        {"GET": (401, 403, 403, 200, 200), "POST": (401, 403, 403, 202, 202)}, api=True
     ),
+    "api:import-job": Door({"GET": (401, 403, 403, 200, 200)}, api=True),  # as the studio's
     "api:auth-token": Door({"GET": everyone(405), "POST": everyone(400)}, api=True),
     # The API's description is public (drf-spectacular's SERVE_PERMISSIONS): no workspace data.
     "api:schema": Door({"GET": everyone(200)}, api=True),
@@ -248,8 +253,12 @@ ADMINISTERED = {
     "profiles.scenario",
     "authtoken.tokenproxy",
 }
-# Shown, never changed by anyone: the version counter and the decision log.
-ADMINISTERED_READ_ONLY = {"profiles.workspaceversion", "profiles.decisionlog"}
+# Shown, never changed by anyone: the version counter, the decision log, background tasks.
+ADMINISTERED_READ_ONLY = {
+    "profiles.workspaceversion",
+    "profiles.decisionlog",
+    "django_tasks_database.dbtaskresult",
+}
 # Accounts and login lockouts keep Django's model permissions (superusers): staff alone get
 # 403, so being staff is not enough to make oneself superuser or lift a lockout.
 DJANGO_PERMISSIONS = {"auth.user", "auth.group", "axes.accessfailurelog"}
@@ -334,6 +343,16 @@ ADMIN_OBJECTS = {
     "authtoken.tokenproxy": lambda: User.objects.get(username="reader"),
     "auth.user": lambda: User.objects.get(username="reader"),
     "auth.group": lambda: Group.objects.get(name=EDITORS_GROUP),
+    "django_tasks_database.dbtaskresult": lambda: DBTaskResult.objects.get_or_create(
+        task_path="profiles.imports.workspace_import_task",
+        defaults={
+            "args_kwargs": {"args": [], "kwargs": {}},
+            "backend_name": "default",
+            "run_after": get_date_max(),
+            "exception_class_path": "",
+            "traceback": "",
+        },
+    )[0],
     "axes.accessfailurelog": lambda: AccessFailureLog.objects.get_or_create(
         username="reader", ip_address="192.0.2.1", user_agent="test", path_info="/accounts/login/"
     )[0],
@@ -367,6 +386,7 @@ def url_kwargs(route: str) -> dict[str, str]:
         "object_id": str(layer.pk),
         "app_label": "profiles",
         "url": "no-such-page/",
+        "job_id": str(ImportJob.objects.get(user__username="editor").pk),
     }
 
 
@@ -389,7 +409,9 @@ def people(db, settings) -> People:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.workspace_cache_clear()
     load_workspace()
-    yield make_people()
+    people = make_people()
+    ImportJob.objects.create(user=people.users["editor"], source_bytes=1)
+    yield people
     cache.workspace_cache_clear()
 
 

@@ -6,11 +6,14 @@ from pathlib import Path
 import pytest
 import yaml
 from django.conf import settings
+from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from rest_framework.authtoken.models import Token
 
 from profiles import cache
-from profiles.models import Consumer, Item, Layer, Profile, Scenario
+from profiles.models import Consumer, ImportJob, Item, Layer, Profile, Scenario
+from profiles.permissions import EDITORS_GROUP
 from tests.ctxstudio.roles import (
     ITEM,
     LAYER,
@@ -69,6 +72,10 @@ STUDIO_TEMPLATES = {
     "profiles/item_list.html": (lambda: reverse("item-list", args=[LAYER]), 403),
     "profiles/item_form.html": (lambda: reverse("item-edit", args=[LAYER, item_id()]), 403),
     "profiles/workspace.html": (lambda: reverse("workspace-upload"), 403),
+    "profiles/import_job.html": (
+        lambda: reverse("workspace-import-job", args=["00000000-0000-0000-0000-000000000000"]),
+        403,
+    ),
     "profiles/home.html": (lambda: reverse("home"), 302),  # signed in: on to the profiles
 }
 
@@ -265,3 +272,30 @@ def test_studio__editor__downloads_and_uploads_the_workspace(people):
     assert download.status_code == 200
     assert upload.status_code == 302
     assert Profile.objects.get(key=document["profiles"][0]["key"]).budget == 777
+
+
+def test_import_job__another_editors_job__404_unless_staff(people):
+    job = ImportJob.objects.create(user=people.users["editor"], source_bytes=1)
+    other = User.objects.create_user("other-editor")
+    other.groups.add(Group.objects.get(name=EDITORS_GROUP))
+    other_client = people.clients["anonymous"]
+    other_client.force_login(other)
+    token = Token.objects.create(user=other)
+    page = reverse("workspace-import-job", args=[job.pk])
+    api = reverse("api:import-job", args=[job.pk])
+
+    statuses = {
+        "other editor, studio": other_client.get(page).status_code,
+        "other editor, API": other_client.get(
+            api, headers={"Authorization": f"Token {token.key}"}
+        ).status_code,
+        "owner": people.clients["editor"].get(page).status_code,
+        "staff": people.clients["staff"].get(page).status_code,
+    }
+
+    assert statuses == {
+        "other editor, studio": 404,
+        "other editor, API": 404,
+        "owner": 200,
+        "staff": 200,
+    }
