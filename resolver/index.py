@@ -12,14 +12,14 @@ Item indices are positions in ``layer.items``; lists of them are numpy ``intp`` 
 
 import math
 from array import array
-from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
 from resolver import reasons as R
-from resolver.model import Layer
+from resolver.model import Item, Layer
+from resolver.render import Renderer
 from resolver.text import collapse, cut, paragraphs, tokenize
 from resolver.values import canonical_values, format_day, parse_date
 
@@ -70,14 +70,14 @@ class LayerIndex:
         self.titles = [collapse(item.title) or item.path for item in layer.items]
         self.refs = [f"{layer.key}/{path}" for path in self.paths]
         self._path_rank: np.ndarray | None = None
-        self._path_array: np.ndarray | None = None
         self._filters: dict[str, dict[str, list[int]]] = {}
         self._field_dates: dict[str, FieldDates] = {}
         self._recency: dict[str, FieldDates] = {}
         self._summaries: list[tuple[str, bool] | None] | None = None
         self._derived: np.ndarray | None = None
-        self._records: dict[tuple, np.ndarray] = {}
-        self._postings: dict[str, tuple[array, np.ndarray, np.ndarray]] | None = None
+        self._records: dict[tuple, np.ndarray] = {}  # path order
+        self._lines: dict[tuple, np.ndarray] = {}  # reference lines, item order
+        self._postings: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
         self._lengths: np.ndarray | None = None
         self._total_length = 0
         self._norm: tuple[float, np.ndarray] | None = None
@@ -97,81 +97,128 @@ class LayerIndex:
 
     def path_list(self, indices: np.ndarray) -> list[str]:
         """Return the paths of some items (a fresh list)."""
-        if self._path_array is None:
-            self._path_array = object_array(self.paths)
-        return self._path_array[indices].tolist()
+        return self.gather(("path",), indices)
 
     # -- shared records --------------------------------------------------------------------
+    #
+    # Records are kept in path order, so that the lists a resolution takes from them (all in
+    # path order, or runs of it, for large layers) read memory front to back, and a run of
+    # consecutive items is one slice.
 
-    def reference_records(self, reason: str, rendered: bool) -> np.ndarray:
-        """Return per item its ``references`` record with this reason and flag (SPEC §7)."""
-        key = ("ref", reason, rendered)
+    def gather(self, key: tuple, indices: np.ndarray) -> list:
+        """Return the shared records ``key`` of some items, in the order given (a new list)."""
+        if not len(indices):
+            return []
         records = self._records.get(key)
         if records is None:
-            layer_key = self.layer.key
-            records = object_array(
+            records = self._records[key] = self._build_records(key)
+        ranks = self.path_rank[indices]
+        first = int(ranks[0])
+        count = len(ranks)
+        if int(ranks[-1]) - first == count - 1 and (count < 3 or (np.diff(ranks) == 1).all()):
+            return records[first : first + count].tolist()
+        return records[ranks].tolist()
+
+    def _build_records(self, key: tuple) -> np.ndarray:
+        """Build the records ``key`` of every item, in path order."""
+        order = self.by_path.tolist()
+        kind = key[0]
+        if kind == "path":
+            return object_array([self.paths[i] for i in order])
+        if kind == "ref":
+            reason, rendered = key[1], key[2]
+            layer_key, refs, paths, titles = self.layer.key, self.refs, self.paths, self.titles
+            return object_array(
                 [
                     {
-                        "ref": ref,
+                        "ref": refs[i],
                         "layer": layer_key,
-                        "item": path,
-                        "title": title,
+                        "item": paths[i],
+                        "title": titles[i],
                         "reason": reason,
                         "rendered": rendered,
                     }
-                    for ref, path, title in zip(self.refs, self.paths, self.titles, strict=True)
+                    for i in order
                 ]
             )
-            self._records[key] = records
-        return records
+        if kind == "unit":
+            score = 0.0 if key[2] else None
+            paths, days = self.paths, self.recency_dates(key[1]).days
+            return object_array(
+                [
+                    {
+                        "item": paths[i],
+                        "score": score,
+                        "matchedTerms": [],
+                        "date": days[i],
+                        "notCurrent": None,
+                    }
+                    for i in order
+                ]
+            )
+        return object_array([self._record(key, i) for i in order])
 
-    def materialized_reference_records(self, reason: str) -> np.ndarray:
-        """Return per item its ``materialized.references`` record with this reason."""
-        key = ("materialized-ref", reason)
-        records = self._records.get(key)
-        if records is None:
-            records = object_array([{"item": path, "reason": reason} for path in self.paths])
-            self._records[key] = records
-        return records
+    def reference_records(self, indices: np.ndarray, reason: str, rendered: bool) -> list:
+        """Return the ``references`` records of some items with this reason and flag (SPEC §7)."""
+        return self.gather(("ref", reason, rendered), indices)
 
-    def unit_records(self, field: str, scored: bool) -> np.ndarray:
-        """Return per item its ``materialized.items`` record without relevance or flag.
+    def materialized_reference_records(self, indices: np.ndarray, reason: str) -> list:
+        """Return the ``materialized.references`` records of some items with this reason."""
+        return self.gather(("materialized-ref", reason), indices)
+
+    def unit_records(self, indices: np.ndarray, field: str, scored: bool) -> list:
+        """Return the ``materialized.items`` records of some items, without relevance or flag.
 
         ``scored`` gives the record of an item that scored 0 (score 0.0, no matched terms)
         in a layer where relevance was computed; otherwise score is null.
         """
-        key = ("unit", field, scored)
-        records = self._records.get(key)
-        if records is None:
-            score = 0.0 if scored else None
-            days = self.recency_dates(field).days
-            records = object_array(
-                [
-                    {
-                        "item": path,
-                        "score": score,
-                        "matchedTerms": [],
-                        "date": day,
-                        "notCurrent": None,
-                    }
-                    for path, day in zip(self.paths, days, strict=True)
-                ]
-            )
-            self._records[key] = records
-        return records
+        return self.gather(("unit", field, scored), indices)
 
     def reference_lines(self, renderer) -> tuple[np.ndarray, np.ndarray]:
         """Return each item's reference line in the renderer's format, and their lengths."""
         key = ("lines", renderer.format)
-        cached = self._records.get(key)
-        if cached is None:
-            lines = [
-                renderer.reference(ref=ref, title=title)
-                for ref, title in zip(self.refs, self.titles, strict=True)
-            ]
-            cached = (object_array(lines), np.fromiter(map(len, lines), np.int64, len(lines)))
-            self._records[key] = cached
-        return cached
+        lines = self._lines.get(key)
+        if lines is None:
+            lines = object_array(
+                [
+                    renderer.reference(ref=ref, title=title)
+                    for ref, title in zip(self.refs, self.titles, strict=True)
+                ]
+            )
+            self._lines[key] = lines
+        key = ("line-lengths", renderer.format)
+        lengths = self._lines.get(key)
+        if lengths is None:
+            lengths = np.fromiter(map(len, lines), np.int64, len(lines))
+            self._lines[key] = lengths
+        return lines, lengths
+
+    def _record(self, key: tuple, i: int):
+        """Return item i's entry of the shared records ``key`` (as the bulk builders make it)."""
+        kind = key[0]
+        if kind == "path":
+            return self.paths[i]
+        if kind == "ref":
+            return {
+                "ref": self.refs[i],
+                "layer": self.layer.key,
+                "item": self.paths[i],
+                "title": self.titles[i],
+                "reason": key[1],
+                "rendered": key[2],
+            }
+        if kind == "materialized-ref":
+            return {"item": self.paths[i], "reason": key[1]}
+        if kind == "unit":
+            return {
+                "item": self.paths[i],
+                "score": 0.0 if key[2] else None,
+                "matchedTerms": [],
+                "date": self.recency_dates(key[1]).days[i],
+                "notCurrent": None,
+            }
+        line = Renderer(key[1]).reference(ref=self.refs[i], title=self.titles[i])
+        return line if kind == "lines" else len(line)
 
     def reference_capacity(self, renderer, budget: int) -> int:
         """Return a number of this layer's reference lines that never fits in the budget."""
@@ -200,10 +247,7 @@ class LayerIndex:
             micros = np.full(self.size, UNDATED, dtype=np.int64)
             days: list[str | None] = [None] * self.size
             for i, item in enumerate(self.items):
-                parsed = parse_date(item.metadata.get(field))
-                if parsed is not None:
-                    micros[i] = instant_microseconds(parsed[0])
-                    days[i] = format_day(parsed[0])
+                micros[i], days[i] = item_date(item, field)
             dates = FieldDates(micros, days, [field] * self.size)
             self._field_dates[field] = dates
         return dates
@@ -251,8 +295,7 @@ class LayerIndex:
         if self._derived is None:
             derived = np.zeros(self.size, dtype=bool)
             for i, item in enumerate(self.items):
-                stored = item.metadata.get("summary")
-                derived[i] = not (isinstance(stored, str) and stored.strip())
+                derived[i] = summary_is_derived(item)
             self._derived = derived
         return int(np.count_nonzero(self._derived[units]))
 
@@ -260,7 +303,7 @@ class LayerIndex:
 
     def _build_postings(self) -> None:
         # Item ids ascending per term, term frequencies alongside (as float64, the type the
-        # formula computes in); the id array is kept for bisecting, a numpy view for gathers.
+        # formula computes in), as numpy arrays over the arrays they were collected in.
         ids: dict[str, array] = {}
         tfs: dict[str, array] = {}
         lengths = array("d")
@@ -275,7 +318,7 @@ class LayerIndex:
                 term_ids.append(i)
                 tfs[term].append(tf)
         self._postings = {
-            term: (term_ids, np.frombuffer(term_ids, dtype=np.int64), np.frombuffer(tfs[term]))
+            term: (np.frombuffer(term_ids, dtype=np.int64), np.frombuffer(tfs[term]))
             for term, term_ids in ids.items()
         }
         self._lengths = np.frombuffer(lengths) if self.size else np.zeros(0)
@@ -290,7 +333,7 @@ class LayerIndex:
             posting = self._postings.get(term)
             if posting is not None:
                 term_ids = posting[0]
-                at = bisect_left(term_ids, i)
+                at = int(term_ids.searchsorted(i))
                 if at < len(term_ids) and term_ids[at] == i:
                     found.append(term)
         return found
@@ -336,7 +379,7 @@ class LayerIndex:
             posting = self._postings.get(term)
             if posting is None:
                 continue
-            _, term_ids, term_tfs = posting
+            term_ids, term_tfs = posting
             if member is not None:
                 inside = member[term_ids]
                 term_ids, term_tfs = term_ids[inside], term_tfs[inside]
@@ -347,6 +390,188 @@ class LayerIndex:
             scores[term_ids] += idf * term_tfs * factor / (term_tfs + norm[term_ids])
             hit[term_ids] = True
         return scores, hit
+
+    # -- incremental change -----------------------------------------------------------------
+
+    def with_changes(
+        self, layer: Layer, changes: "ItemChanges", replaced: dict[int, Item]
+    ) -> "LayerIndex":
+        """Return the index of ``layer``, which is this index's layer after ``changes``.
+
+        ``replaced`` maps each changed position that held an item before to that earlier
+        item. Whatever this index has built is carried over as copied arrays with only the
+        changed positions rebuilt: the postings and document lengths are patched by
+        tokenizing the changed items (and the replaced ones, to take their terms out),
+        never the whole layer. This index is left as it was (resolutions may still use it).
+        """
+        new = LayerIndex.__new__(LayerIndex)
+        items = layer.items
+        new.layer, new.items, new.size = layer, items, len(items)
+        new.paths = changes.list(self.paths, lambda i: items[i].path)
+        new.titles = changes.list(self.titles, lambda i: collapse(items[i].title) or items[i].path)
+        new.refs = changes.list(self.refs, lambda i: f"{layer.key}/{items[i].path}")
+        remap = changes.remap(self.size)
+        kept = self.size if changes.keep is None else len(changes.keep)
+        by_path = self.by_path if remap is None else remap[self.by_path]
+        by_path = by_path if remap is None else by_path[by_path >= 0]
+        appended = sorted((i for i in changes.changed if i >= kept), key=new.paths.__getitem__)
+        if appended:
+            ordered = object_array(new.paths)[by_path]
+            at = np.searchsorted(ordered, object_array([new.paths[i] for i in appended]))
+            by_path = np.insert(by_path, at, appended)
+        new.by_path = by_path
+        new.by_path.flags.writeable = False
+        new._path_rank = None
+        new._filters = {} if remap is not None else self._patched_filters(new, changes, replaced)
+        new._field_dates = {
+            name: FieldDates(
+                changes.array(dates.micros, lambda i, name=name: item_date(items[i], name)[0]),
+                changes.list(dates.days, lambda i, name=name: item_date(items[i], name)[1]),
+                changes.list(dates.sources, lambda i, name=name: name),
+            )
+            for name, dates in self._field_dates.items()
+        }
+        new._recency = {}
+        new._summaries = None
+        if self._summaries is not None:
+            new._summaries = changes.list(self._summaries, lambda i: None)
+        new._derived = None
+        if self._derived is not None:
+            new._derived = changes.array(self._derived, lambda i: summary_is_derived(items[i]))
+        new._lines = {
+            key: changes.array(lines, lambda i, key=key: new._record(key, i))
+            for key, lines in self._lines.items()
+        }
+        # Path-ordered records: the deleted ranks leave, the added items go in at their
+        # place in path order, and the replaced ones (same path, same rank) are rebuilt.
+        deleted_ranks = None
+        if remap is not None:
+            deleted_ranks = self.path_rank[np.flatnonzero(remap < 0)]
+        rank = new.path_rank
+        new._records = {}
+        for key, records in self._records.items():
+            records = np.delete(records, deleted_ranks) if remap is not None else records.copy()
+            if appended:
+                added = object_array([new._record(key, i) for i in appended])
+                records = np.insert(records, at, added)
+            for i in changes.changed:
+                if i < kept:
+                    records[rank[i]] = new._record(key, i)
+            new._records[key] = records
+        new._norm = None
+        new._postings, new._lengths, new._total_length = None, None, 0
+        if self._postings is not None:
+            new._patch_postings(self, remap, changes, replaced)
+        return new
+
+    def _patched_filters(self, new, changes, replaced) -> dict:
+        """Return the itemFilter lookups with the changed positions moved to their values."""
+        filters = {}
+        for field, lookup in self._filters.items():
+            lookup = dict(lookup)
+            for i in changes.changed:
+                if i in replaced:
+                    for value in set(canonical_values(replaced[i].metadata.get(field))):
+                        remaining = [j for j in lookup[value] if j != i]
+                        if remaining:
+                            lookup[value] = remaining
+                        else:
+                            del lookup[value]
+                for value in set(canonical_values(new.items[i].metadata.get(field))):
+                    lookup[value] = [*lookup.get(value, ()), i]
+            filters[field] = lookup
+        return filters
+
+    def _patch_postings(self, old, remap, changes, replaced) -> None:
+        postings = dict(old._postings)
+        if remap is not None:
+            for term, (term_ids, term_tfs) in old._postings.items():
+                moved = remap[term_ids]
+                inside = moved >= 0
+                if inside.all():
+                    postings[term] = (moved, term_tfs)
+                elif inside.any():
+                    postings[term] = (moved[inside], term_tfs[inside])
+                else:
+                    del postings[term]
+        lengths = changes.array(old._lengths, lambda i: 0.0)
+        for i in changes.changed:
+            if i in replaced:
+                before = replaced[i]
+                for term in set(tokenize(before.title + "\n" + before.body)):
+                    term_ids, term_tfs = postings[term]
+                    at = int(term_ids.searchsorted(i))
+                    if len(term_ids) == 1:
+                        del postings[term]
+                    else:
+                        postings[term] = (np.delete(term_ids, at), np.delete(term_tfs, at))
+            item = self.items[i]
+            tokens = tokenize(item.title + "\n" + item.body)
+            lengths[i] = len(tokens)
+            for term, tf in Counter(tokens).items():
+                posting = postings.get(term)
+                if posting is None:
+                    postings[term] = (np.array([i], dtype=np.int64), np.array([float(tf)]))
+                else:
+                    at = int(posting[0].searchsorted(i))
+                    postings[term] = (
+                        np.insert(posting[0], at, i),
+                        np.insert(posting[1], at, float(tf)),
+                    )
+        self._postings = postings
+        self._lengths = lengths
+        self._total_length = int(lengths.sum())
+
+
+@dataclass(frozen=True)
+class ItemChanges:
+    """How a layer's items changed: the earlier positions kept, and the positions rebuilt.
+
+    The new items are the kept ones in their order (``keep``: earlier positions; None when
+    nothing was deleted), then the added ones; ``changed`` lists the new positions whose
+    item was added or replaced.
+    """
+
+    keep: np.ndarray | None
+    changed: tuple[int, ...]
+    size: int
+
+    def remap(self, before: int) -> np.ndarray | None:
+        """Return earlier position -> new position (-1 when deleted), None when none was."""
+        if self.keep is None:
+            return None
+        remap = np.full(before, -1, dtype=np.intp)
+        remap[self.keep] = np.arange(len(self.keep), dtype=np.intp)
+        return remap
+
+    def array(self, old: np.ndarray, make) -> np.ndarray:
+        new = old[self.keep] if self.keep is not None else old.copy()
+        if self.size > len(new):
+            new = np.concatenate([new, np.zeros(self.size - len(new), dtype=old.dtype)])
+        for i in self.changed:
+            new[i] = make(i)
+        return new
+
+    def list(self, old: list, make) -> list:
+        new = [old[i] for i in self.keep.tolist()] if self.keep is not None else list(old)
+        new.extend([None] * (self.size - len(new)))
+        for i in self.changed:
+            new[i] = make(i)
+        return new
+
+
+def item_date(item: Item, field: str) -> tuple[int, str | None]:
+    """Return the item's date in ``metadata[field]`` as (microseconds, day); UNDATED if none."""
+    parsed = parse_date(item.metadata.get(field))
+    if parsed is None:
+        return UNDATED, None
+    return instant_microseconds(parsed[0]), format_day(parsed[0])
+
+
+def summary_is_derived(item: Item) -> bool:
+    """Return whether the item's summary comes from its body (no stored summary, §4.6)."""
+    stored = item.metadata.get("summary")
+    return not (isinstance(stored, str) and stored.strip())
 
 
 REFERENCE_REASONS = (

@@ -188,7 +188,7 @@ def layer_record(trace, ctx, *, summary: bool = False) -> dict:
         (skipped, R.NOT_RETRIEVED),
     ):
         if len(indices):
-            references += index.materialized_reference_records(reason)[indices].tolist()
+            references += index.materialized_reference_records(indices, reason)
     record["materialized"] = {
         "items": materialized_items(trace, ctx, units),
         "references": references,
@@ -223,7 +223,7 @@ def materialized_items(trace, ctx, units: np.ndarray) -> list[dict]:
     index = trace.index
     field = trace.rule.currentness.field if trace.rule.currentness else "updated"
     scores = trace.scores
-    records = index.unit_records(field, scored=scores is not None)[units].tolist()
+    records = index.unit_records(units, field, scored=scores is not None)
     special = np.zeros(len(units), dtype=bool)
     if scores is not None:
         special |= trace.hit[units]
@@ -276,7 +276,7 @@ def references(traces, *, rendered_only: bool = False) -> list:
                 continue
             indices, reason, rendered = part
             if len(indices) and (rendered or not rendered_only):
-                out += trace.index.reference_records(reason, rendered)[indices].tolist()
+                out += trace.index.reference_records(indices, reason, rendered)
     return out
 
 
