@@ -4,10 +4,34 @@ The stages are functions named after the spec's stages, applied per layer in thi
 ``assess_availability`` → ``assess_applicability`` → ``filter_currentness`` → ``decide`` →
 ``materialize`` → ``project`` (facet texts, on demand) → ``admit`` (budget, all layers) →
 ``render``; ``resolution_json`` (resolver/report.py) turns the traces into SPEC §7 JSON.
+
+Keeping a compiled workspace current (a long-lived process, e.g. a web worker):
+
+* ``compile_workspace(document, previous=compiled, tokens={layer_key: token, ...})``
+  recompiles a changed document. ``tokens`` are the caller's per-layer content tokens (a
+  version bumped in the transaction that changes the layer): a layer whose token equals its
+  token in ``previous`` keeps its earlier ``Layer`` object and index without comparing items.
+  Without tokens, unchanged layers are found by comparing them field by field. Either way the
+  document is validated in full: this is the path for imports and bulk changes.
+* ``compiled.with_layer_changes(layer_key, upsert=[item documents], delete=[paths],
+  token=new_token)`` applies a single-item (or few-item) change without a document: the
+  upserted items are validated alone, the layer's index is patched (only the changed items
+  are tokenized; postings, lengths, dates, filters and shared records are copied with the
+  changed positions rebuilt), and every other layer, its index and the profiles are shared as
+  the same objects. Edits and additions cost the changed items plus copying the layer's
+  per-item arrays; a deletion also renumbers the layer's postings (every term, still far
+  from re-tokenizing the layer). The earlier compiled workspace stays valid and unchanged.
+* ``with_profile_draft`` shares every layer object and index, so a draft costs its profile.
+* After (re)compiling in a process that keeps the result, ``gc.collect(); gc.freeze()``
+  moves the compiled workspace (millions of small objects for a large workspace) out of
+  the cyclic collector's reach, so later collections do not walk it; it is freed by
+  reference counting as usual once dropped (a compiled workspace holds no cycles). A
+  resolution pauses the collector while it builds its records for the same reason.
 """
 
 import dataclasses
 import gc
+from collections.abc import Iterable
 from contextlib import contextmanager
 
 import numpy as np
@@ -15,7 +39,14 @@ import numpy as np
 from resolver import reasons as R
 from resolver.clock import system_clock
 from resolver.errors import PROFILE_NOT_FOUND, RequestError, WorkspaceError
-from resolver.index import STALE_FLAG, UNDATED, UNKNOWN_FLAG, LayerIndex, instant_microseconds
+from resolver.index import (
+    STALE_FLAG,
+    UNDATED,
+    UNKNOWN_FLAG,
+    ItemChanges,
+    LayerIndex,
+    instant_microseconds,
+)
 from resolver.model import Profile, Rule
 from resolver.render import OutputMeter, Renderer
 from resolver.report import resolution_json
@@ -31,7 +62,7 @@ from resolver.trace import (
     warning,
 )
 from resolver.validation import Workspace, _Builder, _Stop, build_workspace, merge_rule
-from resolver.values import display_value
+from resolver.values import canonical, display_value
 
 # -- stages ----------------------------------------------------------------------------------
 
@@ -401,18 +432,27 @@ def render(traces: list[LayerTrace], ctx: Context) -> str:
 class CompiledWorkspace:
     """A validated workspace with its per-layer indexes; resolving never changes it."""
 
-    def __init__(self, workspace: Workspace, indexes: dict[str, LayerIndex] | None = None):
+    def __init__(
+        self,
+        workspace: Workspace,
+        indexes: dict[str, LayerIndex] | None = None,
+        *,
+        tokens: dict[str, object] | None = None,
+    ):
         self.workspace = workspace
         self.consumers = {c.key: c for c in workspace.consumers}
         self.profiles = {p.key: p for p in workspace.profiles}
         self.layer_keys = frozenset(layer.key for layer in workspace.layers)
+        self.layer_tokens = dict(tokens or {})
         shared = indexes or {}
-        self.indexes = [
-            shared[layer.key]
-            if layer.key in shared and shared[layer.key].layer == layer
-            else LayerIndex(layer)
-            for layer in workspace.layers
-        ]
+        self.indexes = []
+        for layer in workspace.layers:
+            index = shared.get(layer.key)
+            # Identity first: a reused layer is put back as the same object, so this is
+            # the usual case and costs nothing; equal but distinct layers compare deeply.
+            if index is None or (index.layer is not layer and index.layer != layer):
+                index = LayerIndex(layer)
+            self.indexes.append(index)
         self._by_selection = {
             (p.consumer, p.objective, p.environment): p for p in workspace.profiles
         }
@@ -522,7 +562,86 @@ class CompiledWorkspace:
         profiles = list(self.workspace.profiles)
         profiles[position] = draft
         workspace = dataclasses.replace(self.workspace, profiles=tuple(profiles))
-        return CompiledWorkspace(workspace, {ix.layer.key: ix for ix in self.indexes})
+        return CompiledWorkspace(
+            workspace, {ix.layer.key: ix for ix in self.indexes}, tokens=self.layer_tokens
+        )
+
+    def with_layer_changes(
+        self,
+        layer_key: str,
+        *,
+        upsert: Iterable[dict] = (),
+        delete: Iterable[str] = (),
+        token: object = None,
+    ) -> "CompiledWorkspace":
+        """Return a workspace where one layer's items changed; everything else is shared.
+
+        ``upsert`` holds item documents (SPEC §2 ``items[]`` entries): an item whose path
+        the layer has replaces it in place, any other is added after the layer's items.
+        ``delete`` holds paths to remove (applied before the upserts). ``token`` is the
+        caller's new content token of the layer (see ``compile_workspace``). Each upserted
+        item is validated as ``validate_workspace`` would (SPEC §2 and §2.2, path
+        ``layers[i].items[j]…``); a problem raises ``WorkspaceError`` and changes nothing.
+        This workspace is left as it was. Cost: the changed items, plus copying the
+        layer's per-item arrays; other layers' objects and indexes are reused as they are.
+        """
+        position = next(
+            (n for n, layer in enumerate(self.workspace.layers) if layer.key == layer_key), None
+        )
+        if position is None:
+            raise WorkspaceError(f'layer "{layer_key}" does not exist', path="layers")
+        layer = self.workspace.layers[position]
+        index = self.indexes[position]
+        deleted = set()
+        for path in delete:
+            found = index.position(path)
+            if found is None:
+                raise WorkspaceError(
+                    f'no item "{path}" in layer "{layer_key}"', path=f"layers[{position}].items"
+                )
+            deleted.add(found)
+        keep = None
+        items = list(layer.items)
+        if deleted:
+            keep = np.array([n for n in range(len(items)) if n not in deleted], dtype=np.intp)
+            items = [items[n] for n in keep.tolist()]
+        kept = len(items)
+        changed: dict[int, None] = {}
+        replaced = {}
+        added: dict[str, int] = {}
+        builder = _Builder(None, first_only=True)
+        for raw in upsert:
+            path = canonical(raw.get("path")) if isinstance(raw, dict) else None
+            target = added.get(path)
+            if target is None and path is not None:
+                target = index.position(path)
+                if target is not None and keep is not None:
+                    target = None if target in deleted else int(np.searchsorted(keep, target))
+            at = len(items) if target is None else target
+            try:
+                item = builder.item(raw, f"layers[{position}].items[{at}]")
+            except _Stop:
+                first = builder.issues[0]
+                raise WorkspaceError(
+                    first.message, path=first.path, issues=builder.issues
+                ) from None
+            if target is None:
+                items.append(item)
+                added[item.path] = at
+            else:
+                if target < kept and target not in replaced:
+                    replaced[target] = items[target]
+                items[target] = item
+            changed[at] = None
+        new_layer = dataclasses.replace(layer, items=tuple(items))
+        changes = ItemChanges(keep=keep, changed=tuple(changed), size=len(items))
+        layers = list(self.workspace.layers)
+        layers[position] = new_layer
+        workspace = dataclasses.replace(self.workspace, layers=tuple(layers))
+        shared = {ix.layer.key: ix for ix in self.indexes}
+        shared[layer_key] = index.with_changes(new_layer, changes, replaced)
+        tokens = {**self.layer_tokens, layer_key: token}
+        return CompiledWorkspace(workspace, shared, tokens=tokens)
 
 
 @contextmanager
@@ -569,19 +688,45 @@ def rule_document(rule: Rule | None) -> dict:
 
 
 def compile_workspace(
-    document: dict, *, previous: CompiledWorkspace | None = None
+    document: dict,
+    *,
+    previous: CompiledWorkspace | None = None,
+    tokens: dict[str, object] | None = None,
 ) -> CompiledWorkspace:
     """Validate a workspace document (first error raised as ``WorkspaceError``) and compile it.
 
     With ``previous`` (an earlier compilation), the indexes of layers that did not change
-    (same fields and items) are reused, so an edit re-indexes only the layer it touched.
+    are reused, together with the earlier ``Layer`` objects, so an edit re-indexes only the
+    layer it touched and drafts (``with_profile_draft``) compare layers by identity.
+    ``tokens`` maps layer keys to the caller's content tokens (anything comparable, e.g. a
+    version bumped in the transaction that changes the layer): a layer whose token equals
+    its token in ``previous`` is taken as unchanged without comparing its items. Layers
+    without a token (or without ``tokens``) are compared field by field.
     """
     workspace, issues = build_workspace(document, first_only=True)
     if issues:
         first = issues[0]
         raise WorkspaceError(first.message, path=first.path, issues=issues)
-    shared = {ix.layer.key: ix for ix in previous.indexes} if previous is not None else None
-    return CompiledWorkspace(workspace, shared)
+    if previous is None:
+        return CompiledWorkspace(workspace, tokens=tokens)
+    earlier = {ix.layer.key: ix for ix in previous.indexes}
+    tokens = tokens or {}
+    layers = list(workspace.layers)
+    for n, layer in enumerate(layers):
+        index = earlier.get(layer.key)
+        if index is None:
+            continue
+        token = tokens.get(layer.key)
+        if token is not None:
+            unchanged = previous.layer_tokens.get(layer.key) == token
+        else:
+            unchanged = index.layer == layer
+        if unchanged:
+            layers[n] = index.layer
+        else:
+            del earlier[layer.key]
+    workspace = dataclasses.replace(workspace, layers=tuple(layers))
+    return CompiledWorkspace(workspace, earlier, tokens=tokens)
 
 
 def resolve(document: dict, request: dict, *, clock=system_clock) -> dict:

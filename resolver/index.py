@@ -119,6 +119,18 @@ class LayerIndex:
             return records[first : first + count].tolist()
         return records[ranks].tolist()
 
+    def position(self, path: str) -> int | None:
+        """Return the position of the item with this path, None when the layer has none."""
+        if not self.size:
+            return None
+        paths = self._records.get(("path",))
+        if paths is None:
+            paths = self._records[("path",)] = self._build_records(("path",))
+        rank = int(np.searchsorted(paths, path))
+        if rank < self.size and paths[rank] == path:
+            return int(self.by_path[rank])
+        return None
+
     def _build_records(self, key: tuple) -> np.ndarray:
         """Build the records ``key`` of every item, in path order."""
         order = self.by_path.tolist()
@@ -496,27 +508,40 @@ class LayerIndex:
                     del postings[term]
         lengths = changes.array(old._lengths, lambda i: 0.0)
         for i in changes.changed:
+            before = {}
             if i in replaced:
-                before = replaced[i]
-                for term in set(tokenize(before.title + "\n" + before.body)):
-                    term_ids, term_tfs = postings[term]
-                    at = int(term_ids.searchsorted(i))
-                    if len(term_ids) == 1:
-                        del postings[term]
-                    else:
-                        postings[term] = (np.delete(term_ids, at), np.delete(term_tfs, at))
+                earlier = replaced[i]
+                before = Counter(tokenize(earlier.title + "\n" + earlier.body))
             item = self.items[i]
             tokens = tokenize(item.title + "\n" + item.body)
             lengths[i] = len(tokens)
-            for term, tf in Counter(tokens).items():
+            after = Counter(tokens)
+            for term in before.keys() | after.keys():
+                tf = after.get(term)
                 posting = postings.get(term)
-                if posting is None:
+                if term in before:
+                    term_ids, term_tfs = posting
+                    at = int(term_ids.searchsorted(i))
+                    if tf is None:
+                        if len(term_ids) == 1:
+                            del postings[term]
+                        else:
+                            postings[term] = (
+                                np.concatenate((term_ids[:at], term_ids[at + 1 :])),
+                                np.concatenate((term_tfs[:at], term_tfs[at + 1 :])),
+                            )
+                    elif tf != before[term]:
+                        term_tfs = term_tfs.copy()
+                        term_tfs[at] = tf
+                        postings[term] = (term_ids, term_tfs)
+                elif posting is None:
                     postings[term] = (np.array([i], dtype=np.int64), np.array([float(tf)]))
                 else:
-                    at = int(posting[0].searchsorted(i))
+                    term_ids, term_tfs = posting
+                    at = int(term_ids.searchsorted(i))
                     postings[term] = (
-                        np.insert(posting[0], at, i),
-                        np.insert(posting[1], at, float(tf)),
+                        np.concatenate((term_ids[:at], (i,), term_ids[at:])),
+                        np.concatenate((term_tfs[:at], (float(tf),), term_tfs[at:])),
                     )
         self._postings = postings
         self._lengths = lengths
