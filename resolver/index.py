@@ -314,24 +314,28 @@ class LayerIndex:
     # -- relevance -------------------------------------------------------------------------
 
     def _build_postings(self) -> None:
-        # Item ids ascending per term, term frequencies alongside (as float64, the type the
-        # formula computes in), as numpy arrays over the arrays they were collected in.
-        ids: dict[str, array] = {}
-        tfs: dict[str, array] = {}
+        # Each item's term counts go into flat arrays (term number, item, tf); one stable sort
+        # by term number then groups them, items ascending within a term. Per term: item ids
+        # and term frequencies (as float64, the type the formula computes in), as views.
+        vocabulary: dict[str, int] = {}
+        number = vocabulary.setdefault
+        term_numbers, frequencies, counts = array("q"), array("d"), array("q")
         lengths = array("d")
-        for i, item in enumerate(self.items):
+        for item in self.items:
             tokens = tokenize(item.title + "\n" + item.body)
             lengths.append(len(tokens))
-            for term, tf in Counter(tokens).items():
-                term_ids = ids.get(term)
-                if term_ids is None:
-                    ids[term] = term_ids = array("q")
-                    tfs[term] = array("d")
-                term_ids.append(i)
-                tfs[term].append(tf)
+            tally = Counter(tokens)
+            counts.append(len(tally))
+            term_numbers.extend([number(term, len(vocabulary)) for term in tally])
+            frequencies.extend(tally.values())
+        numbers = np.frombuffer(term_numbers, dtype=np.int64) if term_numbers else np.zeros(0, int)
+        items = np.repeat(np.arange(self.size, dtype=np.int64), np.frombuffer(counts, np.int64))
+        order = np.argsort(numbers, kind="stable")
+        items, tfs = items[order], np.frombuffer(frequencies)[order] if frequencies else None
+        bounds = np.searchsorted(numbers[order], np.arange(len(vocabulary) + 1)).tolist()
         self._postings = {
-            term: (np.frombuffer(term_ids, dtype=np.int64), np.frombuffer(tfs[term]))
-            for term, term_ids in ids.items()
+            term: (items[bounds[n] : bounds[n + 1]], tfs[bounds[n] : bounds[n + 1]])
+            for term, n in vocabulary.items()
         }
         self._lengths = np.frombuffer(lengths) if self.size else np.zeros(0)
         self._total_length = int(sum(lengths))
