@@ -25,6 +25,7 @@ import sys
 import time
 from importlib import metadata
 
+from resolver.report import json_text
 from tests.perf import workloads
 
 K1 = 1.2
@@ -46,6 +47,7 @@ class Sizes:
     # Repetitions adapt so that one comparison group takes about this long.
     group_seconds: float = 6.0
     compile_reps: int = 3
+    incremental_items: tuple[int, ...] = (1_000, 10_000, 50_000)
 
 
 FULL = Sizes()
@@ -61,6 +63,7 @@ QUICK = Sizes(
     max_reps=3,
     group_seconds=0.2,
     compile_reps=1,
+    incremental_items=(200, 1_000),
 )
 
 
@@ -352,8 +355,17 @@ def bench_retrieve(items, message, sizes, log):
         )
         for peer in peers
     }
+    summary_request = {**request, "detail": "summary"}
+    summary = compiled.resolve(summary_request)
+    summary_bytes = len(json_text(summary).encode())
+    checks["summary lists only what is rendered, with the full counts"] = all(
+        reference["rendered"] for reference in summary["references"]
+    ) and summary["referenceCounts"] == reference_counts(resolution)
     settle()
-    cases = {"ours": lambda: compiled.resolve(request)}
+    cases = {
+        "ours": lambda: compiled.resolve(request),
+        "ours-summary": lambda: compiled.resolve(summary_request),
+    }
     cases.update({peer.name: peer.rank for peer in peers})
     medians, reps = measure(cases, sizes)
     label = f"retrieve {len(items):,} items, 6-word query"
@@ -376,8 +388,83 @@ def bench_retrieve(items, message, sizes, log):
             faster_by=10,
             reps=reps,
         ),
+        ratio_row(
+            "retrieve-summary-vs-bm25s",
+            f"{label}, detail summary",
+            medians["ours-summary"],
+            "bm25s",
+            medians["bm25s"],
+            at_most=1.5,
+            reps=reps,
+        ),
+        Row(
+            "retrieve-summary-bytes",
+            f"{label}, detail summary: JSON size (full: {len(json_text(resolution)):,} bytes)",
+            summary_bytes,
+            target="<= 65,536 bytes",
+            passed=summary_bytes <= 65_536,
+            note="bytes",
+        ),
     ]
     return rows, checks
+
+
+def reference_counts(resolution):
+    counts = {}
+    for reference in resolution["references"]:
+        counts[reference["reason"]] = counts.get(reference["reason"], 0) + 1
+    return counts
+
+
+def bench_incremental(sizes, log):
+    """Time a one-item edit applied with ``with_layer_changes`` and the first resolve after it.
+
+    Information rows per size: the edit, the first resolution on the edited workspace
+    (postings patched, shared records rebuilt only for the item), and a warm resolution.
+    """
+    rows = []
+    for count in sizes.incremental_items:
+        log(f"incremental: one-item edit in a mixed workspace of {count:,} items")
+        document, request = workloads.mixed_workspace(count)
+        compiled = compile_workspace(document)
+        compiled.resolve(request)
+        kb = next(layer for layer in document["layers"] if layer["key"] == "kb")
+        edited = dict(kb["items"][len(kb["items"]) // 2])
+        edited["body"] += " refund edited"
+        settle()
+
+        def edit(compiled=compiled, edited=edited):
+            return compiled.with_layer_changes("kb", upsert=[edited], token="edited")
+
+        def first_resolve(compiled=compiled, request=request):
+            changed = edit()
+            start = time.perf_counter_ns()
+            changed.resolve(request)
+            return time.perf_counter_ns() - start
+
+        reps = max(sizes.min_reps, 3)
+        edit_ns = statistics.median(time_once(edit) for _ in range(reps))
+        first_ns = statistics.median(first_resolve() for _ in range(reps))
+
+        def warm(compiled=compiled, request=request):
+            return compiled.resolve(request)
+
+        warm_ns = statistics.median(time_once(warm) for _ in range(reps))
+        for row_id, what, value in (
+            ("edit", "one-item edit (with_layer_changes)", edit_ns),
+            ("first-resolve", "first resolve after it", first_ns),
+            ("warm-resolve", "warm resolve", warm_ns),
+        ):
+            rows.append(
+                Row(
+                    f"incremental-{row_id}-{count}",
+                    f"{what}, mixed {count:,} items",
+                    value,
+                    reps=reps,
+                    note="info",
+                )
+            )
+    return rows
 
 
 def bench_fit(sizes, log):
@@ -522,9 +609,11 @@ def bench_live_preview(sizes, log):
     ]
 
 
-def format_duration(ns):
+def format_duration(ns, note=""):
     if ns is None:
         return ""
+    if note == "bytes":
+        return f"{ns:,.0f} B"
     if ns >= 1e9:
         return f"{ns / 1e9:.2f} s"
     if ns >= 1e6:
@@ -537,11 +626,12 @@ def format_report(rows, checks, header):
     table = [columns]
     for row in rows:
         result = row.note.upper() if row.passed is None else ("PASS" if row.passed else "MISS")
+        ours = format_duration(row.ours_ns, row.note)
         ratio = f"{row.ratio_kind} {row.ratio:.2f}x" if row.ratio is not None else ""
         table.append(
             (
                 row.label,
-                format_duration(row.ours_ns),
+                ours,
                 row.peer,
                 format_duration(row.peer_ns),
                 ratio,
@@ -610,6 +700,7 @@ def run(sizes, log=print):
     del items
     settle()
     rows += bench_live_preview(sizes, log)
+    rows += bench_incremental(sizes, log)
     gc.unfreeze()
     return rows, checks
 

@@ -18,6 +18,8 @@ from tests.perf import bench, workloads
 EXPECTED_ROWS = {
     "retrieve-vs-bm25s",
     "retrieve-vs-rank-bm25",
+    "retrieve-summary-vs-bm25s",
+    "retrieve-summary-bytes",
     "fit-2000-vs-priompt",
     "fit-8000-vs-priompt",
     "fit-32000-vs-priompt",
@@ -28,6 +30,11 @@ EXPECTED_ROWS = {
     "cold-per-10k",
     "cold-large-per-10k",
     "live-preview",
+    *(
+        f"incremental-{row}-{count}"
+        for row in ("edit", "first-resolve", "warm-resolve")
+        for count in bench.QUICK.incremental_items
+    ),
 }
 
 
@@ -106,6 +113,6 @@ def test_bench_main__quick__prints_every_row_and_the_sanity_checks_hold(tmp_path
         assert row["ours_ns"] > 0
     for peer in ("bm25s", "rank-bm25", "priompt"):
         assert f"  {peer}  " in printed
-    assert printed.count("PASS") + printed.count("MISS") == 7
+    assert printed.count("PASS") + printed.count("MISS") == 9
     assert report["checks"]
     assert all(report["checks"].values()), report["checks"]
