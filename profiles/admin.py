@@ -14,7 +14,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count
 from django.forms.models import BaseInlineFormSet
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -24,8 +24,18 @@ from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 from simple_history.admin import SimpleHistoryAdmin
 
+from profiles import services
+from profiles.concurrency import PreconditionFailed, WriteConflict
 from profiles.forms import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
-from profiles.mappers import RULE_MODEL_FIELDS
+from profiles.mappers import (
+    RULE_MODEL_FIELDS,
+    map_consumer_to_resolver,
+    map_item_to_resolver,
+    map_layer_to_resolver,
+    map_profile_to_resolver,
+    map_rule_to_resolver,
+    map_scenario_to_document,
+)
 from profiles.models import (
     Consumer,
     DecisionLog,
@@ -37,10 +47,19 @@ from profiles.models import (
     WorkspaceVersion,
 )
 from profiles.permissions import ADMINISTER, AdministerAdminMixin, user_can
-from profiles.validation import instance_issues, profile_rules_issues
+from profiles.selectors import layer_keys_list
+from profiles.services import Conflict
+from profiles.validation import (
+    PROFILE_FIELDS,
+    WorkspaceValidationError,
+    instance_issues,
+    profile_rules_issues,
+    validate_scenario,
+)
 from resolver import ResolverError
 
 TEXT_INPUT = forms.TextInput(attrs={"size": 60})
+PROFILE_ENTRY_FIELDS = list(PROFILE_FIELDS)
 
 
 class WorkspaceModelForm(forms.ModelForm):
@@ -115,6 +134,50 @@ RULE_BLANK_LABELS = {
 }
 
 
+def scenario_entry(scenario: Scenario) -> dict:
+    """Return the scenario entry of a (possibly unsaved) scenario row."""
+    document = map_scenario_to_document(scenario)
+    return {name: value for name, value in document.items() if value is not None}
+
+
+class ScenarioForm(forms.ModelForm):
+    """A scenario, checked as a request of its profile (the scenario services' validation)."""
+
+    class Meta:
+        model = Scenario
+        fields = [
+            "name",
+            "profile",
+            "description",
+            "input",
+            "now",
+            "format",
+            "availability",
+            "is_default",
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors or not cleaned.get("profile"):
+            return cleaned
+        scenario = Scenario(
+            name=cleaned.get("name") or "",
+            profile=cleaned["profile"],
+            description=cleaned.get("description") or "",
+            input=cleaned.get("input") or {},
+            now=cleaned.get("now") or None,
+            format=cleaned.get("format") or None,
+            availability=cleaned.get("availability") or {},
+            is_default=bool(cleaned.get("is_default")),
+        )
+        for issue in validate_scenario(scenario_entry(scenario), layer_keys=layer_keys_list()):
+            field = {"default": "is_default"}.get(
+                issue.path.split(".")[0], issue.path.split(".")[0]
+            )
+            self.add_error(field if field in self.fields else None, str(issue))
+        return cleaned
+
+
 class RuleInlineForm(forms.ModelForm):
     """Validated together with the profile and its other rules by the formset.
 
@@ -179,32 +242,55 @@ class RuleInlineFormSet(BaseInlineFormSet):
             raise forms.ValidationError(problems)
 
 
-class TrackedAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
-    """Record who created and last changed a row."""
+class WorkspaceAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
+    """Saves and deletes go through ``profiles.services``: validated like the API, recorded
+    in the history with their author, and the workspace version bumped — one write path.
+
+    A write the service refuses after the form was valid (someone else saved in between)
+    is reported above the form; nothing is written.
+    """
 
     readonly_fields = ["created_at", "created_by", "updated_at", "updated_by"]
 
-    def save_model(self, request, obj, form, change):
-        if not change:
-            obj.created_by = request.user
-        obj.updated_by = request.user
-        super().save_model(request, obj, form, change)
+    def service_save(self, request, obj, change: bool):
+        """Write ``obj`` (edited by the form) through its service; return the saved row."""
+        raise NotImplementedError
 
-    def save_formset(self, request, form, formset, change):
-        instances = formset.save(commit=False)
-        for instance in instances:
-            if hasattr(instance, "updated_by_id"):
-                if instance.pk is None:
-                    instance.created_by = request.user
-                instance.updated_by = request.user
-            instance.save()
-        for instance in formset.deleted_objects:
-            instance.delete()
-        formset.save_m2m()
+    def service_delete(self, request, obj) -> None:
+        raise NotImplementedError
+
+    def save_model(self, request, obj, form, change):
+        saved = self.service_save(request, obj, change)
+        obj.pk = saved.pk
+        obj._state.adding = False
+        obj.refresh_from_db()
+
+    def delete_model(self, request, obj):
+        self.service_delete(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        for obj in queryset:
+            self.service_delete(request, obj)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except (WorkspaceValidationError, Conflict, PreconditionFailed, WriteConflict) as exc:
+            self.message_user(request, f"Nothing was saved: {exc}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def stored(self, obj):
+        """Return the row as stored before the form changed it."""
+        return type(obj).objects.get(pk=obj.pk)
+
+
+def _entry(document: dict, fields) -> dict:
+    """Return every field of an entry, None where the document leaves it out (the default)."""
+    return {name: document.get(name) for name in fields}
 
 
 @admin.register(Consumer)
-class ConsumerAdmin(TrackedAdmin):
+class ConsumerAdmin(WorkspaceAdmin):
     form = ConsumerForm
     list_display = ["key", "name", "render_format", "include_currentness", "profile_count"]
     list_filter = ["render_format", "include_currentness"]
@@ -218,9 +304,20 @@ class ConsumerAdmin(TrackedAdmin):
     def profile_count(self, obj):
         return obj.profile_total
 
+    def service_save(self, request, obj, change):
+        document = map_consumer_to_resolver(obj)
+        if not change:
+            return services.consumer_create(document=document, user=request.user)
+        return services.consumer_update(
+            key=self.stored(obj).key, changes=document, replace=True, user=request.user
+        )
+
+    def service_delete(self, request, obj):
+        services.consumer_delete(key=obj.key, user=request.user)
+
 
 @admin.register(Layer)
-class LayerAdmin(TrackedAdmin):
+class LayerAdmin(WorkspaceAdmin):
     form = LayerForm
     list_display = [
         "key",
@@ -234,7 +331,7 @@ class LayerAdmin(TrackedAdmin):
     ]
     list_filter = ["availability"]
     search_fields = ["key", "name", "description"]
-    readonly_fields = ["items_link", *TrackedAdmin.readonly_fields]
+    readonly_fields = ["items_link", *WorkspaceAdmin.readonly_fields]
     history_list_display = ["key", "availability"]
     fieldsets = [
         (None, {"fields": ["key", "name", "description", "availability", "items_link"]}),
@@ -251,7 +348,7 @@ class LayerAdmin(TrackedAdmin):
                 "input key. Empty = no condition.",
             },
         ),
-        ("Changes", {"fields": TrackedAdmin.readonly_fields, "classes": ["collapse"]}),
+        ("Changes", {"fields": WorkspaceAdmin.readonly_fields, "classes": ["collapse"]}),
     ]
 
     def get_queryset(self, request):
@@ -267,9 +364,21 @@ class LayerAdmin(TrackedAdmin):
         url = reverse("admin:profiles_item_changelist") + f"?layer__id__exact={obj.pk}"
         return format_html('<a href="{}">{} item{}</a>', url, total, "" if total == 1 else "s")
 
+    def service_save(self, request, obj, change):
+        document = map_layer_to_resolver(obj, [])
+        document.pop("items")
+        if not change:
+            return services.layer_create(document=document, user=request.user)
+        return services.layer_update(
+            key=self.stored(obj).key, changes=document, replace=True, user=request.user
+        )
+
+    def service_delete(self, request, obj):
+        services.layer_delete(key=obj.key, user=request.user)
+
 
 @admin.register(Item)
-class ItemAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
+class ItemAdmin(WorkspaceAdmin):
     form = ItemForm
     list_display = ["path", "layer", "title", "updated_at"]
     list_filter = ["layer"]
@@ -278,6 +387,25 @@ class ItemAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
     list_per_page = 50
     readonly_fields = ["created_at", "updated_at"]
     history_list_display = ["path", "title"]
+
+    def service_save(self, request, obj, change):
+        document = map_item_to_resolver(obj)
+        if change:
+            stored = Item.objects.select_related("layer").get(pk=obj.pk)
+            if stored.layer_id == obj.layer_id:
+                return services.item_update(
+                    layer=stored.layer.key,
+                    path=stored.path,
+                    changes=document,
+                    replace=True,
+                    user=request.user,
+                )
+            # Moved to another layer: the item leaves one layer and joins the other.
+            services.item_delete(layer=stored.layer.key, path=stored.path, user=request.user)
+        return services.item_create(layer=obj.layer.key, document=document, user=request.user)
+
+    def service_delete(self, request, obj):
+        services.item_delete(layer=obj.layer.key, path=obj.path, user=request.user)
 
 
 class RuleInline(AdministerAdminMixin, admin.TabularInline):
@@ -292,7 +420,7 @@ class RuleInline(AdministerAdminMixin, admin.TabularInline):
 
 
 @admin.register(Profile)
-class ProfileAdmin(TrackedAdmin):
+class ProfileAdmin(WorkspaceAdmin):
     form = ProfileForm
     inlines = [RuleInline]
     change_form_template = "admin/profiles/profile/change_form.html"
@@ -319,6 +447,37 @@ class ProfileAdmin(TrackedAdmin):
     @admin.display(description="rules", ordering="rule_total")
     def rule_count(self, obj):
         return obj.rule_total
+
+    def service_save(self, request, obj, change):
+        """Save the profile's own fields; its rules follow in ``save_formset``."""
+        document = _entry(
+            map_profile_to_resolver(obj, [], consumer_key=obj.consumer.key, layer_keys={}),
+            PROFILE_ENTRY_FIELDS,
+        )
+        if not change:
+            return services.profile_create(document=document, user=request.user)
+        return services.profile_update(
+            key=self.stored(obj).key, changes=document, user=request.user
+        )
+
+    def service_delete(self, request, obj):
+        services.profile_delete(key=obj.key, user=request.user)
+
+    def save_formset(self, request, form, formset, change):
+        """Save the rule inline as the profile's whole set of rules, in one service call."""
+        formset.save(commit=False)  # fills new/changed/deleted_objects for the change message
+        profile = form.instance
+        deleted = set(formset.deleted_forms)
+        rules = {
+            rule_form.instance.layer.key: map_rule_to_resolver(rule_form.instance)
+            for rule_form in formset.forms
+            if rule_form not in deleted
+            and getattr(rule_form, "cleaned_data", None)
+            and (rule_form.instance.pk is not None or rule_form.has_changed())
+        }
+        stored = Rule.objects.filter(profile=profile).values_list("layer__key", flat=True)
+        changes = {**dict.fromkeys(stored), **rules}
+        services.profile_update(key=profile.key, changes={"rules": changes}, user=request.user)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):
@@ -382,7 +541,7 @@ class ProfileAdmin(TrackedAdmin):
 
 
 @admin.register(Rule)
-class RuleAdmin(TrackedAdmin):
+class RuleAdmin(WorkspaceAdmin):
     form = RuleForm
     list_display = [
         "profile",
@@ -403,14 +562,46 @@ class RuleAdmin(TrackedAdmin):
     search_fields = ["profile__key", "layer__key"]
     history_list_display = ["participation", "mode", "required", "priority"]
 
+    def service_save(self, request, obj, change):
+        profile, layer = obj.profile.key, obj.layer.key
+        if change:
+            stored = Rule.objects.select_related("profile", "layer").get(pk=obj.pk)
+            if (stored.profile.key, stored.layer.key) != (profile, layer):
+                services.rule_delete(
+                    profile=stored.profile.key, layer=stored.layer.key, user=request.user
+                )
+        services.rule_update(
+            profile=profile,
+            layer=layer,
+            changes=map_rule_to_resolver(obj),
+            replace=True,
+            user=request.user,
+        )
+        return Rule.objects.get(profile__key=profile, layer__key=layer)
+
+    def service_delete(self, request, obj):
+        services.rule_delete(profile=obj.profile.key, layer=obj.layer.key, user=request.user)
+
 
 @admin.register(Scenario)
-class ScenarioAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
+class ScenarioAdmin(WorkspaceAdmin):
+    form = ScenarioForm
     list_display = ["name", "profile", "is_default", "now", "format", "resolve_link"]
     list_filter = ["profile", "is_default", "format"]
     list_select_related = ["profile"]
     search_fields = ["name", "description", "profile__key"]
     readonly_fields = ["created_at", "updated_at"]
+
+    def service_save(self, request, obj, change):
+        document = scenario_entry(obj)
+        if not change:
+            return services.scenario_create(document=document, user=request.user)
+        return services.scenario_update(
+            name=self.stored(obj).name, changes=document, replace=True, user=request.user
+        )
+
+    def service_delete(self, request, obj):
+        services.scenario_delete(name=obj.name, user=request.user)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):

@@ -1,19 +1,37 @@
-"""Optimistic concurrency: ETags of profiles, layers and items, and guarded writes.
+"""Concurrency of writes: the writers' lock, ETags with If-Match, and retryable conflicts.
+
+Every workspace or scenario write (``profiles.services``) runs in ``workspace_write()``: one
+transaction that first locks the single ``WorkspaceVersion`` row. Writers therefore queue in
+one order — that row, then the rows they change — and two writers can never deadlock each
+other (an import, a profile edit and a rule edit alike). Readers never take the lock.
 
 An ETag is a hash of the object's document form (SPEC §2), so it changes with any edit that
-matters, however it was made (editor, API, admin, import). A writer sends the ETag it read
-(``If-Match``); a stale one means someone else saved first and the write is refused.
+matters, however it was made. A writer sends the ETag it read (``If-Match``); the service
+compares it after taking the lock, so of two writes based on the same version exactly one
+applies and the other is refused with ``PreconditionFailed``.
 """
 
-from django.db import transaction
+import hashlib
+import json
+from contextlib import contextmanager
+
+from django.db import OperationalError, connection, transaction
 
 from profiles.mappers import (
+    json_safe,
+    map_consumer_to_resolver,
     map_item_to_resolver,
     map_layer_to_resolver,
     map_profile_to_resolver,
+    map_scenario_to_document,
 )
-from profiles.models import Item, Layer, Profile
-from profiles.services import document_etag, profile_save_rules
+from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
+
+# How long a writer waits for the lock before answering "busy, retry" (PostgreSQL).
+LOCK_TIMEOUT = "20s"
+RETRY_AFTER_SECONDS = 1
+# PostgreSQL SQLSTATEs of failures that a retry resolves: deadlock, serialization, lock wait.
+RETRYABLE_SQLSTATES = {"40P01", "40001", "55P03"}
 
 
 class PreconditionFailed(Exception):
@@ -24,15 +42,25 @@ class PreconditionFailed(Exception):
         self.current_etag = current_etag
 
 
-def profile_etag(profile: Profile, rules=None) -> str:
-    """Return the ETag of a profile with its rules (``rules`` avoids a query when loaded)."""
-    rules = list(profile.rules.select_related("layer")) if rules is None else rules
-    layer_keys = {rule.layer_id: rule.layer.key for rule in rules}
-    return document_etag(
-        map_profile_to_resolver(
-            profile, rules, consumer_key=profile.consumer.key, layer_keys=layer_keys
-        )
-    )
+class WriteConflict(Exception):
+    """Another write held what this one needed; nothing was written, a retry will succeed."""
+
+    def __init__(self, message: str = "another change was being saved; retry in a moment"):
+        super().__init__(message)
+        self.retry_after = RETRY_AFTER_SECONDS
+
+
+# --- ETags --------------------------------------------------------------------------------
+
+
+def document_etag(document) -> str:
+    """Return a strong ETag of a document: a hash of its canonical JSON."""
+    text = json.dumps(json_safe(document), sort_keys=True, separators=(",", ":"))
+    return '"' + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32] + '"'
+
+
+def consumer_etag(consumer: Consumer) -> str:
+    return document_etag(map_consumer_to_resolver(consumer))
 
 
 def layer_etag(layer: Layer) -> str:
@@ -46,6 +74,21 @@ def item_etag(item: Item) -> str:
     return document_etag(map_item_to_resolver(item))
 
 
+def profile_etag(profile: Profile, rules: list[Rule] | None = None) -> str:
+    """Return the ETag of a profile with its rules (``rules`` with their layers, if loaded)."""
+    rules = list(profile.rules.select_related("layer")) if rules is None else rules
+    layer_keys = {rule.layer_id: rule.layer.key for rule in rules}
+    return document_etag(
+        map_profile_to_resolver(
+            profile, rules, consumer_key=profile.consumer.key, layer_keys=layer_keys
+        )
+    )
+
+
+def scenario_etag(scenario: Scenario) -> str:
+    return document_etag(map_scenario_to_document(scenario))
+
+
 def etag_matches(if_match: str | None, current: str) -> bool:
     """Return whether an ``If-Match`` header value admits the current ETag (None = no check)."""
     if if_match is None:
@@ -54,18 +97,47 @@ def etag_matches(if_match: str | None, current: str) -> bool:
     return "*" in candidates or current in candidates or current.strip('"') in candidates
 
 
-def profile_save_rules_checked(
-    *, profile: Profile | str, rules: dict, budget: int | None = None, user=None, if_match=None
-) -> Profile:
-    """Save rule edits like ``profile_save_rules``, refusing them when ``if_match`` is stale.
+def check_if_match(if_match: str | None, current: str) -> None:
+    """Raise ``PreconditionFailed`` unless ``if_match`` admits the current ETag."""
+    if not etag_matches(if_match, current):
+        raise PreconditionFailed(current)
 
-    The profile row is locked while the ETag is compared and the edits are written, so two
-    concurrent saves based on the same version cannot both apply.
+
+# --- the writers' lock --------------------------------------------------------------------
+
+
+def workspace_writer_lock() -> None:
+    """Block every other writer until this transaction ends (call inside ``atomic``)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+    if not WorkspaceVersion.objects.select_for_update().filter(pk=1).exists():
+        # The first write ever: create the row (a concurrent creator wins the race), lock it.
+        WorkspaceVersion.objects.get_or_create(pk=1)
+        WorkspaceVersion.objects.select_for_update().filter(pk=1).exists()
+
+
+def is_retryable(error: OperationalError) -> bool:
+    """Return whether a database error is a lock conflict that a retry resolves."""
+    cause = error.__cause__
+    return (
+        getattr(cause, "sqlstate", None) in RETRYABLE_SQLSTATES
+        or getattr(getattr(cause, "diag", None), "sqlstate", None) in RETRYABLE_SQLSTATES
+    )
+
+
+@contextmanager
+def workspace_write():
+    """Run one write: a transaction holding the writers' lock, retryable failures reported.
+
+    A deadlock, serialization failure or lock timeout (none should happen: every writer
+    takes the same lock first) raises ``WriteConflict`` instead of a database error.
     """
-    key = profile.key if isinstance(profile, Profile) else str(profile)
-    with transaction.atomic():
-        locked = Profile.objects.select_for_update().select_related("consumer").get(key=key)
-        current = profile_etag(locked)
-        if not etag_matches(if_match, current):
-            raise PreconditionFailed(current)
-        return profile_save_rules(profile=locked, rules=rules, budget=budget, user=user)
+    try:
+        with transaction.atomic():
+            workspace_writer_lock()
+            yield
+    except OperationalError as exc:
+        if is_retryable(exc):
+            raise WriteConflict() from exc
+        raise

@@ -97,11 +97,12 @@ class ProfileCreateForm(EngineValidatedMixin, forms.Form):
     budget = forms.IntegerField(min_value=1, help_text="Estimated tokens (characters ÷ 4).")
 
     def profile_values(self) -> dict:
+        """Return the profile's SPEC §2 entry (consumer by key), for ``profile_create``."""
         data = self.cleaned_data
         return {
             "key": data["key"].strip(),
             "name": data["name"].strip(),
-            "consumer": data["consumer"],
+            "consumer": data["consumer"].key,
             "objective": data["objective"].strip(),
             "environment": data["environment"].strip() or None,
             "budget": data["budget"],

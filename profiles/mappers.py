@@ -248,3 +248,34 @@ def map_rule_values(document: dict | None) -> dict:
     for doc_field, model_field in CURRENTNESS_FIELDS.items():
         values[model_field] = currentness.get(doc_field)
     return values
+
+
+# --- scenarios ----------------------------------------------------------------------------
+
+
+def map_scenario_to_document(scenario) -> dict:
+    """Return a saved scenario as the API shows it (every field, ``default`` included)."""
+    return {
+        "name": scenario.name,
+        "profile": scenario.profile.key,
+        "description": scenario.description,
+        "input": json_safe(scenario.input or {}),
+        "now": scenario.now,
+        "format": scenario.format,
+        "availability": dict(scenario.availability or {}),
+        "default": scenario.is_default,
+    }
+
+
+def map_scenario_values(document: dict) -> dict:
+    """Return a scenario's field values (``profile`` left out: the caller looks it up)."""
+    now = document.get("now")
+    return {
+        "name": canonical_string(document["name"]),
+        "input": json_safe(document.get("input") or {}),
+        "now": None if now is None else canonical_string(now),
+        "description": _optional_string(document.get("description")) or "",
+        "format": document.get("format"),
+        "availability": json_safe(document.get("availability") or {}),
+        "is_default": bool(document.get("default", False)),
+    }

@@ -11,66 +11,63 @@ bypass it. Models do not know the engine.
 # ruff: noqa: DJ001
 
 import uuid
-from contextlib import contextmanager
-from contextvars import ContextVar
 
 from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
-from django.db.models.signals import post_delete, post_save
 from django.utils import timezone
 from simple_history.models import HistoricalRecords
 
-KEY_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}\Z"
-FIELD_PATTERN = r"^[A-Za-z_][A-Za-z0-9_-]*\Z"
+from resolver.model import (
+    AVAILABILITIES,
+    FORMATS,
+    MODES,
+    ON_POLICIES,
+    ORDERS,
+    PARTICIPATIONS,
+)
+from resolver.validation import FIELD_RE, KEY_RE
+
+# The vocabulary is the engine's (resolver.model, resolver.validation); the database only
+# repeats it as choices and constraints.
+KEY_PATTERN = rf"^{KEY_RE.pattern}\Z"
+FIELD_PATTERN = rf"^{FIELD_RE.pattern}\Z"
 
 # Timestamps change on every save; the history records its own date, so diffs stay readable.
 HISTORY_EXCLUDED = ["created_at", "updated_at"]
 
 key_validator = RegexValidator(
     KEY_PATTERN,
-    "must match ^[a-z0-9][a-z0-9_-]{0,63}$ (lowercase letters, digits, '-' and '_').",
+    f"must match ^{KEY_RE.pattern}$ (lowercase letters, digits, '-' and '_').",
 )
 
 
-class RenderFormat(models.TextChoices):
-    MARKDOWN = "markdown", "Markdown"
-    XML = "xml", "XML"
+def _choices(name: str, values: tuple[str, ...], labels: dict[str, str] | None = None):
+    """Return TextChoices of the engine's values (each value is its own label by default)."""
+    labels = labels or {}
+    members = [
+        (value.upper().replace("-", "_"), (value, labels.get(value, value))) for value in values
+    ]
+    return models.TextChoices(name, members)
 
 
-class Availability(models.TextChoices):
-    AUTO = "auto", "auto"
-    UNAVAILABLE = "unavailable", "unavailable"
-    UNKNOWN = "unknown", "unknown"
-
-
-class Participation(models.TextChoices):
-    AUTO = "auto", "auto"
-    INCLUDE = "include", "include"
-    EXCLUDE = "exclude", "exclude"
-
-
-class Mode(models.TextChoices):
-    INLINE = "inline", "inline"
-    RETRIEVE = "retrieve", "retrieve"
-    ON_DEMAND = "on-demand", "on-demand"
-
-
-class Order(models.TextChoices):
-    RELEVANCE = "relevance", "relevance"
-    RECENCY = "recency", "recency"
-    PATH = "path", "path"
-
-
-class CurrentnessAction(models.TextChoices):
-    EXCLUDE = "exclude", "exclude"
-    WARN = "warn", "warn"
+RenderFormat = _choices("RenderFormat", FORMATS, {"markdown": "Markdown", "xml": "XML"})
+Availability = _choices("Availability", AVAILABILITIES)
+Participation = _choices("Participation", PARTICIPATIONS)
+Mode = _choices("Mode", MODES)
+Order = _choices("Order", ORDERS)
+CurrentnessAction = _choices("CurrentnessAction", ON_POLICIES)
 
 
 def _choices_check(field: str, choices: type[models.TextChoices], *, nullable: bool) -> Q:
     allowed = Q(**{f"{field}__in": choices.values})
     return allowed | Q(**{f"{field}__isnull": True}) if nullable else allowed
+
+
+def new_token() -> str:
+    """Return a fresh content token: random, so a rolled-back write never reuses one."""
+    return uuid.uuid4().hex
 
 
 class Tracked(models.Model):
@@ -157,8 +154,11 @@ class Layer(Tracked, Positioned):
     requires_input = models.JSONField(default=list, blank=True)
     # metadata field -> input key; always considered in field-name order (SPEC §2.1).
     item_filter = models.JSONField(default=dict, blank=True)
+    # Changes in the transaction of any write to the layer or its items (profiles.services),
+    # so a compiled layer is reused exactly while its material is unchanged.
+    content_token = models.CharField(max_length=32, default=new_token, editable=False)
 
-    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
+    history = HistoricalRecords(excluded_fields=[*HISTORY_EXCLUDED, "content_token"])
 
     class Meta:
         ordering = ["position", "id"]
@@ -197,6 +197,7 @@ class Item(Positioned):
 
     class Meta:
         ordering = ["layer_id", "position", "id"]
+        indexes = [models.Index(fields=["layer", "position"], name="item_layer_position")]
         constraints = [
             models.UniqueConstraint(fields=["layer", "path"], name="item_path_unique_in_layer"),
             models.CheckConstraint(condition=~Q(path=""), name="item_path_not_empty"),
@@ -402,14 +403,18 @@ class Scenario(models.Model):
 
 
 class WorkspaceVersion(models.Model):
-    """One row whose token changes in the same transaction as any workspace write.
+    """One row: the writers' lock and the content tokens of the committed workspace.
 
-    The compiled-workspace cache (``profiles.cache``) is keyed by the token: a random value
-    rather than a counter, so a rolled-back write can never be mistaken for a committed one.
+    Every workspace write (``profiles.services``) locks this row first and changes ``token``
+    in its own transaction; ``profiles_token`` changes too when consumers, profiles or rules
+    change, and each layer carries its own ``Layer.content_token``. The tokens are random
+    rather than counters, so a rolled-back write can never be mistaken for a committed one.
     """
 
     counter = models.BigIntegerField(default=0)
     token = models.CharField(max_length=32, default="")
+    # Consumers, profiles and rules (everything of the document but the layers' material).
+    profiles_token = models.CharField(max_length=32, default="")
     changed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -418,48 +423,25 @@ class WorkspaceVersion(models.Model):
     def __str__(self) -> str:
         return f"workspace version {self.counter}"
 
-    @staticmethod
-    def new_token() -> str:
-        return uuid.uuid4().hex
-
     @classmethod
-    def bump(cls) -> None:
-        """Mark the workspace as changed; call inside the transaction of the write."""
-        updated = cls.objects.filter(pk=1).update(
-            counter=models.F("counter") + 1, token=cls.new_token(), changed_at=timezone.now()
-        )
+    def bump(cls, *, profiles: bool = True) -> None:
+        """Mark the workspace as changed; call inside the transaction of the write.
+
+        ``profiles`` says whether consumers, profiles or rules changed (their token too).
+        """
+        changes = {"counter": models.F("counter") + 1, "token": new_token()}
+        if profiles:
+            changes["profiles_token"] = new_token()
+        updated = cls.objects.filter(pk=1).update(**changes, changed_at=timezone.now())
         if not updated:
-            cls.objects.get_or_create(pk=1, defaults={"counter": 1, "token": cls.new_token()})
+            cls.objects.get_or_create(
+                pk=1, defaults={"counter": 1, "token": new_token(), "profiles_token": new_token()}
+            )
 
     @classmethod
     def current_token(cls) -> str | None:
         """Return the token of the committed workspace state, or None before any write."""
         return cls.objects.filter(pk=1).values_list("token", flat=True).first()
-
-
-# Bulk writers (the import service) bump once for the whole batch instead of once per row.
-_bump_suppressed: ContextVar[bool] = ContextVar("workspace_bump_suppressed", default=False)
-
-
-@contextmanager
-def workspace_bumps_suppressed():
-    """Silence per-row version bumps; the caller must call ``WorkspaceVersion.bump()`` itself."""
-    token = _bump_suppressed.set(True)
-    try:
-        yield
-    finally:
-        _bump_suppressed.reset(token)
-
-
-def _workspace_changed(sender, **kwargs) -> None:
-    if kwargs.get("raw") or _bump_suppressed.get():
-        return
-    WorkspaceVersion.bump()
-
-
-for _model in (Consumer, Layer, Item, Profile, Rule):
-    post_save.connect(_workspace_changed, sender=_model, dispatch_uid=f"bump-{_model.__name__}")
-    post_delete.connect(_workspace_changed, sender=_model, dispatch_uid=f"unbump-{_model.__name__}")
 
 
 class DecisionLog(models.Model):

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, Prefetch, Subquery
+from django.db.models import OuterRef, Prefetch, Q, Subquery
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
 
@@ -55,14 +55,95 @@ def workspace_rows_get() -> WorkspaceRows:
     return WorkspaceRows(consumers=consumers, layers=layers, profiles=profiles)
 
 
-def profile_get(*, key: str) -> Profile:
-    """Return the profile with this key (with its consumer); raise Profile.DoesNotExist."""
-    return Profile.objects.select_related("consumer").get(key=key)
+def document_index(row) -> int:
+    """Return the index of a row's entry in the workspace document (its siblings before it).
+
+    A row not saved yet is appended: its index is the number of siblings.
+    """
+    model = type(row)
+    siblings = model.objects.all()
+    if isinstance(row, Item):
+        siblings = siblings.filter(layer_id=row.layer_id)
+    if row.pk is None:
+        return siblings.count()
+    return siblings.filter(
+        Q(position__lt=row.position) | Q(position=row.position, pk__lt=row.pk)
+    ).count()
 
 
-def profile_list() -> list[Profile]:
-    """Return every profile with its consumer, in document order."""
-    return list(Profile.objects.select_related("consumer").order_by("position", "id"))
+def entry_path(row) -> str:
+    """Return the document path of a row's entry: ``layers[2]``, ``layers[2].items[7]``…"""
+    if isinstance(row, Item):
+        layer = Layer.objects.get(pk=row.layer_id)
+        return f"{entry_path(layer)}.items[{document_index(row)}]"
+    section = {Consumer: "consumers", Layer: "layers", Profile: "profiles"}[type(row)]
+    return f"{section}[{document_index(row)}]"
+
+
+def consumer_get(*, key: str, lock: bool = False) -> Consumer:
+    """Return the consumer with this key; raise Consumer.DoesNotExist."""
+    queryset = Consumer.objects.select_for_update() if lock else Consumer.objects
+    return queryset.get(key=key)
+
+
+def layer_get(*, key: str, lock: bool = False) -> Layer:
+    """Return the layer with this key; raise Layer.DoesNotExist."""
+    queryset = Layer.objects.select_for_update() if lock else Layer.objects
+    return queryset.get(key=key)
+
+
+def item_get(*, layer: Layer, path: str, lock: bool = False) -> Item:
+    """Return the item of this layer at ``path`` (with its layer attached)."""
+    queryset = Item.objects.select_for_update() if lock else Item.objects
+    item = queryset.get(layer_id=layer.pk, path=path)
+    item.layer = layer
+    return item
+
+
+def profile_with_rules_get(*, key: str, lock: bool = False) -> Profile:
+    """Return the profile with its consumer and its rules (each with its layer) loaded.
+
+    ``profile.workspace_rules`` lists the rules in document order. Three queries.
+    """
+    queryset = Profile.objects.select_related("consumer")
+    if lock:
+        queryset = queryset.select_for_update(of=("self",))
+    profile = queryset.get(key=key)
+    profile.workspace_rules = list(
+        Rule.objects.filter(profile_id=profile.pk)
+        .select_related("layer")
+        .order_by("position", "id")
+    )
+    return profile
+
+
+def profiles_with_rules():
+    """Return a queryset of profiles with their consumer and rules (with layers) prefetched."""
+    return Profile.objects.select_related("consumer").prefetch_related(
+        Prefetch("rules", queryset=Rule.objects.select_related("layer").order_by("position", "id"))
+    )
+
+
+def layer_keys_list() -> list[str]:
+    """Return every layer key (the rules of a profile may only name these)."""
+    return list(Layer.objects.values_list("key", flat=True))
+
+
+def scenario_get(*, name: str, lock: bool = False) -> Scenario:
+    """Return the scenario with this name (with its profile); raise Scenario.DoesNotExist."""
+    queryset = Scenario.objects.select_related("profile")
+    if lock:
+        queryset = queryset.select_for_update(of=("self",))
+    return queryset.get(name=name)
+
+
+def scenario_of_profile_get(*, profile: Profile, scenario_id) -> Scenario | None:
+    """Return the profile's scenario with this id, or None (for any id, even "abc")."""
+    try:
+        scenario_id = int(str(scenario_id))
+    except (TypeError, ValueError):
+        return None
+    return Scenario.objects.filter(pk=scenario_id, profile=profile).first()
 
 
 def scenario_list(*, profile: Profile | None = None) -> list[Scenario]:

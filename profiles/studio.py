@@ -27,9 +27,7 @@ from profiles.forms import (
 from profiles.mappers import canonical_string
 from profiles.models import Profile, Scenario
 from profiles.selectors import profile_history_list
-from profiles.services import (
-    scenarios_upsert,
-)
+from profiles.services import scenario_save as scenario_save_service
 
 # --- reason codes in words ------------------------------------------------------------------
 
@@ -484,23 +482,12 @@ def sample_from_session(stored: dict, document: dict) -> SampleInput:
     )
 
 
-def scenario_save(*, profile: Profile, name: str, sample: SampleInput) -> None:
-    """Save the sample input as a named scenario of the profile (validated by the service)."""
-    request = sample.as_request()
-    existing = Scenario.objects.filter(name=name).first()
-    scenarios_upsert(
-        scenarios=[
-            {
-                "name": name,
-                "profile": profile.key,
-                "input": request["input"],
-                "now": request.get("now"),
-                "format": request.get("format"),
-                "availability": request.get("availability") or {},
-                "default": bool(existing and existing.is_default and existing.profile == profile),
-            }
-        ]
-    )
+def scenario_save(*, profile: Profile, name: str, sample: SampleInput, user=None) -> None:
+    """Save the sample input as a named scenario of the profile (validated by the service).
+
+    The name of another profile's scenario is refused (``ScenarioNameTaken``), never moved.
+    """
+    scenario_save_service(profile=profile, name=name, request=sample.as_request(), user=user)
 
 
 # --- the preview: timeline, budget meter, diff --------------------------------------------

@@ -1,23 +1,39 @@
 """One validation for every writer (admin, forms, API, import): the engine's own validator.
 
-``document_issues`` runs ``resolver.validate_workspace`` and adds the few limits of storage
-(numbers that fit the columns, JSON-representable metadata), with the same "path: message"
-shape. ``instance_issues`` validates one edited row in the context of the stored workspace:
-it substitutes the row in the workspace document, validates, and maps the new issues back to
-model fields, so a form shows the engine's message on the field it concerns.
+Whole documents (the import): ``document_issues`` runs ``resolver.validate_workspace`` and adds
+the few limits of storage (numbers that fit the columns, text PostgreSQL can hold).
+
+One entry (every single-object write): ``validate_consumer``, ``validate_layer``,
+``validate_item`` and ``validate_profile`` check that entry only — the engine's single-entry
+validators, then the storage limits — with paths relative to the entry (``render.format``,
+``rules.kb.mode``), at a cost in proportion to the entry, never to the workspace. Keys and
+paths that must be unique are the database's to enforce; ``duplicate_issues`` words a
+conflict for a form.
 """
 
 import math
 import re
 from typing import Any
 
-from profiles.mappers import CURRENTNESS_FIELDS, RULE_FIELDS, map_rows_to_document
-from profiles.models import Consumer, Item, Layer, Profile, Rule
-from profiles.selectors import WorkspaceRows, workspace_rows_get
-from resolver import ValidationIssue, validate_workspace
+import resolver
+from profiles.mappers import (
+    CURRENTNESS_FIELDS,
+    RULE_FIELDS,
+    map_consumer_to_resolver,
+    map_item_to_resolver,
+    map_layer_to_resolver,
+    map_rule_to_resolver,
+)
+from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
+from resolver import RequestError, ValidationIssue, validate_workspace
+from resolver.clock import system_clock
+from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
+from resolver.request import parse_request
 
 # PostgreSQL's integer column (PositiveIntegerField) holds at most this.
 MAX_STORED_INTEGER = 2_147_483_647
+# Rule.currentness_field is a varchar(64); the engine bounds the pattern, not the length.
+MAX_FIELD_NAME_LENGTH = 64
 
 
 class WorkspaceValidationError(Exception):
@@ -44,59 +60,220 @@ class WorkspaceValidationError(Exception):
         }
 
 
+# --- what the database cannot store -------------------------------------------------------
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def text_issues(value: Any, path: str, *, collapse: bool = False) -> list[ValidationIssue]:
+    """Return an issue for each string under ``value`` holding NUL or a lone surrogate.
+
+    PostgreSQL cannot store U+0000 and UTF-8 cannot encode a lone surrogate (SPEC §2.2's text
+    rule, which the engine applies to workspace entries; scenarios need it here). A mapping
+    key is reported at the mapping's path; ``collapse`` reports everything inside at ``path``
+    itself (metadata).
+    """
+    issues: list[ValidationIssue] = []
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, str):
+            if violates_text_rule(node):
+                issues.append(ValidationIssue(where, TEXT_RULE_MESSAGE))
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                if isinstance(key, str) and violates_text_rule(key):
+                    walk(key, where)
+                walk(item, where if collapse else _join(where, str(key)))
+        elif isinstance(node, list | tuple):
+            for index, item in enumerate(node):
+                walk(item, where if collapse else f"{where}[{index}]")
+
+    walk(value, path)
+    return issues
+
+
+def _integer_issue(value: Any, path: str) -> list[ValidationIssue]:
+    if isinstance(value, int) and not isinstance(value, bool) and value > MAX_STORED_INTEGER:
+        return [ValidationIssue(path, f"must be at most {MAX_STORED_INTEGER}")]
+    return []
+
+
+def _finite_issues(value: Any, path: str) -> list[ValidationIssue]:
+    if isinstance(value, float) and not math.isfinite(value):
+        return [ValidationIssue(path, "must be a finite number")]
+    if isinstance(value, dict):
+        return [i for key, item in value.items() for i in _finite_issues(item, f"{path}.{key}")]
+    if isinstance(value, list):
+        return [i for n, item in enumerate(value) for i in _finite_issues(item, f"{path}[{n}]")]
+    return []
+
+
+def _item_storage_issues(item: Any, path: str) -> list[ValidationIssue]:
+    if not isinstance(item, dict):
+        return []
+    issues = []
+    for name, value in item.items():
+        if name == "metadata":
+            issues += text_issues(value, _join(path, "metadata"), collapse=True)
+            issues += _finite_issues(value, _join(path, "metadata"))
+        else:
+            issues += text_issues(value, _join(path, str(name)))
+    return issues
+
+
+def _rule_storage_issues(rule: Any, path: str) -> list[ValidationIssue]:
+    if not isinstance(rule, dict):
+        return []
+    issues = text_issues(rule, path)
+    issues += _integer_issue(rule.get("maxItems"), _join(path, "maxItems"))
+    issues += _integer_issue(rule.get("maxTokens"), _join(path, "maxTokens"))
+    currentness = rule.get("currentness")
+    if isinstance(currentness, dict):
+        where = _join(path, "currentness")
+        issues += _integer_issue(currentness.get("maxAgeDays"), _join(where, "maxAgeDays"))
+        field = currentness.get("field")
+        if isinstance(field, str) and len(field) > MAX_FIELD_NAME_LENGTH:
+            issues.append(
+                ValidationIssue(
+                    _join(where, "field"), f"must be at most {MAX_FIELD_NAME_LENGTH} characters"
+                )
+            )
+    return issues
+
+
+def _entry_storage_issues(kind: str, entry: Any, path: str) -> list[ValidationIssue]:
+    """Return the storage issues of one entry (``kind``: consumer, layer, item or profile)."""
+    if not isinstance(entry, dict):
+        return []
+    if kind == "item":
+        return _item_storage_issues(entry, path)
+    issues: list[ValidationIssue] = []
+    for name, value in entry.items():
+        where = _join(path, str(name))
+        if kind == "layer" and name == "items":
+            if isinstance(value, list):
+                for index, item in enumerate(value):
+                    issues += _item_storage_issues(item, f"{where}[{index}]")
+        elif kind == "profile" and name == "rules":
+            if isinstance(value, dict):
+                for layer_key, rule in value.items():
+                    issues += text_issues(layer_key, where)
+                    issues += _rule_storage_issues(rule, _join(where, str(layer_key)))
+        elif kind == "profile" and name == "budget":
+            issues += _integer_issue(value, where)
+        else:
+            issues += text_issues(value, where)
+    return issues
+
+
 def _storage_issues(document: Any) -> list[ValidationIssue]:
     """Return what the engine accepts but the database cannot store faithfully."""
-    issues: list[ValidationIssue] = []
     if not isinstance(document, dict):
-        return issues
-
-    def check_int(value: Any, path: str) -> None:
-        if isinstance(value, int) and not isinstance(value, bool) and value > MAX_STORED_INTEGER:
-            issues.append(ValidationIssue(path, f"must be at most {MAX_STORED_INTEGER}"))
-
-    def check_json(value: Any, path: str) -> None:
-        if isinstance(value, float) and not math.isfinite(value):
-            issues.append(ValidationIssue(path, "must be a finite number"))
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                check_json(item, f"{path}.{key}")
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                check_json(item, f"{path}[{index}]")
-
-    layers = document.get("layers")
-    for layer_index, layer in enumerate(layers if isinstance(layers, list) else []):
-        items = layer.get("items") if isinstance(layer, dict) else None
-        for item_index, item in enumerate(items if isinstance(items, list) else []):
-            if isinstance(item, dict) and isinstance(item.get("metadata"), dict):
-                path = f"layers[{layer_index}].items[{item_index}].metadata"
-                check_json(item["metadata"], path)
-    profiles = document.get("profiles")
-    for index, profile in enumerate(profiles if isinstance(profiles, list) else []):
-        if not isinstance(profile, dict):
-            continue
-        check_int(profile.get("budget"), f"profiles[{index}].budget")
-        rules = profile.get("rules")
-        for layer_key, rule in (rules if isinstance(rules, dict) else {}).items():
-            if not isinstance(rule, dict):
-                continue
-            base = f"profiles[{index}].rules.{layer_key}"
-            check_int(rule.get("maxItems"), f"{base}.maxItems")
-            check_int(rule.get("maxTokens"), f"{base}.maxTokens")
-            if isinstance(rule.get("currentness"), dict):
-                check_int(rule["currentness"].get("maxAgeDays"), f"{base}.currentness.maxAgeDays")
+        return []
+    issues: list[ValidationIssue] = []
+    for section, kind in (("consumers", "consumer"), ("layers", "layer"), ("profiles", "profile")):
+        entries = document.get(section)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            issues += _entry_storage_issues(kind, entry, f"{section}[{index}]")
     return issues
 
 
 def document_issues(document: Any) -> list[ValidationIssue]:
     """Return every error of a workspace document: the engine's, then storage limits."""
-    issues = list(validate_workspace(document))
-    if not issues:
-        issues = _storage_issues(document)
-    return issues
+    return list(validate_workspace(document)) or _storage_issues(document)
 
 
-# --- one edited row in the context of the stored workspace -------------------------------
+# --- one entry ----------------------------------------------------------------------------
+
+
+def validate_consumer(document: Any) -> list[ValidationIssue]:
+    """Return the errors of one consumer entry (paths relative to it)."""
+    issues = resolver.validate_consumer(document)
+    return issues or _entry_storage_issues("consumer", document, "")
+
+
+def validate_layer(document: Any) -> list[ValidationIssue]:
+    """Return the errors of one layer entry and the items it gives (paths relative to it)."""
+    items = isinstance(document, dict) and "items" in document
+    issues = resolver.validate_layer(document, items=items)
+    return issues or _entry_storage_issues("layer", document, "")
+
+
+def validate_item(document: Any) -> list[ValidationIssue]:
+    """Return the errors of one item entry (paths relative to it)."""
+    issues = resolver.validate_item(document)
+    return issues or _entry_storage_issues("item", document, "")
+
+
+def validate_profile(document: Any, *, layer_keys, consumer_keys) -> list[ValidationIssue]:
+    """Return the errors of one profile entry with its rules (paths relative to it).
+
+    ``layer_keys`` and ``consumer_keys`` are the keys that exist (a rule must name a layer, the
+    profile's consumer must exist). Whether another profile has the same selection is the
+    database's to enforce.
+    """
+    issues = resolver.validate_profile(document, layer_keys=layer_keys, consumer_keys=consumer_keys)
+    return issues or _entry_storage_issues("profile", document, "")
+
+
+merge_rule = resolver.merge_rule
+
+
+# Document fields of a saved scenario (a SPEC §3 request for one profile, with a name).
+SCENARIO_FIELDS = ("name", "profile", "description", "input", "now", "format", "availability")
+SCENARIO_DOCUMENT_FIELDS = (*SCENARIO_FIELDS, "default")
+
+
+def _max_length(field: str) -> int:
+    return Scenario._meta.get_field(field).max_length
+
+
+def validate_scenario(document: Any, *, layer_keys) -> list[ValidationIssue]:
+    """Return the errors of a scenario entry (paths relative to it), the first only.
+
+    The request part is checked as a SPEC §3 request of the scenario's profile (whether the
+    profile exists is the caller's lookup); the name, ``now`` and every text must fit storage.
+    """
+    if not isinstance(document, dict):
+        return [ValidationIssue("", "must be an object")]
+    for name in document:
+        if name not in SCENARIO_DOCUMENT_FIELDS:
+            return [ValidationIssue(str(name), "unknown field")]
+    name = document.get("name")
+    if not isinstance(name, str) or not name.strip():
+        return [ValidationIssue("name", "is required")]
+    if len(name) > _max_length("name"):
+        return [ValidationIssue("name", f"must be at most {_max_length('name')} characters")]
+    profile = document.get("profile")
+    if not isinstance(profile, str) or not profile:
+        return [ValidationIssue("profile", "is required")]
+    description = document.get("description")
+    if description is not None and not isinstance(description, str):
+        return [ValidationIssue("description", "must be a string")]
+    default = document.get("default")
+    if default is not None and not isinstance(default, bool):
+        return [ValidationIssue("default", "must be true or false")]
+    now = document.get("now")
+    if isinstance(now, str) and len(now) > _max_length("now"):
+        return [ValidationIssue("now", f"must be at most {_max_length('now')} characters")]
+    issues = text_issues({key: document[key] for key in SCENARIO_FIELDS if key in document}, "")
+    if issues:
+        return issues[:1]
+    request = {
+        key: document[key]
+        for key in ("input", "now", "format", "availability")
+        if document.get(key) is not None
+    }
+    try:
+        parse_request({"profile": profile, **request}, layer_keys=layer_keys, clock=system_clock)
+    except RequestError as exc:
+        return [ValidationIssue(exc.path, exc.message)]
+    return []
+
+
+# --- model fields of a form ---------------------------------------------------------------
 
 CONSUMER_FIELDS = {
     "key": "key",
@@ -134,9 +311,9 @@ RULE_FORM_FIELDS = {
 
 
 def field_for_path(tail: str, fields: dict[str, str]) -> str | None:
-    """Return the model field of a path tail such as ``.render.format`` or ``.itemFilter.x``.
+    """Return the model field of a path tail such as ``render.format`` or ``itemFilter.x``.
 
-    The longest known prefix wins: ``.appliesTo.consumers[0]`` is ``applies_to_consumers``.
+    The longest known prefix wins: ``appliesTo.consumers[0]`` is ``applies_to_consumers``.
     """
     parts = re.split(r"\.|\[", tail.lstrip("."))
     for end in range(len(parts), 0, -1):
@@ -146,105 +323,146 @@ def field_for_path(tail: str, fields: dict[str, str]) -> str | None:
     return None
 
 
-def _replace_or_append(rows: list, instance) -> int:
-    for index, row in enumerate(rows):
-        if instance.pk is not None and row.pk == instance.pk:
-            rows[index] = instance
-            return index
-    rows.append(instance)
-    return len(rows) - 1
-
-
-def _substitute(rows: WorkspaceRows, instance) -> tuple[str, dict[str, str]] | None:
-    """Put the edited instance in the rows; return the path prefix of its document entry."""
-    if isinstance(instance, Consumer):
-        return f"consumers[{_replace_or_append(rows.consumers, instance)}]", CONSUMER_FIELDS
-    if isinstance(instance, Layer):
-        previous = next((layer for layer in rows.layers if layer.pk == instance.pk), None)
-        instance.workspace_items = previous.workspace_items if previous else []
-        return f"layers[{_replace_or_append(rows.layers, instance)}]", LAYER_FIELDS
-    if isinstance(instance, Item):
-        for layer_index, layer in enumerate(rows.layers):
-            if layer.pk == instance.layer_id:
-                index = _replace_or_append(layer.workspace_items, instance)
-                return f"layers[{layer_index}].items[{index}]", ITEM_FIELDS
-        return None
-    if isinstance(instance, Profile):
-        previous = next((profile for profile in rows.profiles if profile.pk == instance.pk), None)
-        instance.workspace_rules = previous.workspace_rules if previous else []
-        return f"profiles[{_replace_or_append(rows.profiles, instance)}]", PROFILE_FIELDS
-    if isinstance(instance, Rule):
-        layer_keys = {layer.pk: layer.key for layer in rows.layers}
-        for profile_index, profile in enumerate(rows.profiles):
-            if profile.pk == instance.profile_id:
-                _replace_or_append(profile.workspace_rules, instance)
-                layer_key = layer_keys.get(instance.layer_id, "")
-                return f"profiles[{profile_index}].rules.{layer_key}", RULE_FORM_FIELDS
-        return None
-    raise TypeError(f"not a workspace model: {type(instance).__name__}")
-
-
-def _split(issues: list[ValidationIssue], prefix: str, fields: dict[str, str]):
-    """Return ``[(model field or None, message)]`` for issues, field errors under ``prefix``."""
+def _by_field(issues: list[ValidationIssue], fields: dict[str, str]):
+    """Return ``[(model field or None, message)]`` of issues with entry-relative paths."""
     result: list[tuple[str | None, str]] = []
     for issue in issues:
-        if issue.path == prefix or issue.path.startswith((prefix + ".", prefix + "[")):
-            field = field_for_path(issue.path[len(prefix) :], fields)
-            result.append((field, str(issue) if field is None else issue.message))
-        else:
-            result.append((None, str(issue)))
+        field = field_for_path(issue.path, fields) if issue.path else None
+        result.append((field, issue.message if field else str(issue)))
     return result
 
 
-def instance_issues(instance, *, rules: list[Rule] | None = None) -> list[tuple[str | None, str]]:
-    """Return the errors the edit of one row would introduce, as ``(model field, message)``.
+def _profile_document(profile: Profile, rules: list[Rule]) -> dict:
+    """Return the profile entry of a (possibly unsaved) profile row and rule rows."""
+    document: dict[str, Any] = {
+        "key": profile.key,
+        "consumer": profile.consumer.key if profile.consumer_id else None,
+        "objective": profile.objective,
+        "budget": profile.budget,
+    }
+    if profile.name:
+        document["name"] = profile.name
+    if profile.environment is not None:
+        document["environment"] = profile.environment
+    if profile.description:
+        document["description"] = profile.description
+    document["rules"] = {
+        rule.layer.key: map_rule_to_resolver(rule) for rule in rules if rule.layer_id
+    }
+    return document
 
-    The row is validated inside the stored workspace, so cross-row rules (unique keys, a
-    profile's consumer, the profile selection) are checked with the engine's messages. Only
-    issues that the stored workspace does not already have are returned. For a profile,
-    ``rules`` replaces its stored rules (an admin form saving the profile and its rules).
+
+def _profile_context() -> tuple[list[str], list[str]]:
+    return (
+        list(Layer.objects.values_list("key", flat=True)),
+        list(Consumer.objects.values_list("key", flat=True)),
+    )
+
+
+def duplicate_issues(instance) -> list[tuple[str | None, str]]:
+    """Return the uniqueness conflicts of a row against the stored rows, by model field.
+
+    The messages are the engine's for the same conflict inside one document.
     """
-    rows = workspace_rows_get()
-    before = {str(issue) for issue in document_issues(map_rows_to_document(rows))}
-    located = _substitute(rows, instance)
-    if located is None:
+    model = type(instance)
+    others = model.objects.exclude(pk=instance.pk) if instance.pk else model.objects.all()
+    if isinstance(instance, Consumer | Layer | Profile) and (
+        others.filter(key=instance.key).exists()
+    ):
+        return [("key", f'duplicate {model._meta.model_name} key "{instance.key}"')]
+    if isinstance(instance, Profile) and instance.consumer_id:
+        return _selection_issues(instance, others)
+    if (
+        isinstance(instance, Item)
+        and instance.layer_id
+        and others.filter(layer_id=instance.layer_id, path=instance.path).exists()
+    ):
+        return [("path", f'duplicate path "{instance.path}" in layer "{instance.layer.key}"')]
+    if isinstance(instance, Scenario) and others.filter(name=instance.name).exists():
+        return [("name", f'duplicate scenario name "{instance.name}"')]
+    if (
+        isinstance(instance, Rule)
+        and instance.profile_id
+        and instance.layer_id
+        and others.filter(profile_id=instance.profile_id, layer_id=instance.layer_id).exists()
+    ):
+        return [("layer", f'the profile already has a rule for layer "{instance.layer.key}"')]
+    return []
+
+
+def _selection_issues(profile: Profile, others) -> list[tuple[str | None, str]]:
+    taken = (
+        others.filter(
+            consumer_id=profile.consumer_id,
+            objective=profile.objective,
+            environment=profile.environment,
+        )
+        .values_list("key", flat=True)
+        .first()
+    )
+    if taken is None:
         return []
-    prefix, fields = located
-    if rules is not None and isinstance(instance, Profile):
-        instance.workspace_rules = list(rules)
-    after = [
-        issue for issue in document_issues(map_rows_to_document(rows)) if str(issue) not in before
+    environment = "none" if profile.environment is None else repr(profile.environment)
+    return [
+        (
+            None,
+            f'another profile ("{taken}") already has consumer "{profile.consumer.key}", '
+            f'objective "{profile.objective}" and environment {environment}',
+        )
     ]
-    return _split(after, prefix, fields)
+
+
+def instance_issues(instance, *, rules: list[Rule] | None = None) -> list[tuple[str | None, str]]:
+    """Return the errors of one edited row, as ``(model field, message)``.
+
+    The row's entry is validated by the engine (cost: the entry, not the workspace), then
+    checked for keys or paths another row already has. For a profile, ``rules`` are its
+    rules as edited (else the stored ones).
+    """
+    if isinstance(instance, Consumer):
+        issues = _by_field(validate_consumer(map_consumer_to_resolver(instance)), CONSUMER_FIELDS)
+    elif isinstance(instance, Layer):
+        document = map_layer_to_resolver(instance, [])
+        document.pop("items")
+        issues = _by_field(validate_layer(document), LAYER_FIELDS)
+    elif isinstance(instance, Item):
+        issues = _by_field(validate_item(map_item_to_resolver(instance)), ITEM_FIELDS)
+    elif isinstance(instance, Profile):
+        general, _ = profile_rules_issues(instance, rules)
+        return general
+    elif isinstance(instance, Rule):
+        _, by_layer = profile_rules_issues(instance.profile, [instance], only_rules=True)
+        return [issue for issues in by_layer.values() for issue in issues]
+    else:
+        raise TypeError(f"not a workspace model: {type(instance).__name__}")
+    return issues or duplicate_issues(instance)
 
 
 def profile_rules_issues(
-    profile: Profile, rules: list[Rule]
+    profile: Profile, rules: list[Rule] | None, *, only_rules: bool = False
 ) -> tuple[list[tuple[str | None, str]], dict[str, list[tuple[str | None, str]]]]:
     """Validate a profile with a full set of rules; return (profile issues, issues by layer key).
 
     Used by the admin's rule inline, which saves a profile and all its rules at once.
     """
-    rows = workspace_rows_get()
-    before = {str(issue) for issue in document_issues(map_rows_to_document(rows))}
-    layer_keys = {layer.pk: layer.key for layer in rows.layers}
-    prefix, _ = _substitute(rows, profile)
-    profile.workspace_rules = list(rules)
-    after = [
-        issue for issue in document_issues(map_rows_to_document(rows)) if str(issue) not in before
-    ]
+    if rules is None:
+        rules = list(profile.rules.select_related("layer")) if profile.pk else []
+    layer_keys, consumer_keys = _profile_context()
+    issues = validate_profile(
+        _profile_document(profile, rules), layer_keys=layer_keys, consumer_keys=consumer_keys
+    )
     by_layer: dict[str, list[tuple[str | None, str]]] = {}
     general: list[ValidationIssue] = []
-    for issue in after:
-        matched = False
-        for rule in rules:
-            rule_prefix = f"{prefix}.rules.{layer_keys.get(rule.layer_id, '')}"
-            if issue.path == rule_prefix or issue.path.startswith(rule_prefix + "."):
-                by_layer.setdefault(layer_keys.get(rule.layer_id, ""), []).extend(
-                    _split([issue], rule_prefix, RULE_FORM_FIELDS)
-                )
-                matched = True
-                break
-        if not matched:
+    for issue in issues:
+        match = re.match(r"^rules\.([^.\[]+)(.*)$", issue.path)
+        if match:
+            tail = match.group(2).lstrip(".")
+            field = field_for_path(tail, RULE_FORM_FIELDS) if tail else None
+            message = issue.message if field else str(issue)
+            by_layer.setdefault(match.group(1), []).append((field, message))
+        else:
             general.append(issue)
-    return _split(general, prefix, PROFILE_FIELDS), by_layer
+    general_fields = _by_field(general, PROFILE_FIELDS)
+    if not general_fields and not by_layer and not only_rules:
+        general_fields = duplicate_issues(profile)
+    return general_fields, by_layer

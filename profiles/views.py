@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import HttpResponseClientRedirect
 
 from profiles import cache, services, studio
-from profiles.concurrency import PreconditionFailed, profile_etag, profile_save_rules_checked
+from profiles.concurrency import PreconditionFailed, profile_etag
 from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.exports import workspace_export_chunks
 from profiles.forms import (
@@ -30,6 +30,7 @@ from profiles.forms import (
     WorkspaceUploadForm,
 )
 from profiles.imports import import_job_start
+from profiles.mappers import map_layer_to_resolver
 from profiles.models import ImportJob, Item, Layer, Profile, Scenario
 from profiles.permissions import (
     ADMINISTER,
@@ -47,8 +48,10 @@ from profiles.selectors import (
     profile_list_with_last_change,
     scenario_get_default,
     scenario_list,
+    scenario_of_profile_get,
 )
 from profiles.services import (
+    Conflict,
     WorkspaceValidationError,
     profile_resolve,
 )
@@ -105,9 +108,11 @@ def profile_create(request):
     form = ProfileCreateForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            profile = services.profile_create(values=form.profile_values(), user=request.user)
-        except WorkspaceValidationError as exc:
-            form.add_issues(exc.issues)
+            profile = services.profile_create(document=form.profile_values(), user=request.user)
+        except services.EntryInvalid as exc:
+            form.add_issues(exc.field_issues)
+        except Conflict as exc:
+            form.add_error(exc.path or None, exc.message)
         else:
             messages.success(request, f"Profile {profile.key} created.")
             return redirect("profile-editor", key=profile.key)
@@ -133,10 +138,12 @@ def profile_duplicate(request, key):
         rules = studio.profile_document(document, source.key).get("rules") or {}
         try:
             profile = services.profile_create(
-                values=form.profile_values(), user=request.user, rules=rules
+                document={**form.profile_values(), "rules": rules}, user=request.user
             )
-        except WorkspaceValidationError as exc:
-            form.add_issues(exc.issues)
+        except services.EntryInvalid as exc:
+            form.add_issues(exc.field_issues)
+        except Conflict as exc:
+            form.add_error(exc.path or None, exc.message)
         else:
             messages.success(request, f"Profile {source.key} duplicated as {profile.key}.")
             return redirect("profile-editor", key=profile.key)
@@ -153,8 +160,7 @@ def profile_delete(request, key):
     """Ask for confirmation, then delete the profile (its rules and scenarios go with it)."""
     profile = get_object_or_404(Profile, key=key)
     if request.method == "POST":
-        profile._history_user = request.user
-        profile.delete()
+        services.profile_delete(key=profile.key, user=request.user)
         messages.success(request, f"Profile {key} deleted.")
         return redirect("profile-list")
     return render(
@@ -258,7 +264,9 @@ def profile_editor(request, key):
     if request.method == "GET":
         stored = request.session.get(session_key)
         if request.GET.get("scenario"):
-            scenario = get_object_or_404(Scenario, pk=request.GET["scenario"], profile=profile)
+            scenario = scenario_of_profile_get(profile=profile, scenario_id=request.GET["scenario"])
+            if scenario is None:
+                raise Http404("no such scenario of this profile")
             sample = studio.sample_from_scenario(scenario, document)
         elif stored:
             sample = studio.sample_from_session(stored, document)
@@ -273,8 +281,9 @@ def profile_editor(request, key):
         request.session[session_key] = draft.sample.as_session()
         return redirect("profile-editor", key=profile.key)
     if action == "load-scenario":
-        scenario = Scenario.objects.filter(pk=request.POST.get("scenario") or 0, profile=profile)
-        scenario = scenario.first()
+        scenario = scenario_of_profile_get(
+            profile=profile, scenario_id=request.POST.get("scenario")
+        )
         if scenario is None:
             draft.general_errors.append("Choose a scenario to load.")
             return _editor_page(request, profile, draft, cached, status=400)
@@ -290,17 +299,20 @@ def profile_editor(request, key):
             draft.general_errors.append("Give the scenario a name to save it.")
             return _editor_page(request, profile, draft, cached, status=400)
         try:
-            studio.scenario_save(profile=profile, name=name, sample=draft.sample)
+            studio.scenario_save(profile=profile, name=name, sample=draft.sample, user=request.user)
         except WorkspaceValidationError as exc:
             draft.general_errors.extend(f"Scenario not saved — {issue}" for issue in exc.issues)
             return _editor_page(request, profile, draft, cached, status=400)
+        except Conflict as exc:
+            draft.general_errors.append(f"Scenario not saved — {exc.message}")
+            return _editor_page(request, profile, draft, cached, status=409)
         messages.success(request, f"Scenario “{name}” saved.")
         return _editor_page(request, profile, draft, cached)
     if action == "save":
         require(request.user, WRITE_RULES)
         request.session[session_key] = draft.sample.as_session()
         try:
-            profile_save_rules_checked(
+            services.profile_save_rules(
                 profile=profile,
                 rules=draft.rule_overrides(),
                 budget=draft.budget_value(),
@@ -362,11 +374,15 @@ def layer_edit(request, key):
         for field in form.fields.values():
             field.disabled = True
     if request.method == "POST" and form.is_valid():
-        layer = form.save(commit=False)
-        layer.updated_by = request.user
-        layer.save()
-        messages.success(request, f"Layer {layer.key} saved.")
-        return redirect("layer-list")
+        document = map_layer_to_resolver(form.instance, [])
+        document.pop("items")
+        try:
+            services.layer_update(key=key, changes=document, replace=True, user=request.user)
+        except WorkspaceValidationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Layer {layer.key} saved.")
+            return redirect("layer-list")
     return render(request, "profiles/layer_form.html", {"form": form, "layer": layer})
 
 
@@ -398,9 +414,16 @@ def item_edit(request, key, item_id):
     item = get_object_or_404(Item, pk=item_id, layer=layer)
     form = ItemForm(request.POST or None, instance=item)
     if request.method == "POST" and form.is_valid():
-        form.save()
-        messages.success(request, f"Item {item.path} saved.")
-        return redirect(reverse("item-list", kwargs={"key": layer.key}))
+        changes = {name: getattr(form.instance, name) for name in ("title", "body", "metadata")}
+        try:
+            services.item_update(
+                layer=layer.key, path=item.path, changes=changes, user=request.user
+            )
+        except WorkspaceValidationError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Item {item.path} saved.")
+            return redirect(reverse("item-list", kwargs={"key": layer.key}))
     return render(request, "profiles/item_form.html", {"form": form, "layer": layer, "item": item})
 
 

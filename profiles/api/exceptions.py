@@ -4,22 +4,30 @@ Engine errors keep their code and path (SPEC §7), validation errors of a worksp
 the engine's path (``profiles[3].rules.kb.mode``) and list every issue beside the first one.
 """
 
+from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
 from django.db import IntegrityError
 from django.db.models import ProtectedError
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from profiles.concurrency import PreconditionFailed
+from profiles.concurrency import PreconditionFailed, WriteConflict
+from profiles.services.writing import Conflict
 from profiles.validation import WorkspaceValidationError
 from resolver import RequestError, ResolverError, WorkspaceError
 from resolver.errors import PROFILE_NOT_FOUND
 
 
+def printable(text: str) -> str:
+    """Return text that encodes as UTF-8: a lone surrogate echoed from input is escaped."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def error_body(code: str, message: str, path: str = "", **extra) -> dict:
-    return {"error": {"code": code, "message": message, "path": path, **extra}}
+    return {
+        "error": {"code": code, "message": printable(message), "path": printable(path), **extra}
+    }
 
 
 class ApiError(exceptions.APIException):
@@ -80,6 +88,18 @@ def _response(body: dict, status_code: int, headers: dict | None = None) -> Resp
 
 def api_exception_handler(exc, context):
     """Return the error response for ``exc`` in the API's shape (None lets Django answer 500)."""
+    response = _error_response(exc)
+    if response is not None and isinstance(response.data, dict) and "error" in response.data:
+        error = response.data["error"]
+        for name in ("message", "path", "field"):
+            if isinstance(error.get(name), str):
+                error[name] = printable(error[name])
+        for issue in error.get("issues") or []:
+            issue["path"], issue["message"] = printable(issue["path"]), printable(issue["message"])
+    return response
+
+
+def _error_response(exc):
     if isinstance(exc, ApiError):
         return _response(error_body(exc.code, exc.message, exc.path, **exc.extra), exc.status_code)
     if isinstance(exc, RequestError):
@@ -103,6 +123,16 @@ def api_exception_handler(exc, context):
             error_body("PAYLOAD_TOO_LARGE", "the request body is larger than the server accepts"),
             413,
         )
+    if isinstance(exc, Conflict):
+        return _response(error_body("CONFLICT", exc.message, exc.path), 409)
+    if isinstance(exc, WriteConflict):
+        return _response(
+            error_body("CONFLICT", str(exc), "", retryable=True),
+            409,
+            {"Retry-After": str(exc.retry_after)},
+        )
+    if isinstance(exc, ObjectDoesNotExist):
+        return _response(error_body("NOT_FOUND", "not found"), 404)
     if isinstance(exc, ProtectedError | IntegrityError):
         return _response(error_body("CONFLICT", "the change conflicts with stored data"), 409)
     if isinstance(exc, Http404):

@@ -39,11 +39,12 @@ from profiles.api.schema import (
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.concurrency import (
     PreconditionFailed,
+    document_etag,
     etag_matches,
     item_etag,
     layer_etag,
     profile_etag,
-    profile_save_rules_checked,
+    workspace_write,
 )
 from profiles.decision_log import decision_log_record
 from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
@@ -71,16 +72,32 @@ from profiles.permissions import (
 )
 from profiles.services import (
     IMPORT_MODES,
+    EntryInvalid,
     RefNotAvailable,
-    document_etag,
     profile_resolve,
+    profile_save_rules,
     ref_expand,
     scenarios_upsert,
-    workspace_document_change,
     workspace_export,
+    workspace_import,
     workspace_resolve,
 )
 from profiles.validation import WorkspaceValidationError
+
+
+def workspace_document_change(change, *, user=None, check=None):
+    """Apply ``change`` to the stored document and import the result (replaced next by the
+    per-entry services behind viewsets)."""
+    with workspace_write():
+        if check is not None:
+            check()
+        document = workspace_export()
+        prefix = change(document)
+        try:
+            return workspace_import(document=document, mode="replace", user=user)
+        except WorkspaceValidationError as exc:
+            raise EntryInvalid(exc.issues, prefix) from exc
+
 
 # --- helpers ------------------------------------------------------------------------------
 
@@ -915,7 +932,7 @@ class RuleDetailView(ApiView):
     def _save(self, request, key, layer_key, partial_rule) -> Response:
         profile_get(key)
         layer_get(layer_key)
-        profile_save_rules_checked(
+        profile_save_rules(
             profile=key,
             rules={layer_key: partial_rule},
             user=request.user,

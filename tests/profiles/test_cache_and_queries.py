@@ -7,9 +7,15 @@ import pytest
 
 from profiles import cache
 from profiles.mappers import map_rows_to_document
-from profiles.models import Item, Layer, Rule, WorkspaceVersion
+from profiles.models import Item, Rule
 from profiles.selectors import workspace_rows_get
-from profiles.services import profile_resolve, workspace_import
+from profiles.services import (
+    item_update,
+    layer_update,
+    profile_resolve,
+    rule_delete,
+    workspace_import,
+)
 from tests.profiles.conftest import REQUEST, small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -28,10 +34,9 @@ def rendered_text(resolution: dict) -> str:
 def test_profile_resolve__item_edited_after_a_resolution__next_resolution_sees_the_edit():
     workspace_import(document=small_workspace())
     before = profile_resolve(profile="profile-0", request=REQUEST)
-    item = Item.objects.get(layer__key="layer-000", path="docs/item-0000.md")
-
-    item.title = "Freshly edited title"
-    item.save()
+    item_update(
+        layer="layer-000", path="docs/item-0000.md", changes={"title": "Freshly edited title"}
+    )
     after = profile_resolve(profile="profile-0", request=REQUEST)
 
     assert "Freshly edited title" not in rendered_text(before)
@@ -42,7 +47,7 @@ def test_profile_resolve__rule_deleted__next_resolution_uses_the_default_rule():
     workspace_import(document=small_workspace())
     profile_resolve(profile="profile-0", request=REQUEST)
 
-    Rule.objects.filter(profile__key="profile-0", layer__key="layer-000").delete()
+    rule_delete(profile="profile-0", layer="layer-000")
     after = profile_resolve(profile="profile-0", request=REQUEST)
 
     layer = next(entry for entry in after["layers"] if entry["layer"] == "layer-000")
@@ -60,14 +65,12 @@ def test_profile_resolve__nothing_changed__does_not_recompile():
     assert cache.compilations == compiled_after_first
 
 
-def test_profile_resolve__layer_renamed_through_the_orm__recompiles_once():
+def test_profile_resolve__layer_renamed_through_the_service__recompiles_once():
     workspace_import(document=small_workspace())
     profile_resolve(profile="profile-0", request=REQUEST)
     compiled_before = cache.compilations
 
-    layer = Layer.objects.get(key="layer-000")
-    layer.name = "Renamed layer"
-    layer.save()
+    layer_update(key="layer-000", changes={"name": "Renamed layer"})
     first = profile_resolve(profile="profile-0", request=REQUEST)
     profile_resolve(profile="profile-0", request=REQUEST)
 
@@ -115,16 +118,13 @@ def test_profile_resolve__draft_overrides__resolve_unsaved_edits_without_writing
 
 
 def edit_item(item: Item, number: int) -> None:
-    """Change one item's body and mark the workspace changed, as a write service does.
+    """Change one item's body through the write service (which bumps its layer's token).
 
     The bodies alternate between two texts: new words would grow the engine's bounded word
     caches, which is not what the memory test looks for.
     """
-    item.body = "Edited refund body, " + ("even" if number % 2 == 0 else "odd") + " edition."
-    item.save()
-    if any(f.name == "content_token" for f in Layer._meta.concrete_fields):
-        Layer.objects.filter(pk=item.layer_id).update(content_token=WorkspaceVersion.new_token())
-    WorkspaceVersion.bump()
+    body = "Edited refund body, " + ("even" if number % 2 == 0 else "odd") + " edition."
+    item_update(layer=item.layer.key, path=item.path, changes={"body": body})
 
 
 def test_workspace_get__100_item_edits_each_resolved__memory_stays_flat():
@@ -154,10 +154,6 @@ def test_workspace_get__100_item_edits_each_resolved__memory_stays_flat():
     assert grown < 256 * 1024, f"memory grew by {grown:,} bytes over 100 edits"
 
 
-@pytest.mark.skipif(
-    not any(f.name == "content_token" for f in Layer._meta.concrete_fields),
-    reason="layers carry no content token yet",
-)
 def test_workspace_get__one_item_edited__rereads_only_that_layer():
     workspace_import(document=small_workspace(layers=4, items=20))
     profile_resolve(profile="profile-0", request=REQUEST)

@@ -1,0 +1,497 @@
+"""The whole workspace at once: export, parse and import (all-or-nothing, in bulk).
+
+An import takes the writers' lock like every single-entry write, so two imports (or an import
+and an edit) never interleave: the result is one of them applied after the other. Rows whose
+values do not change are not written; the layers whose material changed get a new content
+token, and the version is bumped explicitly once for the whole import.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from django.utils import timezone
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
+
+from profiles.concurrency import workspace_write
+from profiles.mappers import (
+    canonical_string,
+    map_consumer_values,
+    map_item_values,
+    map_layer_values,
+    map_profile_values,
+    map_rows_to_document,
+    map_rule_values,
+)
+from profiles.models import Consumer, Item, Layer, Profile, Rule
+from profiles.selectors import workspace_rows_get
+from profiles.services.writing import author, workspace_changed
+from profiles.validation import WorkspaceValidationError, document_issues
+from resolver import ValidationIssue, WorkspaceError
+from resolver.documents import dump_yaml
+from resolver.documents import load_document as load_workspace_text
+
+IMPORT_MODES = ("merge", "replace")
+BATCH_SIZE = 500
+
+
+class WorkspaceImportError(WorkspaceValidationError):
+    """The import wrote nothing; ``issues`` lists every error with its path in the file."""
+
+
+# --- export -------------------------------------------------------------------------------
+
+
+def workspace_export(*, format: str | None = None) -> dict | str:
+    """Return the stored workspace document; as YAML or JSON text when ``format`` is given.
+
+    The document reads from the database directly (not the compiled cache), so an export
+    works even when the stored rows do not form a valid workspace.
+    """
+    document = map_rows_to_document(workspace_rows_get())
+    if format is None:
+        return document
+    if format == "json":
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if format == "yaml":
+        return dump_yaml(document)
+    raise ValueError(f"unknown export format {format!r} (use yaml or json)")
+
+
+# --- import -------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportSummary:
+    """What an import changed, per kind of row: created, updated, deleted, unchanged."""
+
+    mode: str
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {
+            kind: {"created": 0, "updated": 0, "deleted": 0, "unchanged": 0}
+            for kind in ("consumers", "layers", "items", "profiles", "rules")
+        }
+    )
+
+    @property
+    def changed(self) -> bool:
+        return any(
+            counts["created"] or counts["updated"] or counts["deleted"]
+            for counts in self.counts.values()
+        )
+
+    def add(self, kind: str, action: str, number: int = 1) -> None:
+        self.counts[kind][action] += number
+
+    def as_dict(self) -> dict:
+        return {"mode": self.mode, "changed": self.changed, **self.counts}
+
+    def __str__(self) -> str:
+        parts = []
+        for kind, counts in self.counts.items():
+            figures = ", ".join(f"{number} {action}" for action, number in counts.items() if number)
+            parts.append(f"{kind}: {figures or 'none'}")
+        return "; ".join(parts)
+
+
+def workspace_parse(*, text: str) -> dict:
+    """Parse a YAML-or-JSON workspace document (safe loader, duplicate keys rejected).
+
+    Raises WorkspaceImportError naming the line of a syntax error or duplicate key.
+    """
+    try:
+        document = load_workspace_text(text)
+    except WorkspaceError as exc:
+        raise WorkspaceImportError(exc.issues) from exc
+    except yaml.YAMLError as exc:
+        raise WorkspaceImportError([ValidationIssue("", f"not valid YAML: {exc}")]) from exc
+    return document
+
+
+def workspace_import(
+    *,
+    document: dict | None = None,
+    text: str | None = None,
+    mode: str = "merge",
+    user=None,
+) -> ImportSummary:
+    """Import a workspace document (or its YAML/JSON text) all-or-nothing, in one transaction.
+
+    ``merge`` (default) upserts consumers, layers and profiles by key and items by path; a
+    profile in the file gets exactly the file's rules. ``replace`` also deletes what the file
+    does not contain. A document with any error writes nothing: WorkspaceImportError carries
+    every issue with its path in the file. Rows whose values do not change are not written,
+    so importing the same file twice changes nothing (no history entry, no version bump).
+    The import holds the writers' lock from before it reads the stored rows until it commits.
+    """
+    if mode not in IMPORT_MODES:
+        raise ValueError(f"unknown import mode {mode!r} (use merge or replace)")
+    if (document is None) == (text is None):
+        raise ValueError("give either document or text")
+    if text is not None:
+        document = workspace_parse(text=text)
+
+    summary = ImportSummary(mode=mode)
+    with workspace_write():
+        rows = workspace_rows_get()
+        merged = None
+        if mode == "merge" and _mergeable(document):
+            merged = _merge_documents(map_rows_to_document(rows), document)
+        if merged is None:
+            # Replace, or a file too malformed to merge: the file alone must be valid.
+            target = document
+            issues = document_issues(target)
+        else:
+            # The file may refer to stored consumers and layers: validate the merged result
+            # and report each issue at its path in the file.
+            target, origins = merged
+            issues = [_issue_in_file(issue, origins) for issue in document_issues(target)]
+        if issues:
+            raise WorkspaceImportError(issues)
+        changed_layers = _synchronize(rows, target, user=author(user), summary=summary)
+        if summary.changed:
+            counts = summary.counts
+            profiles_changed = any(
+                counts[kind][action]
+                for kind in ("consumers", "profiles", "rules")
+                for action in ("created", "updated", "deleted")
+            )
+            workspace_changed(layers=changed_layers, profiles=profiles_changed)
+    return summary
+
+
+_SECTIONS = (("consumers", "key"), ("layers", "key"), ("profiles", "key"))
+
+
+def _is_key(value: Any) -> bool:
+    return value is not None and not isinstance(value, dict | list)
+
+
+def _mergeable(document: Any) -> bool:
+    """Return whether every entry of the file can be matched by key/path for a merge."""
+    if not isinstance(document, dict):
+        return False
+    for section, key_field in _SECTIONS:
+        entries = document.get(section)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            return False
+        for entry in entries:
+            if not isinstance(entry, dict) or not _is_key(entry.get(key_field)):
+                return False
+            if section == "layers":
+                items = entry.get("items")
+                if items is not None and not (
+                    isinstance(items, list)
+                    and all(isinstance(i, dict) and _is_key(i.get("path")) for i in items)
+                ):
+                    return False
+    return True
+
+
+def _merge_documents(stored: dict, incoming: dict) -> tuple[dict, dict]:
+    """Return the stored document with the file upserted into it, and the origin of each
+    top-level entry (and item) of the result: ("file", index in the file) or ("stored", key).
+
+    A key repeated in the file is not collapsed: the second entry is appended, so the
+    validator reports the duplicate at its path in the file.
+    """
+    origins: dict[str, list] = {}
+    target: dict[str, Any] = {
+        key: value for key, value in incoming.items() if key not in dict(_SECTIONS)
+    }
+    target.setdefault("version", 1)
+    for section, key_field in _SECTIONS:
+        entries = list(stored.get(section) or [])
+        section_origins: list = [("stored", entry[key_field]) for entry in entries]
+        stored_index = {entry[key_field]: index for index, entry in enumerate(entries)}
+        for file_index, entry in enumerate(incoming.get(section) or []):
+            position = stored_index.pop(canonical_string(entry[key_field]), None)
+            stored_items = []
+            if position is None:
+                position = len(entries)
+                entries.append(entry)
+                section_origins.append(None)
+            elif section == "layers":
+                stored_items = entries[position].get("items") or []
+            if section == "layers":
+                entry, item_origins = _merge_items(stored_items, entry)
+                origins[f"items:{position}"] = item_origins
+            entries[position] = entry
+            section_origins[position] = ("file", file_index)
+        target[section] = entries
+        origins[section] = section_origins
+    return target, origins
+
+
+def _merge_items(stored_items: list, incoming_layer: dict) -> tuple[dict, list]:
+    items = list(stored_items)
+    item_origins: list = [("stored", item["path"]) for item in items]
+    stored_index = {item["path"]: index for index, item in enumerate(items)}
+    for item_index, item in enumerate(incoming_layer.get("items") or []):
+        position = stored_index.pop(canonical_string(item["path"]), None)
+        if position is None:
+            items.append(item)
+            item_origins.append(("file", item_index))
+        else:
+            items[position] = item
+            item_origins[position] = ("file", item_index)
+    return {**incoming_layer, "items": items}, item_origins
+
+
+_TOP_PATH = re.compile(r"^(consumers|layers|profiles)\[(\d+)\](?:\.items\[(\d+)\])?")
+
+
+def _issue_in_file(issue: ValidationIssue, origins: dict) -> ValidationIssue:
+    """Translate a path of the merged document into the file's path (or name the stored row)."""
+    match = _TOP_PATH.match(issue.path)
+    if not match:
+        return issue
+    section, index, item_index = match.group(1), int(match.group(2)), match.group(3)
+    kind, where = origins[section][index]
+    rest = issue.path[match.end() :]
+    if item_index is not None:
+        item_origins = origins.get(f"items:{index}")
+        item_kind, item_where = (
+            item_origins[int(item_index)] if item_origins else (kind, int(item_index))
+        )
+        if kind == "file" and item_kind == "file":
+            return ValidationIssue(f"{section}[{where}].items[{item_where}]{rest}", issue.message)
+        return ValidationIssue(issue.path, f"{issue.message} (in the stored workspace)")
+    if kind == "file":
+        return ValidationIssue(f"{section}[{where}]{rest}", issue.message)
+    return ValidationIssue(
+        issue.path, f"{issue.message} (conflicts with stored {section[:-1]} {where})"
+    )
+
+
+def _changed_fields(instance, values: dict) -> list[str]:
+    return [name for name, value in values.items() if getattr(instance, name) != value]
+
+
+def _upsert(
+    model,
+    kind: str,
+    wanted: list[tuple[dict, dict]],
+    existing: dict[Any, Any],
+    *,
+    user,
+    summary: ImportSummary,
+    tracked: bool = True,
+    touched: set | None = None,
+) -> dict:
+    """Create or update rows; ``wanted`` is [(lookup, values)], ``existing`` maps lookup keys.
+
+    Return every wanted row by its lookup key (created rows with their primary keys); the
+    lookup keys of rows created or updated are added to ``touched``.
+    """
+    touched = set() if touched is None else touched
+    to_create, to_update, update_fields = [], [], set()
+    result = {}
+    for lookup_key, values in wanted:
+        instance = existing.get(lookup_key)
+        if instance is None:
+            instance = model(**values)
+            if tracked:
+                instance.created_by = user
+                instance.updated_by = user
+            to_create.append((lookup_key, instance))
+            touched.add(lookup_key)
+            continue
+        changed = _changed_fields(instance, values)
+        if changed:
+            for name in changed:
+                setattr(instance, name, values[name])
+            update_fields.update(changed)
+            if tracked:
+                instance.updated_by = user
+                update_fields.add("updated_by")
+            update_fields.add("updated_at")
+            to_update.append(instance)
+            touched.add(lookup_key)
+            summary.add(kind, "updated")
+        else:
+            summary.add(kind, "unchanged")
+        result[lookup_key] = instance
+    if to_create:
+        created = bulk_create_with_history(
+            [instance for _, instance in to_create],
+            model,
+            batch_size=BATCH_SIZE,
+            default_user=user,
+        )
+        for (lookup_key, _), instance in zip(to_create, created, strict=True):
+            result[lookup_key] = instance
+        summary.add(kind, "created", len(to_create))
+    if to_update:
+        moment = timezone.now()
+        for instance in to_update:
+            instance.updated_at = moment
+        bulk_update_with_history(
+            to_update,
+            model,
+            sorted(update_fields),
+            batch_size=BATCH_SIZE,
+            default_user=user,
+        )
+    return result
+
+
+_KIND_BY_MODEL = {
+    "profiles.Consumer": "consumers",
+    "profiles.Layer": "layers",
+    "profiles.Item": "items",
+    "profiles.Profile": "profiles",
+    "profiles.Rule": "rules",
+}
+
+
+def _delete(queryset, kind: str, summary: ImportSummary) -> None:
+    """Delete in batches (history records each row); count cascaded rows under their kind."""
+    _, per_model = queryset.delete()
+    for label, number in per_model.items():
+        if label in _KIND_BY_MODEL and number:
+            summary.add(_KIND_BY_MODEL[label], "deleted", number)
+
+
+def _synchronize(rows, target: dict, *, user, summary: ImportSummary) -> set[int]:
+    """Make the stored workspace equal to the (valid) target document.
+
+    Return the ids of the layers whose own fields or items changed.
+    """
+    consumers_wanted = [
+        map_consumer_values(entry) | {"position": index}
+        for index, entry in enumerate(target.get("consumers") or [])
+    ]
+    layers_wanted = []
+    for index, entry in enumerate(target.get("layers") or []):
+        items = [
+            map_item_values(item) | {"position": item_index}
+            for item_index, item in enumerate(entry.get("items") or [])
+        ]
+        layers_wanted.append((map_layer_values(entry) | {"position": index}, items))
+    profiles_wanted = []
+    for index, entry in enumerate(target.get("profiles") or []):
+        rules = [
+            (canonical_string(layer_key), map_rule_values(rule) | {"position": rule_index})
+            for rule_index, (layer_key, rule) in enumerate((entry.get("rules") or {}).items())
+        ]
+        profiles_wanted.append((map_profile_values(entry) | {"position": index}, rules))
+
+    consumer_keys = {values["key"] for values in consumers_wanted}
+    layer_keys = {values["key"] for values, _ in layers_wanted}
+    profile_keys = {values["key"] for values, _ in profiles_wanted}
+
+    # Deletions first, so a removed profile never blocks a new one with its selection.
+    _delete(Profile.objects.exclude(key__in=profile_keys).order_by("pk"), "profiles", summary)
+    _delete(Layer.objects.exclude(key__in=layer_keys).order_by("pk"), "layers", summary)
+
+    stored_consumers = {consumer.key: consumer for consumer in rows.consumers}
+    consumers = _upsert(
+        Consumer,
+        "consumers",
+        [(values["key"], values) for values in consumers_wanted],
+        stored_consumers,
+        user=user,
+        summary=summary,
+    )
+
+    stored_layers = {layer.key: layer for layer in rows.layers if layer.key in layer_keys}
+    changed_layers: set = set()
+    layers = _upsert(
+        Layer,
+        "layers",
+        [(values["key"], values) for values, _ in layers_wanted],
+        stored_layers,
+        user=user,
+        summary=summary,
+        touched=changed_layers,
+    )
+
+    # Items: one batch for every layer.
+    stored_items = {}
+    stale_item_ids = []
+    paths_wanted = {
+        layer_values["key"]: {values["path"] for values in items}
+        for layer_values, items in layers_wanted
+    }
+    for layer in rows.layers:
+        if layer.key not in layer_keys:
+            continue
+        wanted_paths = paths_wanted[layer.key]
+        for item in layer.workspace_items:
+            if item.path in wanted_paths:
+                stored_items[(layer.key, item.path)] = item
+            else:
+                stale_item_ids.append(item.pk)
+                changed_layers.add(layer.key)
+    _delete(Item.objects.filter(pk__in=stale_item_ids).order_by("pk"), "items", summary)
+    items_wanted = []
+    for layer_values, items in layers_wanted:
+        layer = layers[layer_values["key"]]
+        for values in items:
+            items_wanted.append(((layer.key, values["path"]), values | {"layer_id": layer.pk}))
+    items_touched: set = set()
+    _upsert(
+        Item,
+        "items",
+        items_wanted,
+        stored_items,
+        user=user,
+        summary=summary,
+        tracked=False,
+        touched=items_touched,
+    )
+    changed_layers.update(layer_key for layer_key, _ in items_touched)
+
+    stored_profiles = {
+        profile.key: profile for profile in rows.profiles if profile.key in profile_keys
+    }
+    profiles = _upsert(
+        Profile,
+        "profiles",
+        [
+            (
+                values["key"],
+                {k: v for k, v in values.items() if k != "consumer"}
+                | {"consumer_id": consumers[values["consumer"]].pk},
+            )
+            for values, _ in profiles_wanted
+        ],
+        stored_profiles,
+        user=user,
+        summary=summary,
+    )
+    _delete(Consumer.objects.exclude(key__in=consumer_keys).order_by("pk"), "consumers", summary)
+
+    stored_rules = {}
+    stale_rule_ids = []
+    wanted_rule_keys = {
+        (values["key"], layer_key) for values, rules in profiles_wanted for layer_key, _ in rules
+    }
+    layer_key_by_id = {layer.pk: key for key, layer in layers.items()}
+    for profile in rows.profiles:
+        if profile.key not in profile_keys:
+            continue
+        for rule in profile.workspace_rules:
+            rule_key = (profile.key, layer_key_by_id.get(rule.layer_id))
+            if rule_key in wanted_rule_keys:
+                stored_rules[rule_key] = rule
+            else:
+                stale_rule_ids.append(rule.pk)
+    _delete(Rule.objects.filter(pk__in=stale_rule_ids).order_by("pk"), "rules", summary)
+    rules_wanted = []
+    for profile_values, rules in profiles_wanted:
+        profile = profiles[profile_values["key"]]
+        for layer_key, values in rules:
+            rules_wanted.append(
+                (
+                    (profile.key, layer_key),
+                    values | {"profile_id": profile.pk, "layer_id": layers[layer_key].pk},
+                )
+            )
+    _upsert(Rule, "rules", rules_wanted, stored_rules, user=user, summary=summary)
+    return {layers[key].pk for key in changed_layers}

@@ -1,0 +1,317 @@
+"""The one write path: each service writes one entry at O(change), with history and tokens."""
+
+import pytest
+from django.db import connection
+from django.db.models.signals import post_init
+from django.test.utils import CaptureQueriesContext
+
+from profiles.concurrency import item_etag, profile_etag
+from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
+from profiles.services import (
+    Conflict,
+    EntryInvalid,
+    PreconditionFailed,
+    ScenarioNameTaken,
+    consumer_create,
+    consumer_delete,
+    item_create,
+    item_delete,
+    item_update,
+    layer_delete,
+    layer_update,
+    profile_create,
+    profile_update,
+    rule_update,
+    scenario_save,
+    scenarios_upsert,
+    workspace_import,
+)
+from tests.profiles.conftest import NOW, small_workspace
+
+pytestmark = pytest.mark.django_db
+
+
+def tokens() -> dict:
+    version = WorkspaceVersion.objects.get(pk=1)
+    return {
+        "workspace": version.token,
+        "profiles": version.profiles_token,
+        **{key: token for key, token in Layer.objects.values_list("key", "content_token")},
+    }
+
+
+def cost_of(write) -> tuple[int, int]:
+    """Return (SQL queries, Item rows loaded) of a write."""
+    loaded = []
+
+    def count(sender, **kwargs):
+        loaded.append(kwargs["instance"])
+
+    post_init.connect(count, sender=Item)
+    try:
+        with CaptureQueriesContext(connection) as captured:
+            write()
+    finally:
+        post_init.disconnect(count, sender=Item)
+    return len(captured.captured_queries), len(loaded)
+
+
+# --- O(change): the same number of queries whatever the size ------------------------------
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda n: item_update(
+            layer="layer-000", path="docs/item-0001.md", changes={"body": f"edit {n}"}
+        ),
+        lambda n: item_create(layer="layer-000", document={"path": f"new-{n}", "title": "New"}),
+        lambda n: item_delete(layer="layer-000", path="docs/item-0002.md"),
+        lambda n: layer_update(key="layer-000", changes={"name": f"Layer {n}"}),
+        lambda n: rule_update(profile="profile-0", layer="layer-000", changes={"maxItems": n}),
+        lambda n: profile_update(key="profile-0", changes={"budget": 900 + n}),
+    ],
+    ids=["item_update", "item_create", "item_delete", "layer_update", "rule_update", "profile"],
+)
+def test_single_entry_write__10_or_500_items__same_queries_and_no_other_item_read(write):
+    costs = []
+    for size in (10, 500):
+        # Given a workspace whose layers have `size` items each,
+        workspace_import(document=small_workspace(items=size), mode="replace")
+
+        # when one entry is written,
+        costs.append(cost_of(lambda size=size: write(size)))
+
+    # then the write costs the same whatever the size, and reads no item but its own.
+    assert costs[0] == costs[1]
+    assert costs[1][1] <= 1
+
+
+# --- items ----------------------------------------------------------------------------------
+
+
+def test_item_update__one_field__changes_it_records_the_author_and_bumps_only_its_layer(
+    django_user_model,
+):
+    workspace_import(document=small_workspace())
+    user = django_user_model.objects.create_user("writer")
+    before = tokens()
+
+    item = item_update(
+        layer="layer-001", path="docs/item-0002.md", changes={"title": "Renamed"}, user=user
+    )
+
+    after = tokens()
+    assert Item.objects.get(pk=item.pk).title == "Renamed"
+    assert item.history.first().history_user == user
+    assert after["layer-001"] != before["layer-001"]
+    assert after["workspace"] != before["workspace"]
+    assert {key: after[key] for key in ("layer-000", "layer-002", "profiles")} == {
+        key: before[key] for key in ("layer-000", "layer-002", "profiles")
+    }
+
+
+def test_item_update__same_values__writes_nothing_and_keeps_the_version():
+    workspace_import(document=small_workspace())
+    before = tokens()
+    item = Item.objects.get(layer__key="layer-000", path="docs/item-0000.md")
+
+    item_update(layer="layer-000", path=item.path, changes={"title": item.title})
+
+    assert tokens() == before
+    assert item.history.count() == 1
+
+
+def test_item_update__stale_if_match__refused_and_nothing_changes():
+    workspace_import(document=small_workspace())
+    item = Item.objects.get(layer__key="layer-000", path="docs/item-0000.md")
+    before = tokens()
+
+    with pytest.raises(PreconditionFailed) as caught:
+        item_update(layer="layer-000", path=item.path, changes={"title": "x"}, if_match='"stale"')
+
+    assert caught.value.current_etag == item_etag(item)
+    assert Item.objects.get(pk=item.pk).title == item.title
+    assert tokens() == before
+
+
+def test_item_update__invalid_field__entry_invalid_at_its_document_path():
+    workspace_import(document=small_workspace())
+
+    with pytest.raises(EntryInvalid) as caught:
+        item_update(layer="layer-001", path="docs/item-0003.md", changes={"title": ["a"]})
+
+    body = caught.value.as_dict()["error"]
+    assert body["path"] == "layers[1].items[3].title"
+    assert body["field"] == "title"
+
+
+@pytest.mark.parametrize("text", ["nul\x00inside", "lone \ud800 surrogate"])
+def test_item_update__text_the_database_cannot_store__refused_at_the_field(text):
+    workspace_import(document=small_workspace())
+
+    with pytest.raises(EntryInvalid) as caught:
+        item_update(layer="layer-000", path="docs/item-0000.md", changes={"body": text})
+
+    assert caught.value.as_dict()["error"]["field"] == "body"
+
+
+def test_item_create__path_taken__conflict_at_path_and_nothing_written():
+    workspace_import(document=small_workspace())
+    before = tokens()
+
+    with pytest.raises(Conflict) as caught:
+        item_create(layer="layer-000", document={"path": "docs/item-0000.md"})
+
+    assert caught.value.path == "path"
+    assert Item.objects.filter(layer__key="layer-000").count() == 4
+    assert tokens() == before
+
+
+# --- consumers, layers ----------------------------------------------------------------------
+
+
+def test_consumer_create__key_taken__conflict_naming_the_key():
+    workspace_import(document=small_workspace())
+
+    with pytest.raises(Conflict) as caught:
+        consumer_create(document={"key": "assistant"})
+
+    assert str(caught.value) == 'key: consumer "assistant" already exists'
+    assert caught.value.path == "key"
+
+
+def test_consumer_delete__used_by_a_profile__conflict_and_kept():
+    workspace_import(document=small_workspace())
+
+    with pytest.raises(Conflict):
+        consumer_delete(key="assistant")
+
+    assert Consumer.objects.filter(key="assistant").exists()
+
+
+def test_layer_update__name__bumps_its_token_not_the_profiles_token():
+    workspace_import(document=small_workspace())
+    before = tokens()
+
+    layer_update(key="layer-002", changes={"name": "Renamed"})
+
+    after = tokens()
+    assert after["layer-002"] != before["layer-002"]
+    assert after["profiles"] == before["profiles"]
+    assert after["layer-000"] == before["layer-000"]
+
+
+def test_layer_delete__rules_use_it__conflict_and_kept():
+    workspace_import(document=small_workspace())
+
+    with pytest.raises(Conflict):
+        layer_delete(key="layer-000")
+
+    assert Layer.objects.filter(key="layer-000").exists()
+
+
+# --- profiles and rules -----------------------------------------------------------------------
+
+
+def test_rule_update__bumps_the_profiles_token_and_no_layer_token():
+    workspace_import(document=small_workspace())
+    before = tokens()
+
+    rule_update(profile="profile-0", layer="layer-001", changes={"mode": "on-demand"})
+
+    after = tokens()
+    assert after["profiles"] != before["profiles"]
+    assert all(after[key] == before[key] for key in ("layer-000", "layer-001", "layer-002"))
+    rule = Rule.objects.get(profile__key="profile-0", layer__key="layer-001")
+    assert rule.mode == "on-demand"
+
+
+def test_rule_update__stale_profile_etag__refused():
+    workspace_import(document=small_workspace())
+    etag = profile_etag(Profile.objects.get(key="profile-0"))
+    rule_update(profile="profile-0", layer="layer-000", changes={"maxItems": 1}, if_match=etag)
+
+    with pytest.raises(PreconditionFailed):
+        rule_update(profile="profile-0", layer="layer-000", changes={"maxItems": 2}, if_match=etag)
+
+    assert Rule.objects.get(profile__key="profile-0", layer__key="layer-000").max_items == 1
+
+
+def test_profile_update__selection_of_another_profile__invalid_at_the_profile_path():
+    workspace_import(document=small_workspace())
+
+    with pytest.raises(EntryInvalid) as caught:
+        profile_update(
+            key="profile-1", changes={"consumer": "assistant", "objective": "objective-0"}
+        )
+
+    assert caught.value.issues[0].path == "profiles[1]"
+    assert "profile-0" in caught.value.issues[0].message
+    assert Profile.objects.get(key="profile-1").objective == "objective-1"
+
+
+def test_profile_create__with_rules__creates_both_in_document_order():
+    workspace_import(document=small_workspace())
+
+    profile_create(
+        document={
+            "key": "fresh",
+            "consumer": "reviewer",
+            "objective": "new",
+            "budget": 10,
+            "rules": {"layer-002": {"mode": "retrieve"}, "layer-000": {}},
+        }
+    )
+
+    rules = Rule.objects.filter(profile__key="fresh").order_by("position")
+    assert [rule.layer.key for rule in rules] == ["layer-002", "layer-000"]
+
+
+# --- scenarios --------------------------------------------------------------------------------
+
+
+def test_scenario_save__name_of_another_profiles_scenario__refused_and_not_moved():
+    # Given profile-1's default scenario "Late refund",
+    workspace_import(document=small_workspace())
+    scenarios_upsert(
+        scenarios=[{"name": "Late refund", "profile": "profile-1", "input": {}, "default": True}]
+    )
+
+    # when the editor of profile-0 saves its sample under the same name,
+    with pytest.raises(ScenarioNameTaken):
+        scenario_save(profile="profile-0", name="Late refund", request={"now": NOW})
+
+    # then profile-1 keeps its scenario, still its default.
+    scenario = Scenario.objects.get(name="Late refund")
+    assert (scenario.profile.key, scenario.is_default, scenario.now) == ("profile-1", True, None)
+
+
+def test_scenario_save__name_of_its_own_scenario__overwrites_it_and_keeps_the_default():
+    workspace_import(document=small_workspace())
+    scenarios_upsert(
+        scenarios=[{"name": "Late refund", "profile": "profile-0", "input": {}, "default": True}]
+    )
+
+    scenario_save(profile="profile-0", name="Late refund", request={"now": NOW})
+
+    scenario = Scenario.objects.get(name="Late refund")
+    assert (scenario.profile.key, scenario.is_default, scenario.now) == ("profile-0", True, NOW)
+
+
+# --- the import -------------------------------------------------------------------------------
+
+
+def test_workspace_import__one_item_changed__bumps_only_that_layers_token():
+    document = small_workspace()
+    workspace_import(document=document)
+    before = tokens()
+    document["layers"][2]["items"][1]["body"] = "changed"
+
+    workspace_import(document=document, mode="replace")
+
+    after = tokens()
+    assert after["layer-002"] != before["layer-002"]
+    assert {key: after[key] for key in ("layer-000", "layer-001", "profiles")} == {
+        key: before[key] for key in ("layer-000", "layer-001", "profiles")
+    }
