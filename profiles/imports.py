@@ -15,11 +15,11 @@ items), leaving every other layer, consumer and profile as stored.
 import logging
 import re
 
-from django.db import transaction
 from django.tasks import task
 from django.utils import timezone
 
 from profiles import services
+from profiles.concurrency import workspace_write
 from profiles.exports import workspace_document_read
 from profiles.mappers import canonical_string
 from profiles.models import ImportJob
@@ -103,8 +103,7 @@ def _finish(job: ImportJob, status: str, **fields) -> None:
 
 
 def _import(document, *, mode: str, layer: str | None, user) -> ImportSummary:
-    with transaction.atomic():
-        services.workspace_writes_lock()
+    with workspace_write():
         if layer is None:
             return services.workspace_import(document=document, mode=mode, user=user)
         entry, file_prefix = _layer_entry(document, layer)
