@@ -3,7 +3,7 @@
 It is the largest part of every live preview (seven stages per layer, a row per item) and
 Django's template engine spent most of a preview's time on it; building the same markup with
 f-strings is several times faster. Every value goes through ``_e`` (HTML-escaped, quotes
-included) unless it is already a SafeString: the sentences of ``profiles.studio.explain``,
+included) unless it is already a SafeString: the sentences of ``profiles.presenters.explain``,
 which escape their own arguments.
 """
 
@@ -64,7 +64,9 @@ def _item_row(item: dict) -> str:
 def _excluded_row(entry: dict) -> str:
     age = f"{entry['ageDays']} days old" if entry["reason"] == "STALE" else "no valid date"
     return (
-        f'<tr class="fate-excluded"><td><code class="small">{_e(entry["item"])}</code></td>'
+        f'<tr class="fate-excluded" data-item="{_e(entry["item"])}">'
+        f'<td><span class="item-title">{_e(entry["title"])}</span><br>'
+        f'<code class="small">{_e(entry["item"])}</code></td>'
         f'<td class="num">{_DASH}</td><td>{_DASH}</td>'
         f'<td class="small">{_e(entry["date"] or "no date")} '
         f'<span class="badge badge-stale">{_e(entry["reason"])}</span></td>'
@@ -72,23 +74,31 @@ def _excluded_row(entry: dict) -> str:
     )
 
 
-def _items(entry: dict) -> str:
-    if not entry["items"] and not entry["excluded"]:
+def _items(entry: dict, rows_url: str) -> str:
+    """Return a layer's items as a closed disclosure whose rows load when it is opened."""
+    counts = entry["counts"]
+    if entry["kind"] == "omitted" or not (
+        counts["units"] or counts["references"] or counts["not_current"]
+    ):
         return ""
-    not_current = f", {len(entry['excluded'])} not current" if entry["excluded"] else ""
-    rows = "".join(_item_row(item) for item in entry["items"]) + "".join(
-        _excluded_row(excluded) for excluded in entry["excluded"]
-    )
+    parts = [f"{counts['admitted']:,} in the text"]
+    if counts["trimmed"]:
+        parts.append(f"{counts['trimmed']:,} trimmed")
+    if counts["references"]:
+        parts.append(f"{counts['references']:,} other references")
+    if counts["not_current"]:
+        parts.append(f"{counts['not_current']:,} not current")
+    key = _e(entry["key"])
+    vals = html.escape(json.dumps({"layer": entry["key"]}), quote=True)
     return (
-        f'<details class="tl-items" id="items-{_e(entry["key"])}">'
-        f"<summary>Items ({len(entry['items'])}{not_current})</summary>"
-        '<table class="items"><thead><tr><th scope="col">item</th><th scope="col">score</th>'
-        '<th scope="col">matched</th><th scope="col">date</th><th scope="col">outcome</th>'
-        f"</tr></thead><tbody>{rows}</tbody></table></details>"
+        f'<details class="tl-items" id="items-{key}" hx-post="{_e(rows_url)}" '
+        f'hx-trigger="toggle once" hx-sync="this" hx-target="find .tl-rows" hx-swap="innerHTML" '
+        f'hx-vals="{vals}"><summary>Items: {" · ".join(parts)}</summary>'
+        '<div class="tl-rows"><p class="muted">Loading…</p></div></details>'
     )
 
 
-def _entry(entry: dict) -> str:
+def _entry(entry: dict, rows_url: str) -> str:
     record = entry["record"]
     decision = record["decision"]
     key, kind = _e(entry["key"]), _e(entry["kind"])
@@ -105,14 +115,35 @@ def _entry(entry: dict) -> str:
         f'<span class="layer-key">{key}</span> <span class="layer-name">{_e(record["name"])}</span>'
         f' <span class="badge kind-badge kind-{kind}">{_e(entry["kind_label"])}</span>'
         f' <code class="reason">{_e(decision["reason"])}</code>{badges}</div>'
-        f'<ol class="stages">{stages}</ol>{_items(entry)}</li>'
+        f'<ol class="stages">{stages}</ol>{_items(entry, rows_url)}</li>'
     )
 
 
 @register.simple_tag
-def decision_timeline(timeline: list[dict]):
+def decision_timeline(timeline: list[dict], rows_url: str):
     """Return the timeline's ``<li>`` entries, one per layer in render order."""
-    return mark_safe("".join(_entry(entry) for entry in timeline))
+    return mark_safe("".join(_entry(entry, rows_url) for entry in timeline))
+
+
+@register.simple_tag
+def item_rows(group: dict, layer: str, rows_url: str, page_size: int):
+    """Return the shown rows of a group, then a "show more" row when some are left."""
+    rows = "".join(
+        _excluded_row(row) if row["fate"] == "excluded" else _item_row(row)
+        for row in group["shown"]
+    )
+    if group["rest"]:
+        vals = json.dumps(
+            {"layer": layer, "group": group["name"], "start": str(group["next_start"])}
+        )
+        rows += (
+            '<tr class="more-row"><td colspan="5"><button type="button" class="button small" '
+            f'hx-post="{_e(rows_url)}" hx-sync="this" hx-target="closest tr" hx-swap="outerHTML" '
+            f'hx-vals="{html.escape(vals, quote=True)}">Show {min(group["rest"], page_size):,} '
+            f'more <span class="muted">({group["next_start"]:,} of {group["count"]:,} '
+            "shown)</span></button></td></tr>"
+        )
+    return mark_safe(rows)
 
 
 @register.simple_tag

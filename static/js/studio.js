@@ -1,4 +1,4 @@
-// Context Studio: small behaviours of the editor (no inline scripts; htmx does the requests).
+// Context Studio: small behaviours of the pages (no inline scripts; htmx does the requests).
 (function () {
   "use strict";
 
@@ -13,6 +13,7 @@
     document.querySelectorAll("#editor-form [data-error-for]").forEach(function (span) {
       var message = errors[span.getAttribute("data-error-for")] || "";
       span.textContent = message;
+      if (!span.id) return;
       var control = document.querySelector('[aria-describedby~="' + span.id + '"]');
       if (control) {
         if (message) control.setAttribute("aria-invalid", "true");
@@ -21,6 +22,72 @@
     });
   }
 
+  // --- unsaved edits: mark the edited cells, warn before leaving ---------------------------
+
+  function isEdited(control) {
+    var saved = control.getAttribute("data-saved");
+    return saved !== null && control.value !== saved;
+  }
+
+  function markEdited(control) {
+    var cell = control.closest("td, .more-field, .budget-field");
+    if (cell) cell.classList.toggle("is-edited", isEdited(control));
+    var group = control.closest("tbody[data-rule-layer]");
+    if (group) {
+      var edited = Array.prototype.some.call(group.querySelectorAll("[data-saved]"), isEdited);
+      var badge = group.querySelector("[data-edited-badge]");
+      if (badge) badge.hidden = !edited;
+    }
+  }
+
+  function markAllEdited() {
+    document.querySelectorAll("#editor-form [data-saved]").forEach(markEdited);
+  }
+
+  function hasUnsavedEdits() {
+    var form = document.getElementById("editor-form");
+    if (!form) return false;
+    var badge = document.getElementById("unsaved-badge");
+    if (badge && badge.getAttribute("data-dirty") === "true") return true;
+    return Array.prototype.some.call(form.querySelectorAll("[data-saved]"), isEdited);
+  }
+
+  var leavingOnPurpose = false;
+
+  document.addEventListener("click", function (event) {
+    // Save and Discard leave the page on purpose: no warning for them.
+    if (event.target.closest("[data-leaves-draft]")) leavingOnPurpose = true;
+  });
+
+  window.addEventListener("beforeunload", function (event) {
+    if (leavingOnPurpose || !hasUnsavedEdits()) return;
+    event.preventDefault();
+    event.returnValue = "";  // older browsers need a value to show their dialog
+  });
+
+  // htmx requests that replace the page (boosted links, pushed URLs) ask first, too.
+  document.addEventListener("htmx:confirm", function (event) {
+    var elt = event.detail.elt;
+    var navigates = elt && (elt.closest("[hx-boost]") || elt.hasAttribute("hx-push-url"));
+    if (!navigates || leavingOnPurpose || !hasUnsavedEdits()) return;
+    if (!window.confirm("You have unsaved edits. Leave this page and lose them?")) {
+      event.preventDefault();
+    }
+  });
+
+  document.addEventListener("input", function (event) {
+    var el = event.target;
+    if (el.hasAttribute && el.hasAttribute("data-saved")) markEdited(el);
+    // Grey out selects left on the default rule's value.
+    if (el.tagName === "SELECT" && el.closest(".rules")) {
+      el.classList.toggle("is-default", el.value === "");
+    }
+  });
+
+  document.addEventListener("DOMContentLoaded", markAllEdited);
+
+  // --- the preview --------------------------------------------------------------------------
+
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.detail.target && event.detail.target.id === "preview") {
       openDetails = Array.prototype.map.call(
@@ -28,7 +95,9 @@
     }
   });
 
-  document.addEventListener("htmx:afterSwap", function (event) {
+  // After the settle step htmx has wired the new content, so a reopened disclosure loads its
+  // rows again (hx-trigger="toggle once"), for the new draft.
+  document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail.target;
     if (!target || target.id !== "preview") return;
     openDetails.forEach(function (id) {
@@ -38,23 +107,27 @@
     applyFieldErrors(target);
   });
 
-  // Grey out selects left on the default rule's value.
-  document.addEventListener("change", function (event) {
-    var el = event.target;
-    if (el.tagName === "SELECT" && el.closest(".rules")) {
-      el.classList.toggle("is-default", el.value === "");
-    }
-  });
+  // --- small controls -------------------------------------------------------------------------
+
+  function flash(button, text) {
+    var before = button.textContent;
+    button.textContent = text;
+    setTimeout(function () { button.textContent = before; }, 1500);
+  }
 
   document.addEventListener("click", function (event) {
-    var button = event.target.closest("[data-copy]");
-    if (!button) return;
-    var source = document.getElementById(button.getAttribute("data-copy"));
-    if (!source || !navigator.clipboard) return;
-    navigator.clipboard.writeText(source.textContent).then(function () {
-      button.textContent = "Copied";
-      setTimeout(function () { button.textContent = "Copy"; }, 1500);
-    });
+    var button = event.target.closest("[data-copy], [data-copy-href]");
+    if (!button || !navigator.clipboard) return;
+    var text;
+    if (button.hasAttribute("data-copy-href")) {
+      var link = document.getElementById(button.getAttribute("data-copy-href"));
+      text = link ? link.href : "";
+    } else {
+      var source = document.getElementById(button.getAttribute("data-copy"));
+      text = source ? source.textContent : "";
+    }
+    if (!text) return;
+    navigator.clipboard.writeText(text).then(function () { flash(button, "Copied"); });
   });
 
   // Ctrl+S (Cmd+S on a Mac) saves the editor instead of saving the page as a file.
@@ -65,6 +138,28 @@
     if (!save) return;
     event.preventDefault();
     save.click();
+  });
+
+  // Suggest a key from a name while the key has not been typed by hand ("Order history" ->
+  // "order-history"); the key field names its source with data-key-from.
+  function slugify(text) {
+    return text.toLowerCase().normalize("NFKD").replace(/[\u0300-\u036f]/g, "")
+      .replace(/[^a-z0-9_-]+/g, "-").replace(/^[-_]+|-+$/g, "").replace(/-{2,}/g, "-").slice(0, 64);
+  }
+
+  document.addEventListener("input", function (event) {
+    var source = event.target;
+    if (!source.id) return;
+    document.querySelectorAll('[data-key-from="' + source.id + '"]').forEach(function (key) {
+      if (key.getAttribute("data-typed") === "true") return;
+      key.value = slugify(source.value);
+    });
+  });
+
+  document.addEventListener("input", function (event) {
+    if (event.target.hasAttribute && event.target.hasAttribute("data-key-from")) {
+      event.target.setAttribute("data-typed", event.target.value ? "true" : "false");
+    }
   });
 
   // Confirmation buttons (e.g. delete) name their question in data-confirm.

@@ -30,7 +30,19 @@ STUDIO_PAGES = {
     "workspace-upload": lambda ws: "/workspace/upload/",
 }
 # Not pages: a redirect, a file download, fragments and POST-only actions.
-NOT_PAGES = {"home", "favicon", "profile-preview", "workspace-download"}
+NOT_PAGES = {
+    "home",
+    "favicon",
+    "workspace-download",
+    "profile-preview",
+    "profile-preview-rows",
+    "profile-preview-cut",
+    "profile-preview-handoff",
+    "profile-save",
+    "profile-discard",
+    "profile-scenario-load",
+    "profile-scenario-save",
+}
 
 ADMIN_PAGES = {
     "admin index (recent actions)": lambda ws: "/admin/",

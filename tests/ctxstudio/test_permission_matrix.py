@@ -158,19 +158,35 @@ EXPECTATIONS: dict[str, Door] = {
     "profile-delete": Door(
         {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
     ),
+    # The editor (RESOLVE): the page, its preview and what the preview loads on demand…
     "profile-editor": Door(
-        {
-            "GET": (LOGIN, 200, LOGIN, 200, 200),
-            # Sample-input actions are part of previewing (RESOLVE)…
-            "POST action=discard": (LOGIN, 302, LOGIN, 302, 302),
-            "POST action=load-scenario": (LOGIN, 400, LOGIN, 400, 400),
-            # …saving rules or a scenario is WRITE_RULES.
-            "POST action=save": (LOGIN, 403, LOGIN, 302, 302),
-            "POST action=save-scenario": (LOGIN, 403, LOGIN, 400, 400),
-        }
+        {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 405, LOGIN, 405, 405)}
     ),
     "profile-preview": Door(
         {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 200, LOGIN, 200, 200)}
+    ),
+    "profile-preview-rows": Door(  # no layer named: 400
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 400, LOGIN, 400, 400)}
+    ),
+    "profile-preview-cut": Door(
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 200, LOGIN, 200, 200)}
+    ),
+    "profile-preview-handoff": Door(
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 200, LOGIN, 200, 200)}
+    ),
+    # …sample-input actions are part of previewing (RESOLVE)…
+    "profile-discard": Door(
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 302, LOGIN, 302, 302)}
+    ),
+    "profile-scenario-load": Door(  # no scenario chosen: 400
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 400, LOGIN, 400, 400)}
+    ),
+    # …saving rules or a scenario is WRITE_RULES.
+    "profile-save": Door(
+        {"GET": (LOGIN, 403, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 302, 302)}
+    ),
+    "profile-scenario-save": Door(  # no name given: 400
+        {"GET": (LOGIN, 403, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 400, 400)}
     ),
     "layer-list": STUDIO_SIGNED_IN,
     "layer-edit": Door(  # READ_CONFIG (the layer's own fields); POST WRITE_MATERIAL

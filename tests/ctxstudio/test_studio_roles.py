@@ -47,7 +47,7 @@ def write_controls() -> dict[str, str]:
         "New profile": f'href="{reverse("profile-create")}"',
         "Duplicate": f'href="{reverse("profile-duplicate", args=[PROFILE])}"',
         "Delete": f'href="{reverse("profile-delete", args=[PROFILE])}"',
-        "Save rules": 'value="save"',
+        "Save rules": 'id="save-button"',
         "Save as scenario": 'value="save-scenario"',
         "Items link": f'href="{reverse("item-list", args=[LAYER])}"',
         "Workspace link": f'href="{reverse("workspace-upload")}"',
@@ -156,14 +156,20 @@ def test_editor_page__reader__shows_the_timeline_without_other_customers_materia
 def test_preview__reader__shows_only_the_filtered_items(people):
     client = people.clients["reader"]
     data = editor_form_data(client.get(reverse("profile-editor", args=[PROFILE])).content.decode())
-    data["rule-tickets-maxItems"] = "10"
+    data["tickets-maxItems"] = "10"
 
     response = client.post(
         reverse("profile-preview", args=[PROFILE]), data, headers={"HX-Request": "true"}
     )
+    # A layer's item rows load when it is opened in the timeline.
+    rows = client.post(
+        reverse("profile-preview-rows", args=[PROFILE]),
+        {**data, "layer": "tickets"},
+        headers={"HX-Request": "true"},
+    )
 
-    html = response.content.decode()
-    assert response.status_code == 200
+    html = response.content.decode() + rows.content.decode()
+    assert response.status_code == rows.status_code == 200
     assert "T-1001" in html
     assert [text for text in OTHER_CUSTOMER_MATERIAL if text in html] == []
 
@@ -171,9 +177,9 @@ def test_preview__reader__shows_only_the_filtered_items(people):
 def test_editor_page__reader_posts_save__403_and_nothing_saved(people):
     client = people.clients["reader"]
     data = editor_form_data(client.get(reverse("profile-editor", args=[PROFILE])).content.decode())
-    data.update({"budget": "123", "action": "save"})
+    data["budget"] = "123"
 
-    response = client.post(reverse("profile-editor", args=[PROFILE]), data)
+    response = client.post(reverse("profile-save", args=[PROFILE]), data)
 
     assert response.status_code == 403
     assert Profile.objects.get(key=PROFILE).budget != 123
@@ -185,9 +191,9 @@ def test_editor_page__reader_posts_save__403_and_nothing_saved(people):
 def test_studio__editor__saves_rules(people):
     client = people.clients["editor"]
     data = editor_form_data(client.get(reverse("profile-editor", args=[PROFILE])).content.decode())
-    data.update({"budget": "1234", "action": "save"})
+    data["budget"] = "1234"
 
-    response = client.post(reverse("profile-editor", args=[PROFILE]), data)
+    response = client.post(reverse("profile-save", args=[PROFILE]), data)
 
     assert response.status_code == 302
     assert Profile.objects.get(key=PROFILE).budget == 1234
@@ -196,9 +202,9 @@ def test_studio__editor__saves_rules(people):
 def test_studio__editor__saves_a_scenario(people):
     client = people.clients["editor"]
     data = editor_form_data(client.get(reverse("profile-editor", args=[PROFILE])).content.decode())
-    data.update({"scenario_name": "Editor's case", "action": "save-scenario"})
+    data["scenario_name"] = "Editor's case"
 
-    response = client.post(reverse("profile-editor", args=[PROFILE]), data)
+    response = client.post(reverse("profile-scenario-save", args=[PROFILE]), data)
 
     assert response.status_code == 200
     assert Scenario.objects.filter(name="Editor's case", profile__key=PROFILE).exists()

@@ -33,6 +33,7 @@ from urllib.parse import urlencode  # noqa: E402
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
+from django.http import QueryDict  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
@@ -79,21 +80,22 @@ def main(argv=None) -> int:
         for index in range(args.rounds):
             data = dict(form)
             layer = layers[index % len(layers)]
-            data[f"rule-{layer}-participation"] = "exclude"
-            data[f"rule-{layer}-required"] = ""
+            data[f"{layer}-participation"] = "exclude"
+            data[f"{layer}-required"] = ""
             data["budget"] = str(900 + index % 5 * 100)
             drafts.append(data)
 
-        sample = studio.sample_from_scenario(
-            scenario_get_default(profile=studio_profile()), document
-        )
-        request = sample.as_request() | {"profile": PROFILE}
+        values = studio.sample_values_from_scenario(scenario_get_default(profile=studio_profile()))
+        sample = studio.sample_form(values, document)
+        # What the preview resolves: a summary (SPEC §7.1).
+        request = sample.as_request() | {"profile": PROFILE, "detail": studio.SUMMARY}
 
         engine, service, server, queries = [], [], [], set()
         for data in drafts[:5]:  # warm up: compile, templates, session
             post_preview(client, url, data)
         for data in drafts:
-            draft = studio.draft_from_post(data, document, PROFILE)
+            draft = studio.draft_from_post(QueryDict(urlencode(data)), document, PROFILE)
+            assert draft.is_valid(), draft.field_errors()
             overrides, budget = draft.rule_overrides(), draft.budget_value()
 
             compiled = cache.workspace_get().compiled

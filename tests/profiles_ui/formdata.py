@@ -43,6 +43,10 @@ class _FormReader(HTMLParser):
         elif tag == "select":
             self._select = None
         elif tag == "textarea":
+            # Browsers drop the newline that may follow <textarea> (HTML's parsing rule).
+            name = self._textarea
+            if name and self.data[name].startswith("\n"):
+                self.data[name] = self.data[name][1:]
             self._textarea = None
 
     def handle_data(self, data):

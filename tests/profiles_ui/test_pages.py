@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 import resolver.reasons as reasons
 from profiles.models import Item, Layer, Profile, Rule
-from profiles.studio import REASON_SENTENCES, explain
+from profiles.presenters import REASON_SENTENCES, explain
 
 pytestmark = pytest.mark.django_db
 

@@ -63,8 +63,8 @@ def test_recent_changes__imported_rows_and_saved_rule__document_names_and_actor(
     editor_client, workspace
 ):
     data = editor_form_data(editor_client.get("/profiles/support-answer/").content.decode())
-    data.update({"rule-tickets-maxItems": "1", "rule-kb-currentness.maxAgeDays": "30"})
-    editor_client.post("/profiles/support-answer/", {**data, "action": "save"})
+    data.update({"tickets-maxItems": "1", "kb-currentness.maxAgeDays": "30"})
+    editor_client.post("/profiles/support-answer/save/", data)
 
     html = editor_client.get("/profiles/support-answer/").content.decode()
     history = html.split('class="history-list"')[1].split("</ol>")[0]
@@ -93,8 +93,8 @@ def test_admin_profile_change__rules_inline__every_control_named_and_required_li
 
 def test_admin_index__rule_saved_in_the_studio__listed_in_recent_actions(editor_client, workspace):
     data = editor_form_data(editor_client.get("/profiles/support-answer/").content.decode())
-    data["rule-tickets-maxItems"] = "1"
-    editor_client.post("/profiles/support-answer/", {**data, "action": "save"})
+    data["tickets-maxItems"] = "1"
+    editor_client.post("/profiles/support-answer/save/", data)
 
     html = editor_client.get("/admin/").content.decode()
 
