@@ -262,6 +262,7 @@ def profile_scenario_save(request, key):
     scenarios = _scenarios(profile)
     loaded = _loaded_scenario(request, profile, scenarios)
     name = request.POST.get("scenario_name", "").strip()
+    taken = False
     if not name:
         draft.scenario_error = "Give the scenario a name to save it."
     elif not draft.sample.is_valid():
@@ -277,11 +278,12 @@ def profile_scenario_save(request, key):
             )
         except Conflict as exc:
             draft.scenario_error = f"Scenario not saved — {exc.message}"
+            taken = True
         else:
             draft.notice = f"Scenario “{name}” saved."
             _remember(request, profile, draft, loaded.pk)
             scenarios = _scenarios(profile)
-    status = 400 if getattr(draft, "scenario_error", "") else 200
+    status = 409 if taken else 400 if draft.scenario_error else 200
     return _sample_response(
         request, profile, draft, cached, loaded=loaded, scenarios=scenarios, status=status
     )
