@@ -4,10 +4,11 @@ in its harder states; the keyboard reaches every part of the editor quickly."""
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver
 from playwright.sync_api import expect
 
-from profiles.models import Item, Profile
+from profiles.models import ImportJob, Item, Profile
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -28,7 +29,21 @@ STUDIO_PAGES = {
     "item-list": lambda ws: "/layers/kb/items/",
     "item-edit": lambda ws: f"/layers/kb/items/{Item.objects.filter(layer__key='kb').first().pk}/",
     "workspace-upload": lambda ws: "/workspace/upload/",
+    "workspace-import-job": lambda ws: f"/workspace/imports/{finished_import().pk}/",
 }
+
+
+def finished_import() -> ImportJob:
+    """An import that ended with errors: the job page's fullest state."""
+    return ImportJob.objects.create(
+        user=User.objects.get(username="editor"),
+        status=ImportJob.Status.FAILED,
+        phase="finished",
+        progress=100,
+        error={"issues": [{"path": "layers[0].key", "message": "is required"}]},
+    )
+
+
 # Not pages: a redirect, a file download, fragments and POST-only actions.
 NOT_PAGES = {
     "home",
