@@ -94,6 +94,7 @@ class Site:
     token: str = ""
     session: str = ""
     process: subprocess.Popen | None = None
+    worker: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
@@ -170,6 +171,14 @@ class Site:
         ).split()
 
     def start(self) -> None:
+        # The task worker runs the imports the API accepts (202), as under make serve.
+        self.worker = subprocess.Popen(
+            [PY, "manage.py", "db_worker", "-v", "0", "--interval", "0.1"],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         self.process = subprocess.Popen(
             [str(Path(PY).parent / "gunicorn"), "-c", "scripts/gunicorn.conf.py", "ctxstudio.wsgi"],
             cwd=ROOT,
@@ -186,6 +195,10 @@ class Site:
         raise SystemExit("gunicorn did not become healthy within 60 s")
 
     def stop(self) -> None:
+        if self.worker is not None:
+            self.worker.terminate()
+            self.worker.wait(timeout=60)
+            self.worker = None
         if self.process is not None:
             self.process.terminate()
             self.process.wait(timeout=30)
@@ -459,13 +472,16 @@ def api_import(site: Site, text: bytes) -> float:
     if reply.status == 202:
         job = json.loads(reply.data)
         url = urllib.parse.urlsplit(job.get("url") or reply.headers["Location"]).path
-        while True:
+        deadline = time.monotonic() + 1800
+        while time.monotonic() < deadline:
             state = json.loads(site.call("GET", url).expect(200).data)
-            if state["status"] in ("SUCCESSFUL", "FAILED"):
-                if state["status"] != "SUCCESSFUL":
+            if state["status"] in ("succeeded", "failed"):
+                if state["status"] != "succeeded":
                     raise SystemExit(f"the import job failed: {state}")
                 break
             time.sleep(0.05)
+        else:
+            raise SystemExit("the import job did not finish within 30 minutes")
     return time.perf_counter() - started
 
 
