@@ -22,6 +22,7 @@ average printed beside the figures. See docs/benchmarks.md ("Web").
 
 import argparse
 import contextlib
+import html
 import http.client
 import json
 import os
@@ -255,6 +256,7 @@ class EditorForm(HTMLParser):
     def __init__(self):
         super().__init__()
         self.fields: list[tuple[str, str]] = []
+        self.action = ""
         self.inside = False
         self.select: str | None = None
         self.select_value: str | None = None
@@ -269,6 +271,8 @@ class EditorForm(HTMLParser):
         attrs = {name: value or "" for name, value in attrs}
         if tag == "form":
             self.inside = attrs.get("id") == "editor-form"
+            if self.inside:
+                self.action = attrs.get("action", "")
             return
         if not self._ours(attrs) and tag not in ("option",):
             return
@@ -307,12 +311,13 @@ class EditorForm(HTMLParser):
             self.textarea = None
 
 
-def editor_fields(page: bytes) -> list[tuple[str, str]]:
+def editor_form(page: bytes) -> tuple[str, list[tuple[str, str]]]:
+    """Return the editor form's action (where saving posts) and its fields."""
     parser = EditorForm()
     parser.feed(page.decode("utf-8"))
     if not parser.fields:
         raise SystemExit("the editor page has no editor-form fields")
-    return parser.fields
+    return html.unescape(parser.action), parser.fields
 
 
 def csrf_token(page: bytes) -> str:
@@ -410,7 +415,7 @@ def measure_requests(site, figures, request, item_path, original_body, path, rep
     page = site.call("GET", editor_url, headers=cookies, api=False).expect(200)
     token = csrf_token(page.data)
     cookie = f"sessionid={site.session}; csrftoken={page_cookie(page, 'csrftoken') or ''}"
-    fields = editor_fields(page.data)
+    save_url, fields = editor_form(page.data)
     editor = []
     for _ in range(reps):
         page = site.call("GET", editor_url, headers=cookies, api=False).expect(200)
@@ -445,7 +450,11 @@ def measure_requests(site, figures, request, item_path, original_body, path, rep
         posted = [(name, value) for name, value in fields if name not in ("budget", "etag")]
         posted += [("budget", str(6000 + n % 2 + 1)), ("action", "save")]
         reply = site.call(
-            "POST", editor_url, urllib.parse.urlencode(posted), headers=form_headers, api=False
+            "POST",
+            save_url or editor_url,
+            urllib.parse.urlencode(posted),
+            headers=form_headers,
+            api=False,
         ).expect(302, 303)
         save.append(reply.seconds)
     figures["studio_save_ms"] = median_ms(save)
