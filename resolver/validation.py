@@ -482,7 +482,8 @@ class _Builder:
             if raw is None:
                 self.error(path, "must be an object")
             return None
-        ppath = _join(path, "path")
+        prefix = f"{path}." if path else ""
+        ppath = prefix + "path"
         item_path = self.string(it.get("path"), ppath, required=True)
         if item_path is not None:
             if not 1 <= len(item_path) <= 255:
@@ -496,9 +497,9 @@ class _Builder:
                 item_path = None
             elif seen is not None:
                 seen[item_path] = path
-        title = self.bounded_string(it.get("title"), _join(path, "title"), MAX_TITLE_CHARS)
-        body = self.bounded_string(it.get("body"), _join(path, "body"), MAX_BODY_CHARS)
-        metadata = self.metadata(it.get("metadata"), _join(path, "metadata"))
+        title = self.bounded_string(it.get("title"), prefix + "title", MAX_TITLE_CHARS)
+        body = self.bounded_string(it.get("body"), prefix + "body", MAX_BODY_CHARS)
+        metadata = self.metadata(it.get("metadata"), prefix + "metadata")
         if item_path is None:
             return None
         return Item(item_path, title or "", body or "", metadata)
@@ -688,22 +689,26 @@ def metadata_problem(metadata: dict) -> str | None:
     while stack:
         container, level = stack.pop()
         if isinstance(container, dict):
-            for key in container:
-                if isinstance(key, str) and violates_text_rule(key):
-                    return "a key " + TEXT_RULE_MESSAGE
+            # One check of all the keys (joined) costs less than one per key.
+            keys = [key for key in container if isinstance(key, str)]
+            if keys and violates_text_rule("".join(keys)):
+                return "a key " + TEXT_RULE_MESSAGE
             children = container.values()
         else:
             children = container
+        texts = []
         for child in children:
-            if isinstance(child, _CONTAINERS):
+            if isinstance(child, str):
+                texts.append(child)
+            elif isinstance(child, _CONTAINERS):
                 if level >= MAX_METADATA_LEVELS:
                     too_deep = True
                 else:
                     stack.append((child, level + 1))
-            else:
-                values += 1
-                if isinstance(child, str) and violates_text_rule(child):
-                    return "a value " + TEXT_RULE_MESSAGE
+                continue
+            values += 1
+        if texts and violates_text_rule("".join(texts)):
+            return "a value " + TEXT_RULE_MESSAGE
     if too_deep:
         return (
             f"must nest at most {MAX_METADATA_LEVELS} levels of objects and lists "
