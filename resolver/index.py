@@ -76,6 +76,7 @@ class LayerIndex:
         self._summaries: list[tuple[str, bool] | None] | None = None
         self._derived: np.ndarray | None = None
         self._records: dict[tuple, np.ndarray] = {}  # path order
+        self._record_lists: dict[tuple, list] = {}  # the same, as lists (for slices)
         self._lines: dict[tuple, np.ndarray] = {}  # reference lines, item order
         self._postings: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
         self._lengths: np.ndarray | None = None
@@ -116,7 +117,11 @@ class LayerIndex:
         first = int(ranks[0])
         count = len(ranks)
         if int(ranks[-1]) - first == count - 1 and (count < 3 or (np.diff(ranks) == 1).all()):
-            return records[first : first + count].tolist()
+            # A run in path order: a slice of the records as a list (a copy of pointers).
+            listed = self._record_lists.get(key)
+            if listed is None:
+                listed = self._record_lists[key] = records.tolist()
+            return listed[first : first + count]
         return records[ranks].tolist()
 
     def position(self, path: str) -> int | None:
@@ -465,6 +470,7 @@ class LayerIndex:
             deleted_ranks = self.path_rank[np.flatnonzero(remap < 0)]
         rank = new.path_rank
         new._records = {}
+        new._record_lists = {}
         for key, records in self._records.items():
             records = np.delete(records, deleted_ranks) if remap is not None else records.copy()
             if appended:
