@@ -8,9 +8,10 @@ When the token moved, the worker re-reads **only what changed** (a constant numb
 queries, whatever the size):
 
 * the small sections — consumers, layers' own fields, profiles, rules — as value rows;
-* the items of the layers whose content token changed (all of them the first time), as value
-  rows (``values_list``), never model instances. A layer whose token did not move keeps the
-  document entry it had, so the engine finds the same layer again and reuses its index.
+* the items of the layers whose content token (``Layer.content_token``) changed (all of
+  them the first time), as value rows (``values_list``), never model instances. A layer
+  whose token did not move keeps the document entry it had, so the engine finds the same
+  layer again and reuses its index.
 
 After the first compilation the surviving objects are frozen (``gc.freeze()``, once per
 process; see ``_freeze_once``), so the collector does not walk the compiled workspace again.
@@ -50,10 +51,8 @@ compilations = 0
 layers_read = 0
 
 
-def _layer_tokens() -> dict[int, str] | None:
-    """Return each layer's content token, or None while layers carry no token."""
-    if not any(f.name == "content_token" for f in Layer._meta.concrete_fields):
-        return None
+def _layer_tokens() -> dict[int, str]:
+    """Return each layer's content token (changed in the transaction of any write to it)."""
     return dict(Layer.objects.values_list("id", "content_token"))
 
 
@@ -62,7 +61,7 @@ def _read_document(previous: CachedWorkspace | None) -> tuple[dict, dict]:
     global layers_read
     tokens = _layer_tokens()
     sections = workspace_sections_get()
-    reusable = previous.layer_entries if previous is not None and tokens is not None else {}
+    reusable = previous.layer_entries if previous is not None else {}
     stale = [
         row.id
         for row in sections.layers
@@ -70,7 +69,7 @@ def _read_document(previous: CachedWorkspace | None) -> tuple[dict, dict]:
     ]
     items_by_layer: dict[int, list] = {layer_id: [] for layer_id in stale}
     if stale:
-        # All layers changed (first read, no tokens): no filter, the cursor reads them all.
+        # Every layer changed (the first read): no filter, one cursor reads them all.
         everything = len(stale) == len(sections.layers)
         for item in item_values_iterate(layer_ids=None if everything else stale):
             items_by_layer[item.layer_id].append(item)
@@ -82,7 +81,7 @@ def _read_document(previous: CachedWorkspace | None) -> tuple[dict, dict]:
             entry = map_layer_to_resolver(row, items_by_layer[row.id])
         else:
             entry = reusable[row.id][1]
-        entries[row.id] = ((tokens or {}).get(row.id), entry)
+        entries[row.id] = (tokens.get(row.id), entry)
         layers.append(entry)
     consumer_keys = {row.id: row.key for row in sections.consumers}
     layer_keys = {row.id: row.key for row in sections.layers}
