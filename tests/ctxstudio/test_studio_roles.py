@@ -161,15 +161,21 @@ def test_preview__reader__shows_only_the_filtered_items(people):
     response = client.post(
         reverse("profile-preview", args=[PROFILE]), data, headers={"HX-Request": "true"}
     )
-    # A layer's item rows load when it is opened in the timeline.
-    rows = client.post(
-        reverse("profile-preview-rows", args=[PROFILE]),
-        {**data, "layer": "tickets"},
-        headers={"HX-Request": "true"},
-    )
+    # What the preview loads on demand: each layer's item rows, the cut units, the handoff.
+    on_demand = [
+        client.post(
+            reverse("profile-preview-rows", args=[PROFILE]),
+            {**data, "layer": layer.key},
+            headers={"HX-Request": "true"},
+        )
+        for layer in Layer.objects.all()
+    ] + [
+        client.post(reverse(name, args=[PROFILE]), data, headers={"HX-Request": "true"})
+        for name in ("profile-preview-cut", "profile-preview-handoff")
+    ]
 
-    html = response.content.decode() + rows.content.decode()
-    assert response.status_code == rows.status_code == 200
+    html = "".join(r.content.decode() for r in [response, *on_demand])
+    assert {r.status_code for r in [response, *on_demand]} == {200}
     assert "T-1001" in html
     assert [text for text in OTHER_CUSTOMER_MATERIAL if text in html] == []
 
