@@ -1,5 +1,10 @@
-"""Forms of the studio pages. Validation is the engine's (``profiles.validation``): each form
-substitutes the edited row into the stored workspace and shows the issues on its fields."""
+"""Forms of the studio pages, and the rule vocabulary they share with the admin.
+
+Each entry form (consumer, layer, item, profile) reads what was typed into a SPEC §2 entry
+(``document()``) for the write services; whether the entry is valid is the engine's to say.
+``add_entry_issues`` puts the service's issues on the fields they name, in words: a key that
+does not fit is explained, not shown as a regular expression.
+"""
 
 import json
 import re
@@ -8,11 +13,11 @@ from django import forms
 from django.conf import settings
 
 from profiles.mappers import CURRENTNESS_FIELDS, RULE_FIELDS, canonical_string
-from profiles.models import Availability, Consumer, Item, Layer
-from profiles.validation import instance_issues
+from profiles.models import Consumer
 from resolver.model import (
     AVAILABILITIES,
     DEFAULT_RULE,
+    FORMATS,
     MODES,
     ON_POLICIES,
     ORDERS,
@@ -71,62 +76,173 @@ NUMERIC_RULE_FIELDS = ("priority", "maxItems", "maxTokens", "currentness.maxAgeD
 AVAILABILITY_CHOICES = AVAILABILITIES
 
 
-def _issue_field(form: forms.BaseForm, name: str | None) -> str | None:
-    return name if name in form.fields else None
+# --- issues in words ----------------------------------------------------------------------------
+
+KEY_HELP = "Lowercase letters, digits, “-” and “_”; it starts with a letter or a digit."
+KEY_IN_WORDS = (
+    "use only lowercase letters, digits, “-” and “_”, start with a letter or a digit, "
+    "and keep it to 64 characters"
+)
+FIELD_IN_WORDS = "use only letters, digits, “-” and “_”, and start with a letter or “_”"
 
 
-class EngineValidatedMixin:
-    """Run the engine's validator on the edited instance and put issues on the fields."""
+def issue_in_words(message: str) -> str:
+    """Return a validation message a person can act on: no pattern, no document path."""
+    if message.startswith("must match ^[a-z0-9]"):
+        got = re.search(r"\(got (.+)\)$", message)
+        return KEY_IN_WORDS + (f" ({got.group(1)} does not)" if got else "")
+    if message.startswith("must match ^[A-Za-z_]"):
+        return FIELD_IN_WORDS
+    # "another profile (profiles[3]) already has…": the path means nothing on a form.
+    return re.sub(r" \((?:consumers|layers|profiles)\[\d+\][^)]*\)", "", message)
 
-    field_aliases: dict[str, str] = {}
 
-    def add_engine_issues(self, issues) -> None:
-        for name, message in issues:
-            name = self.field_aliases.get(name, name)
-            self.add_error(_issue_field(self, name), message)
+def _longest_prefix(path: str, fields: dict[str, str]) -> str | None:
+    path = re.sub(r"\[\d+\]", "", path)
+    while path:
+        if path in fields:
+            return fields[path]
+        path = path.rpartition(".")[0]
+    return None
 
 
-class ProfileCreateForm(EngineValidatedMixin, forms.Form):
-    key = forms.CharField(max_length=64, help_text="Lowercase letters, digits, '-' and '_'.")
-    name = forms.CharField(required=False)
-    consumer = forms.ModelChoiceField(queryset=Consumer.objects.order_by("position", "id"))
-    objective = forms.CharField(max_length=64, help_text="A slug, e.g. answer-ticket.")
-    environment = forms.CharField(
-        max_length=64, required=False, help_text="Optional, e.g. production."
-    )
-    budget = forms.IntegerField(min_value=1, help_text="Estimated tokens (characters ÷ 4).")
+class EntryForm(forms.Form):
+    """A form whose ``document()`` is one SPEC §2 entry; ``entry_fields`` maps the entry's
+    paths (``render.format``) to the form's fields (``render_format``)."""
 
-    def profile_values(self) -> dict:
-        """Return the profile's SPEC §2 entry (consumer by key), for ``profile_create``."""
-        data = self.cleaned_data
-        return {
-            "key": data["key"].strip(),
-            "name": data["name"].strip(),
-            "consumer": data["consumer"].key,
-            "objective": data["objective"].strip(),
-            "environment": data["environment"].strip() or None,
-            "budget": data["budget"],
-        }
+    entry_fields: dict[str, str] = {}
+    etag = forms.CharField(required=False, widget=forms.HiddenInput)
 
-    def add_issues(self, issues) -> None:
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")  # labels read "Key", not "Key:"
+        super().__init__(*args, **kwargs)
+
+    def add_entry_issues(self, issues) -> None:
+        """Put each issue (path relative to the entry) on its field, in words."""
         for issue in issues:
-            # "profiles[7]: another profile …" reads better without the document path.
-            message = re.sub(r"^profiles\[\d+\]: ", "", issue.message)
-            self.add_error(_issue_field(self, issue.path), message)
+            field = _longest_prefix(issue.path, self.entry_fields)
+            field = field if field in self.fields and not self.fields[field].disabled else None
+            message = issue_in_words(issue.message)
+            if field is None and issue.path:
+                message = f"{issue.path}: {message}"
+            self.add_error(field, message)
+
+    def add_conflict(self, conflict) -> None:
+        field = conflict.path if conflict.path in self.fields else None
+        message = conflict.message
+        if field and message.startswith(f"{field}: "):
+            message = message[len(field) + 2 :]
+        self.add_error(field, message)
+
+
+def _key_field(source: str) -> forms.CharField:
+    return forms.CharField(
+        label="Key",
+        max_length=64,
+        help_text=KEY_HELP + " Suggested from the name.",
+        widget=forms.TextInput(
+            attrs={"data-key-from": source, "autocomplete": "off", "spellcheck": "false"}
+        ),
+    )
 
 
 def _split_list(text: str) -> list[str]:
     return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
 
 
-class LayerConditionsForm(EngineValidatedMixin, forms.ModelForm):
-    """The conditions of a layer; lists are typed comma-separated, the filter one per line."""
+def _yes_no(value: str):
+    return {"true": True, "false": False}.get(value)
 
+
+def lock_key(form: forms.Form) -> None:
+    """Show the key of a stored entry without letting it change (URLs and rules use it)."""
+    if "key" in form.fields:
+        form.fields["key"].disabled = True
+        form.fields["key"].help_text = "The key names the entry in rules, URLs and the API."
+        form.fields["key"].widget.attrs.pop("data-key-from", None)
+
+
+# --- consumers --------------------------------------------------------------------------------
+
+
+class ConsumerForm(EntryForm):
+    """A consumer: who reads the context, in which format, with or without item dates."""
+
+    name = forms.CharField(
+        label="Name", required=False, widget=forms.TextInput(attrs={"id": "id_name"})
+    )
+    key = _key_field("id_name")
+    render_format = forms.ChoiceField(
+        label="Format",
+        required=False,
+        choices=[("", "(markdown)"), *((f, "XML" if f == "xml" else f) for f in FORMATS)],
+        help_text="How the context is written for this consumer.",
+    )
+    include_currentness = forms.ChoiceField(
+        label="Item dates in the text",
+        required=False,
+        choices=[("", "(no)"), ("true", "yes"), ("false", "no")],
+    )
+    field_order = ["name", "key", "render_format", "include_currentness", "etag"]
+    entry_fields = {
+        "key": "key",
+        "name": "name",
+        "render": "render_format",
+        "render.format": "render_format",
+        "render.includeCurrentness": "include_currentness",
+    }
+
+    @classmethod
+    def initial_of(cls, entry: dict) -> dict:
+        render = entry.get("render") or {}
+        include = render.get("includeCurrentness")
+        return {
+            "key": entry["key"],
+            "name": entry.get("name", ""),
+            "render_format": render.get("format") or "",
+            "include_currentness": "" if include is None else canonical_string(include),
+        }
+
+    def document(self) -> dict:
+        data = self.cleaned_data
+        entry = {"key": data["key"].strip(), "name": data["name"].strip()}
+        render = {}
+        if data["render_format"]:
+            render["format"] = data["render_format"]
+        if _yes_no(data["include_currentness"]) is not None:
+            render["includeCurrentness"] = _yes_no(data["include_currentness"])
+        entry["render"] = render or None
+        return entry
+
+
+# --- layers -----------------------------------------------------------------------------------
+
+
+class LayerForm(EntryForm):
+    """A layer's own fields and conditions; lists are comma-separated, the filter one per line."""
+
+    name = forms.CharField(
+        label="Name", required=False, widget=forms.TextInput(attrs={"id": "id_name"})
+    )
+    key = _key_field("id_name")
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    availability = forms.ChoiceField(
+        label="Availability",
+        choices=[(a, a) for a in AVAILABILITIES],
+        initial="auto",
+        help_text="“unavailable” or “unknown” leave the layer out of every resolution.",
+    )
     objectives = forms.CharField(
-        required=False, help_text="Comma-separated objectives; empty = every objective."
+        label="Objectives",
+        required=False,
+        help_text="Comma-separated objectives; empty = every objective.",
     )
     consumers = forms.CharField(
-        required=False, help_text="Comma-separated consumer keys; empty = every consumer."
+        label="Consumers",
+        required=False,
+        help_text="Comma-separated consumer keys; empty = every consumer.",
     )
     requires_input_text = forms.CharField(
         label="Requires input",
@@ -139,29 +255,34 @@ class LayerConditionsForm(EngineValidatedMixin, forms.ModelForm):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="One “metadata field = input key” per line: only matching items participate.",
     )
-    field_aliases = {
-        "applies_to_objectives": "objectives",
-        "applies_to_consumers": "consumers",
-        "requires_input": "requires_input_text",
-        "item_filter": "item_filter_text",
+    field_order = ["name", "key", "description", "availability"]
+    entry_fields = {
+        "key": "key",
+        "name": "name",
+        "description": "description",
+        "availability": "availability",
+        "appliesTo": "objectives",
+        "appliesTo.objectives": "objectives",
+        "appliesTo.consumers": "consumers",
+        "requiresInput": "requires_input_text",
+        "itemFilter": "item_filter_text",
     }
 
-    class Meta:
-        model = Layer
-        fields = ["name", "description", "availability"]
-        widgets = {"name": forms.TextInput, "description": forms.Textarea(attrs={"rows": 2})}
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["availability"].choices = Availability.choices
-        layer = self.instance
-        self.initial.setdefault("objectives", ", ".join(layer.applies_to_objectives or []))
-        self.initial.setdefault("consumers", ", ".join(layer.applies_to_consumers or []))
-        self.initial.setdefault("requires_input_text", ", ".join(layer.requires_input or []))
-        self.initial.setdefault(
-            "item_filter_text",
-            "\n".join(f"{k} = {v}" for k, v in sorted((layer.item_filter or {}).items())),
-        )
+    @classmethod
+    def initial_of(cls, entry: dict) -> dict:
+        applies = entry.get("appliesTo") or {}
+        return {
+            "key": entry["key"],
+            "name": entry.get("name", ""),
+            "description": entry.get("description", ""),
+            "availability": entry.get("availability") or "auto",
+            "objectives": ", ".join(applies.get("objectives") or []),
+            "consumers": ", ".join(applies.get("consumers") or []),
+            "requires_input_text": ", ".join(entry.get("requiresInput") or []),
+            "item_filter_text": "\n".join(
+                f"{field} = {key}" for field, key in sorted((entry.get("itemFilter") or {}).items())
+            ),
+        }
 
     def clean_item_filter_text(self) -> dict:
         result = {}
@@ -174,42 +295,56 @@ class LayerConditionsForm(EngineValidatedMixin, forms.ModelForm):
             result[field_name.strip()] = input_key.strip()
         return result
 
-    def clean(self):
-        cleaned = super().clean()
-        if self.errors:
-            return cleaned
-        layer = self.instance
-        layer.applies_to_objectives = _split_list(cleaned.get("objectives", ""))
-        layer.applies_to_consumers = _split_list(cleaned.get("consumers", ""))
-        layer.requires_input = _split_list(cleaned.get("requires_input_text", ""))
-        layer.item_filter = cleaned.get("item_filter_text") or {}
-        for name in ("name", "description", "availability"):
-            setattr(layer, name, cleaned.get(name, getattr(layer, name)))
-        self.add_engine_issues(instance_issues(layer))
-        return cleaned
+    def document(self) -> dict:
+        data = self.cleaned_data
+        applies = {}
+        if _split_list(data["objectives"]):
+            applies["objectives"] = _split_list(data["objectives"])
+        if _split_list(data["consumers"]):
+            applies["consumers"] = _split_list(data["consumers"])
+        return {
+            "key": data["key"].strip(),
+            "name": data["name"].strip(),
+            "description": data["description"].strip(),
+            "availability": data["availability"],
+            "appliesTo": applies or None,
+            "requiresInput": _split_list(data["requires_input_text"]) or None,
+            "itemFilter": data["item_filter_text"] or None,
+        }
 
 
-class ItemForm(EngineValidatedMixin, forms.ModelForm):
-    """An item's title, body and metadata (a JSON object, checked before the engine sees it)."""
+# --- items ------------------------------------------------------------------------------------
 
+
+class ItemForm(EntryForm):
+    """An item: its path in the layer, title, body and metadata (a JSON object)."""
+
+    path = forms.CharField(
+        label="Path",
+        max_length=255,
+        help_text="Unique in the layer; it may contain “/”, e.g. refunds/card-refunds.md.",
+        widget=forms.TextInput(attrs={"spellcheck": "false"}),
+    )
+    title = forms.CharField(label="Title", required=False)
+    body = forms.CharField(
+        label="Body", required=False, strip=False, widget=forms.Textarea(attrs={"rows": 10})
+    )
     metadata_text = forms.CharField(
-        label="Metadata (JSON)",
+        label="Metadata",
         required=False,
-        widget=forms.Textarea(attrs={"rows": 8, "class": "mono", "spellcheck": "false"}),
+        widget=forms.Textarea(attrs={"rows": 6, "class": "mono", "spellcheck": "false"}),
         help_text='A JSON object, e.g. {"updated": "2026-11-20", "customer_id": "C-7"}.',
     )
-    field_aliases = {"metadata": "metadata_text"}
+    entry_fields = {"path": "path", "title": "title", "body": "body", "metadata": "metadata_text"}
 
-    class Meta:
-        model = Item
-        fields = ["title", "body"]
-        widgets = {"title": forms.TextInput, "body": forms.Textarea(attrs={"rows": 10})}
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.initial.setdefault(
-            "metadata_text", json.dumps(self.instance.metadata or {}, indent=2, ensure_ascii=False)
-        )
+    @classmethod
+    def initial_of(cls, entry: dict) -> dict:
+        return {
+            "path": entry["path"],
+            "title": entry.get("title", ""),
+            "body": entry.get("body", ""),
+            "metadata_text": json.dumps(entry.get("metadata") or {}, indent=2, ensure_ascii=False),
+        }
 
     def clean_metadata_text(self) -> dict:
         text = self.cleaned_data["metadata_text"].strip()
@@ -217,24 +352,99 @@ class ItemForm(EngineValidatedMixin, forms.ModelForm):
             return {}
         try:
             value = json.loads(text)
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, RecursionError) as exc:
+            where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
             raise forms.ValidationError(
-                f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+                f"not valid JSON: {getattr(exc, 'msg', exc)}{where}"
             ) from exc
         if not isinstance(value, dict):
             raise forms.ValidationError("must be a JSON object ({…})")
         return value
 
-    def clean(self):
-        cleaned = super().clean()
-        if self.errors:
-            return cleaned
-        item = self.instance
-        item.title = cleaned.get("title", "")
-        item.body = cleaned.get("body", "")
-        item.metadata = cleaned.get("metadata_text") or {}
-        self.add_engine_issues(instance_issues(item))
-        return cleaned
+    def document(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "path": data["path"].strip(),
+            "title": data["title"].strip(),
+            "body": data["body"],
+            "metadata": data["metadata_text"],
+        }
+
+
+# --- profiles ---------------------------------------------------------------------------------
+
+
+class ProfileForm(EntryForm):
+    """A profile's own fields; its rules and budget are edited in the editor."""
+
+    name = forms.CharField(
+        label="Name", required=False, widget=forms.TextInput(attrs={"id": "id_name"})
+    )
+    key = _key_field("id_name")
+    consumer = forms.ModelChoiceField(
+        label="Consumer",
+        queryset=Consumer.objects.order_by("position", "id"),
+    )
+    objective = forms.CharField(
+        label="Objective", max_length=64, help_text="A key, e.g. answer-ticket."
+    )
+    environment = forms.CharField(
+        label="Environment", max_length=64, required=False, help_text="Optional, e.g. production."
+    )
+    budget = forms.IntegerField(
+        label="Budget", min_value=1, help_text="Estimated tokens (characters ÷ 4)."
+    )
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    field_order = ["name", "key", "consumer", "objective", "environment", "budget"]
+    entry_fields = {
+        "key": "key",
+        "name": "name",
+        "consumer": "consumer",
+        "objective": "objective",
+        "environment": "environment",
+        "budget": "budget",
+        "description": "description",
+    }
+
+    @classmethod
+    def initial_of(cls, entry: dict) -> dict:
+        return {
+            "key": entry["key"],
+            "name": entry.get("name", ""),
+            "consumer": Consumer.objects.filter(key=entry["consumer"]).first(),
+            "objective": entry["objective"],
+            "environment": entry.get("environment") or "",
+            "budget": entry["budget"],
+            "description": entry.get("description", ""),
+        }
+
+    def document(self) -> dict:
+        data = self.cleaned_data
+        entry = {
+            "key": data["key"].strip(),
+            "name": data["name"].strip(),
+            "consumer": data["consumer"].key,
+            "objective": data["objective"].strip(),
+            "environment": data["environment"].strip() or None,
+            "budget": data["budget"],
+        }
+        if "description" in self.fields:
+            entry["description"] = data["description"].strip()
+        return entry
+
+    # The profile list's and duplicate page's name for the same thing.
+    profile_values = document
+
+    def add_issues(self, issues) -> None:
+        self.add_entry_issues(issues)
+
+
+ProfileCreateForm = ProfileForm
+
+
+# --- the workspace file -----------------------------------------------------------------------
 
 
 class WorkspaceUploadForm(forms.Form):

@@ -18,6 +18,9 @@ from django.utils.text import slugify
 register = template.Library()
 
 _DASH = "—"
+# Rows load one request at a time, queued on the preview's section (which no swap replaces):
+# opening many layers never sends a burst of full resolutions.
+_SYNC = "#live-preview:queue all"
 
 
 def _e(value) -> str:
@@ -92,7 +95,7 @@ def _items(entry: dict, rows_url: str) -> str:
     vals = html.escape(json.dumps({"layer": entry["key"]}), quote=True)
     return (
         f'<details class="tl-items" id="items-{key}" hx-post="{_e(rows_url)}" '
-        f'hx-trigger="toggle once" hx-sync="this" hx-target="find .tl-rows" hx-swap="innerHTML" '
+        f'hx-trigger="toggle once" hx-sync="{_SYNC}" hx-target="find .tl-rows" hx-swap="innerHTML" '
         f'hx-vals="{vals}"><summary>Items: {" · ".join(parts)}</summary>'
         '<div class="tl-rows"><p class="muted">Loading…</p></div></details>'
     )
@@ -138,7 +141,8 @@ def item_rows(group: dict, layer: str, rows_url: str, page_size: int):
         )
         rows += (
             '<tr class="more-row"><td colspan="5"><button type="button" class="button small" '
-            f'hx-post="{_e(rows_url)}" hx-sync="this" hx-target="closest tr" hx-swap="outerHTML" '
+            f'hx-post="{_e(rows_url)}" hx-sync="{_SYNC}" hx-target="closest tr" '
+            'hx-swap="outerHTML" '
             f'hx-vals="{html.escape(vals, quote=True)}">Show {min(group["rest"], page_size):,} '
             f'more <span class="muted">({group["next_start"]:,} of {group["count"]:,} '
             "shown)</span></button></td></tr>"

@@ -132,20 +132,29 @@ def profile_editor(request, key):
     return _editor_page(request, profile, draft, cached, loaded=loaded, scenarios=scenarios)
 
 
-def _preview_response(request, profile, draft, cached, *, loaded, extra: str = "") -> HttpResponse:
+def _preview_response(request, profile, draft, cached, *, loaded, sample: str = "") -> HttpResponse:
     """Return the preview with its out-of-band companions: the unsaved badge and the
-    scenario state; the page's URL becomes the shareable link of this sample input."""
+    scenario state; the page's URL becomes the shareable link of this sample input.
+
+    With ``sample`` (the re-rendered sample input, the request's target), the preview goes
+    out of band too.
+    """
     context = studio.preview_context(profile, draft, cached)
     context.update(_scenario_context(profile, draft, None, loaded))
     context["row_filters"] = presenters.ROW_FILTERS
     if not request.htmx:
         return render(request, "profiles/editor.html#preview", context)
-    parts = [
-        extra,
-        render_to_string("profiles/editor.html#preview", context, request=request),
-        render_to_string("profiles/editor.html#unsaved-badge", {**context, "oob": True}, request),
-        render_to_string("profiles/editor.html#scenario-state", {**context, "oob": True}, request),
-    ]
+    preview = render_to_string("profiles/editor.html#preview", context, request=request)
+    badge = render_to_string(
+        "profiles/editor.html#unsaved-badge", {**context, "oob": True}, request=request
+    )
+    if sample:
+        parts = [sample, f'<div id="preview" hx-swap-oob="innerHTML">{preview}</div>', badge]
+    else:
+        state = render_to_string(
+            "profiles/editor.html#scenario-state", {**context, "oob": True}, request=request
+        )
+        parts = [preview, badge, state]
     response = HttpResponse("".join(parts))
     response["HX-Replace-Url"] = context["share_url"]
     return response
@@ -221,7 +230,7 @@ def _sample_response(request, profile, draft, cached, *, loaded, scenarios, stat
     context = {"draft": draft, "profile": profile}
     context.update(_scenario_context(profile, draft, scenarios, loaded))
     sample = render_to_string("profiles/editor.html#sample-input", context, request=request)
-    response = _preview_response(request, profile, draft, cached, loaded=loaded, extra=sample)
+    response = _preview_response(request, profile, draft, cached, loaded=loaded, sample=sample)
     response.status_code = status
     return response
 

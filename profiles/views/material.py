@@ -1,16 +1,17 @@
-"""Layers and their items: lists, conditions, item pages."""
+"""Layers and their items: lists, create, edit (a layer's fields and conditions), delete."""
 
-from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Q
-from django.shortcuts import get_object_or_404, redirect, render
+from django.db.models import Count, Q
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from profiles import services
-from profiles.forms import ItemForm, LayerConditionsForm
-from profiles.mappers import map_layer_to_resolver
-from profiles.models import Item, Layer
+from profiles.concurrency import item_etag, layer_etag
+from profiles.forms import ItemForm, LayerForm, lock_key
+from profiles.mappers import map_item_to_resolver, map_layer_to_resolver
+from profiles.models import Item, Layer, Rule
 from profiles.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
@@ -18,46 +19,140 @@ from profiles.permissions import (
     capability_required,
     user_can,
 )
-from profiles.services import WorkspaceValidationError
+from profiles.views.entries import confirm_delete, form_status, save_entry
+
+LAYERS_PER_PAGE = 25
+ITEMS_PER_PAGE = 25
+
+
+def _layer(key: str) -> Layer:
+    layer = Layer.objects.filter(key=key).first()
+    if layer is None:
+        raise Http404(f'no layer "{key}"')
+    return layer
+
+
+# --- layers -------------------------------------------------------------------------------------
 
 
 @capability_required(READ_CONFIG)
 @require_GET
 def layer_list(request):
-    layers = list(Layer.objects.order_by("position", "id"))
-    return render(request, "profiles/layer_list.html", {"layers": layers})
+    """List the layers with their conditions and item counts, a page at a time."""
+    layers = Layer.objects.order_by("position", "id").annotate(item_total=Count("items"))
+    page = Paginator(layers, LAYERS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "profiles/layer_list.html", {"page": page, "layers": page})
+
+
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def layer_create(request):
+    form = LayerForm(request.POST if request.method == "POST" else None)
+    response = save_entry(
+        request,
+        form,
+        lambda: services.layer_create(document=form.document(), user=request.user),
+        success="Layer created. Add its items next.",
+        next_url=lambda layer: reverse("item-list", args=[layer.key]),
+    )
+    if response is not None:
+        return response
+    context = {
+        "form": form,
+        "title": "New layer",
+        "submit": "Create layer",
+        "crumbs": [("Layers", reverse("layer-list"))],
+        "cancel_url": reverse("layer-list"),
+    }
+    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(READ_CONFIG, unsafe=WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def layer_edit(request, key):
-    """Edit a layer's conditions: availability, scope, required input, item filter."""
-    layer = get_object_or_404(Layer, key=key)
-    form = LayerConditionsForm(request.POST or None, instance=layer)
-    if not user_can(request.user, WRITE_MATERIAL):
+    """Edit a layer's fields and conditions: availability, scope, required input, filter."""
+    layer = _layer(key)
+    entry = map_layer_to_resolver(layer, [])
+    initial = LayerForm.initial_of(entry) | {"etag": layer_etag(layer)}
+    form = LayerForm(request.POST if request.method == "POST" else None, initial=initial)
+    lock_key(form)
+    writer = user_can(request.user, WRITE_MATERIAL)
+    if not writer:
         for field in form.fields.values():
             field.disabled = True
-    if request.method == "POST" and form.is_valid():
-        document = map_layer_to_resolver(form.instance, [])
-        document.pop("items")
-        try:
-            services.layer_update(key=key, changes=document, replace=True, user=request.user)
-        except WorkspaceValidationError as exc:
-            form.add_error(None, str(exc))
-        else:
-            messages.success(request, f"Layer {layer.key} saved.")
-            return redirect("layer-list")
-    return render(request, "profiles/layer_form.html", {"form": form, "layer": layer})
+    response = save_entry(
+        request,
+        form,
+        lambda: services.layer_update(
+            key=key,
+            changes={name: value for name, value in form.document().items() if name != "key"},
+            replace=True,
+            user=request.user,
+            if_match=form.cleaned_data["etag"] or None,
+        ),
+        success=f"Layer {key} saved.",
+        next_url=reverse("layer-list"),
+    )
+    if response is not None:
+        return response
+    context = {
+        "form": form,
+        "layer": layer,
+        "title": f"Layer {key}",
+        "submit": "Save",
+        "read_only": not writer,
+        "delete_url": reverse("layer-delete", args=[key]) if writer else None,
+        "crumbs": [("Layers", reverse("layer-list"))],
+        "cancel_url": reverse("layer-list"),
+        "links": [("Items", reverse("item-list", args=[key]))]
+        if user_can(request.user, READ_MATERIAL)
+        else [],
+    }
+    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
-ITEMS_PER_PAGE = 25
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def layer_delete(request, key):
+    layer = _layer(key)
+    items = layer.items.count()
+    users = list(
+        Rule.objects.filter(layer=layer)
+        .order_by("profile__key")
+        .values_list("profile__key", flat=True)
+    )
+    context = {
+        "kind": "layer",
+        "key": key,
+        "consequences": [f"Its {items:,} item{'' if items == 1 else 's'} go with it."],
+        "blockers": [
+            {
+                "text": f"the {key} rule of profile {user}",
+                "url": reverse("profile-editor", args=[user]),
+            }
+            for user in users
+        ],
+        "blocker_intro": "Profiles still have a rule for this layer. Put the layer back on the "
+        "default rule in each of them (empty its row in the editor) first:",
+        "cancel_url": reverse("layer-edit", args=[key]),
+    }
+    return confirm_delete(
+        request,
+        context,
+        lambda: services.layer_delete(key=key, user=request.user),
+        success=f"Layer {key} deleted.",
+        next_url=reverse("layer-list"),
+    )
+
+
+# --- items --------------------------------------------------------------------------------------
 
 
 @capability_required(READ_MATERIAL)
 @require_GET
 def item_list(request, key):
     """List a layer's items, searchable by path, title and body, a page at a time."""
-    layer = get_object_or_404(Layer, key=key)
+    layer = _layer(key)
     query = request.GET.get("q", "").strip()
     items = Item.objects.filter(layer=layer).order_by("position", "id")
     if query:
@@ -71,21 +166,90 @@ def item_list(request, key):
     return render(request, "profiles/item_list.html", context)
 
 
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def item_create(request, key):
+    layer = _layer(key)
+    form = ItemForm(
+        request.POST if request.method == "POST" else None, initial={"metadata_text": "{}"}
+    )
+    response = save_entry(
+        request,
+        form,
+        lambda: services.item_create(layer=key, document=form.document(), user=request.user),
+        success="Item created.",
+        next_url=reverse("item-list", args=[key]),
+    )
+    if response is not None:
+        return response
+    context = {
+        "form": form,
+        "layer": layer,
+        "title": f"New item in {key}",
+        "submit": "Create item",
+        "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
+        "cancel_url": reverse("item-list", args=[key]),
+    }
+    return render(request, "profiles/entry_form.html", context, status=form_status(form))
+
+
 @capability_required(READ_MATERIAL, unsafe=WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def item_edit(request, key, item_id):
-    layer = get_object_or_404(Layer, key=key)
+    layer = _layer(key)
     item = get_object_or_404(Item, pk=item_id, layer=layer)
-    form = ItemForm(request.POST or None, instance=item)
-    if request.method == "POST" and form.is_valid():
-        changes = {name: getattr(form.instance, name) for name in ("title", "body", "metadata")}
-        try:
-            services.item_update(
-                layer=layer.key, path=item.path, changes=changes, user=request.user
-            )
-        except WorkspaceValidationError as exc:
-            form.add_error(None, str(exc))
-        else:
-            messages.success(request, f"Item {item.path} saved.")
-            return redirect(reverse("item-list", kwargs={"key": layer.key}))
-    return render(request, "profiles/item_form.html", {"form": form, "layer": layer, "item": item})
+    item.layer = layer
+    initial = ItemForm.initial_of(map_item_to_resolver(item)) | {"etag": item_etag(item)}
+    form = ItemForm(request.POST if request.method == "POST" else None, initial=initial)
+    form.fields["path"].disabled = True
+    writer = user_can(request.user, WRITE_MATERIAL)
+    if not writer:
+        for field in form.fields.values():
+            field.disabled = True
+    response = save_entry(
+        request,
+        form,
+        lambda: services.item_update(
+            layer=key,
+            path=item.path,
+            changes={name: v for name, v in form.document().items() if name != "path"},
+            user=request.user,
+            if_match=form.cleaned_data["etag"] or None,
+        ),
+        success=f"Item {item.path} saved.",
+        next_url=reverse("item-list", args=[key]),
+    )
+    if response is not None:
+        return response
+    context = {
+        "form": form,
+        "layer": layer,
+        "item": item,
+        "title": f"{key}/{item.path}",
+        "submit": "Save",
+        "read_only": not writer,
+        "delete_url": reverse("item-delete", args=[key, item.pk]) if writer else None,
+        "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
+        "cancel_url": reverse("item-list", args=[key]),
+    }
+    return render(request, "profiles/entry_form.html", context, status=form_status(form))
+
+
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def item_delete(request, key, item_id):
+    layer = _layer(key)
+    item = get_object_or_404(Item, pk=item_id, layer=layer)
+    context = {
+        "kind": "item",
+        "key": f"{key}/{item.path}",
+        "consequences": ["Resolutions stop offering it at once."],
+        "cancel_url": reverse("item-edit", args=[key, item.pk]),
+    }
+    return confirm_delete(
+        request,
+        context,
+        lambda: services.item_delete(layer=key, path=item.path, user=request.user),
+        success=f"Item {item.path} deleted.",
+        next_url=reverse("item-list", args=[key]),
+    )

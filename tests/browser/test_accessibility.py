@@ -28,6 +28,19 @@ STUDIO_PAGES = {
     "layer-edit": lambda ws: "/layers/kb/",
     "item-list": lambda ws: "/layers/kb/items/",
     "item-edit": lambda ws: f"/layers/kb/items/{Item.objects.filter(layer__key='kb').first().pk}/",
+    "profile-edit": lambda ws: f"/profiles/{ws.key}/details/",
+    "profile-compare": lambda ws: "/profiles/_compare/",
+    "consumer-list": lambda ws: "/consumers/",
+    "consumer-create": lambda ws: "/consumers/_new/",
+    "consumer-edit": lambda ws: f"/consumers/{ws.consumer.key}/",
+    "consumer-delete": lambda ws: f"/consumers/{ws.consumer.key}/delete/",  # in use: explained
+    "layer-create": lambda ws: "/layers/_new/",
+    "layer-delete": lambda ws: "/layers/kb/delete/",
+    "item-create": lambda ws: "/layers/kb/items/_new/",
+    "item-delete": lambda ws: (
+        f"/layers/kb/items/{Item.objects.filter(layer__key='kb').first().pk}/delete/"
+    ),
+    "token-list": lambda ws: "/tokens/",
     "workspace-upload": lambda ws: "/workspace/upload/",
     "workspace-import-job": lambda ws: f"/workspace/imports/{finished_import().pk}/",
 }
@@ -57,6 +70,8 @@ NOT_PAGES = {
     "profile-discard",
     "profile-scenario-load",
     "profile-scenario-save",
+    "token-create",
+    "token-revoke",
 }
 
 ADMIN_PAGES = {

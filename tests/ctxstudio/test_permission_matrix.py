@@ -119,11 +119,11 @@ def everyone(status) -> tuple:
 
 # Studio pages. Anonymous and the token reader (a token opens no studio page) go to the login.
 STUDIO_SIGNED_IN = Door({"GET": (LOGIN, 200, LOGIN, 200, 200)})  # RESOLVE / READ_CONFIG
-STUDIO_WRITE_RULES = Door(
-    {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 200, 200)}
+STUDIO_WRITE_RULES = Door(  # an empty form: errors beside the fields (400)
+    {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
 )
-STUDIO_MATERIAL = Door(  # READ_MATERIAL, POST WRITE_MATERIAL (empty form: errors, 200)
-    {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 200, 200)}
+STUDIO_MATERIAL = Door(  # READ_MATERIAL, POST WRITE_MATERIAL (an empty item form saves)
+    {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
 )
 
 # API. Anonymous: 401. The reader, with a session or a token, gets the same answers.
@@ -188,9 +188,44 @@ EXPECTATIONS: dict[str, Door] = {
     "profile-scenario-save": Door(  # no name given: 400
         {"GET": (LOGIN, 403, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 400, 400)}
     ),
+    "profile-compare": STUDIO_SIGNED_IN,
+    "profile-edit": Door(  # WRITE_RULES; an empty form: errors (400)
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
+    ),
+    # Consumers: READ_CONFIG to look, WRITE_MATERIAL to write.
+    "consumer-list": STUDIO_SIGNED_IN,
+    "consumer-create": Door(  # an empty form: errors (400)
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
+    ),
+    "consumer-edit": Door(  # every field is optional: an empty form saves (302)
+        {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
+    ),
+    "consumer-delete": Door(  # ops-agent has no profile: deleted
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
+    ),
+    "layer-create": Door(
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
+    ),
+    "layer-delete": Door(  # tickets has rules in profiles: 409
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 409, 409)}
+    ),
+    "item-create": Door(
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
+    ),
+    "item-delete": Door(
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
+    ),
+    # Everyone signed in manages their own API token.
+    "token-list": STUDIO_SIGNED_IN,
+    "token-create": Door(
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 200, LOGIN, 200, 200)}
+    ),
+    "token-revoke": Door(
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 302, LOGIN, 302, 302)}
+    ),
     "layer-list": STUDIO_SIGNED_IN,
     "layer-edit": Door(  # READ_CONFIG (the layer's own fields); POST WRITE_MATERIAL
-        {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 200, 200)}
+        {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
     ),
     "item-list": Door({"GET": (LOGIN, 403, LOGIN, 200, 200)}),
     "item-edit": STUDIO_MATERIAL,

@@ -55,6 +55,10 @@ def write_controls() -> dict[str, str]:
         "Admin link": f'href="{reverse("admin:index")}"',
         "Save button": ">Save</button>",
         "Upload button": ">Upload</button>",
+        "New layer": f'href="{reverse("layer-create")}"',
+        "New consumer": f'href="{reverse("consumer-create")}"',
+        "Delete layer": f'href="{reverse("layer-delete", args=[LAYER])}"',
+        "Edit profile details": f'href="{reverse("profile-edit", args=[PROFILE])}"',
     }
 
 
@@ -63,14 +67,13 @@ STUDIO_TEMPLATES = {
     "profiles/profile_list.html": (lambda: reverse("profile-list"), 200),
     "profiles/editor.html": (lambda: reverse("profile-editor", args=[PROFILE]), 200),
     "profiles/layer_list.html": (lambda: reverse("layer-list"), 200),
-    "profiles/layer_form.html": (lambda: reverse("layer-edit", args=[LAYER]), 200),
-    "profiles/profile_form.html": (lambda: reverse("profile-create"), 403),
-    "profiles/profile_confirm_delete.html": (
-        lambda: reverse("profile-delete", args=[PROFILE]),
-        403,
-    ),
+    # One page template for every create/edit page; a reader sees a layer read-only.
+    "profiles/entry_form.html": (lambda: reverse("layer-edit", args=[LAYER]), 200),
+    "profiles/confirm_delete.html": (lambda: reverse("profile-delete", args=[PROFILE]), 403),
+    "profiles/consumer_list.html": (lambda: reverse("consumer-list"), 200),
+    "profiles/compare.html": (lambda: reverse("profile-compare"), 200),
+    "profiles/tokens.html": (lambda: reverse("token-list"), 200),
     "profiles/item_list.html": (lambda: reverse("item-list", args=[LAYER]), 403),
-    "profiles/item_form.html": (lambda: reverse("item-edit", args=[LAYER, item_id()]), 403),
     "profiles/workspace.html": (lambda: reverse("workspace-upload"), 403),
     "profiles/import_job.html": (
         lambda: reverse("workspace-import-job", args=["00000000-0000-0000-0000-000000000000"]),
@@ -82,10 +85,10 @@ STUDIO_TEMPLATES = {
 # What an editor (the group, not staff) must see, proving the marks above are the real ones.
 EDITOR_SEES = {
     "profiles/profile_list.html": ["New profile", "Duplicate", "Delete", "Workspace link"],
-    "profiles/editor.html": ["Save rules", "Save as scenario"],
-    "profiles/layer_list.html": ["Items link"],
-    "profiles/layer_form.html": ["Save button", "Items link"],
-    "profiles/item_form.html": ["Save button"],
+    "profiles/editor.html": ["Save rules", "Save as scenario", "Edit profile details"],
+    "profiles/layer_list.html": ["Items link", "New layer"],
+    "profiles/entry_form.html": ["Save button", "Items link", "Delete layer"],
+    "profiles/consumer_list.html": ["New consumer"],
     "profiles/workspace.html": ["Download", "Upload button"],
 }
 

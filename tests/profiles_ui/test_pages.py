@@ -80,8 +80,11 @@ def test_profile_create__same_selection_as_another__error_and_nothing_created(
         },
     )
 
-    assert response.status_code == 200
-    assert "already has consumer &quot;support-assistant&quot;" in response.content.decode()
+    # Bad input is a 4xx with the error on the page, in words (no document path).
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "already has consumer &quot;support-assistant&quot;" in html
+    assert "profiles[" not in html
     assert not Profile.objects.filter(key="clash").exists()
 
 

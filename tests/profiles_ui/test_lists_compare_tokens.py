@@ -1,0 +1,117 @@
+"""The profile list's search, filters and sort; two profiles compared; the API token page."""
+
+import re
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from profiles.models import Profile, Rule
+
+pytestmark = pytest.mark.django_db
+
+
+def listed(html: str) -> list[str]:
+    return re.findall(r'<tr data-profile="([^"]+)"', html)
+
+
+def test_profile_list__search__matches_key_name_consumer_or_objective(editor_client, workspace):
+    html = editor_client.get("/profiles/?q=qa").content.decode()
+
+    assert listed(html) == ["qa-review"]
+    assert "1 of 2 profiles matches." in html
+
+
+def test_profile_list__filters__consumer_objective_environment_and_status(editor_client, workspace):
+    everything = listed(editor_client.get("/profiles/").content.decode())
+    by_status = listed(editor_client.get("/profiles/?status=RESOLVED").content.decode())
+    without_scenario = listed(editor_client.get("/profiles/?status=none").content.decode())
+    by_objective = listed(
+        editor_client.get(f"/profiles/?objective={workspace.objective}").content.decode()
+    )
+    by_environment = listed(editor_client.get("/profiles/?environment=none").content.decode())
+
+    assert sorted(everything) == ["qa-review", "support-answer"]
+    assert (by_status, without_scenario, by_objective) == (
+        ["support-answer"],
+        ["qa-review"],
+        ["support-answer"],
+    )
+    expected = [
+        p.key for p in Profile.objects.filter(environment__isnull=True).order_by("position")
+    ]
+    assert by_environment == expected
+
+
+def test_profile_list__sort__by_budget_both_ways(editor_client, workspace):
+    ascending = listed(editor_client.get("/profiles/?sort=budget").content.decode())
+    descending = listed(editor_client.get("/profiles/?sort=-budget").content.decode())
+
+    budgets = {p.key: p.budget for p in Profile.objects.all()}
+    assert ascending == sorted(budgets, key=budgets.get)
+    assert descending == list(reversed(ascending))
+
+
+def test_profile_list__htmx_filter__returns_only_the_results(editor_client, workspace):
+    response = editor_client.get(
+        "/profiles/?q=support",
+        headers={"HX-Request": "true", "HX-Target": "profile-results"},
+    )
+
+    html = response.content.decode()
+    assert "<form" not in html and listed(html) == ["support-answer"]
+
+
+def test_compare__two_profiles__rules_that_differ_and_resolution_diff(editor_client, workspace):
+    other = Profile.objects.exclude(pk=workspace.pk).first()
+
+    html = editor_client.get(
+        f"/profiles/_compare/?a={workspace.key}&b={other.key}"
+    ).content.decode()
+
+    assert "Rules that differ" in html and "Per layer" in html
+    assert html.count("status-pill") >= 2
+    # A layer with a rule in one profile only shows as rule vs default rule.
+    only_a = set(Rule.objects.filter(profile=workspace).values_list("layer__key", flat=True)) - set(
+        Rule.objects.filter(profile=other).values_list("layer__key", flat=True)
+    )
+    for layer in only_a:
+        assert (
+            f'<tr data-layer="{layer}"><th scope="row"><code>{layer}</code></th><td>rule</td>'
+            in html
+        )
+
+
+def test_compare__same_profile_twice__nothing_differs(editor_client, workspace):
+    html = editor_client.get(
+        f"/profiles/_compare/?a={workspace.key}&b={workspace.key}"
+    ).content.decode()
+
+    assert "have the same rules and selection" in html
+    assert "Both put the same units in the context." in html
+    assert "differs</span>" not in html
+
+
+def test_tokens__create__shown_once_then_only_its_end(editor_client, editor, workspace):
+    created = editor_client.post("/tokens/create/")
+    later = editor_client.get("/tokens/")
+
+    key = Token.objects.get(user=editor).key
+    assert key in created.content.decode()
+    assert "no-store" in created["Cache-Control"]
+    assert key not in later.content.decode()
+    assert f"…{key[-4:]}" in later.content.decode()
+
+
+def test_tokens__revoke__token_gone_and_api_refuses_it(client, editor_client, editor, workspace):
+    key = Token.objects.create(user=editor).key
+
+    editor_client.post("/tokens/revoke/")
+
+    assert not Token.objects.filter(user=editor).exists()
+    response = client.post(
+        "/api/v1/resolve",
+        {"profile": "support-answer"},
+        content_type="application/json",
+        headers={"Authorization": f"Token {key}"},
+    )
+    assert response.status_code == 401
