@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "rest_framework",
     "rest_framework.authtoken",
+    "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",

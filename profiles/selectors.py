@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from django.db.models import OuterRef, Prefetch, Q, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
 
@@ -117,10 +117,43 @@ def profile_with_rules_get(*, key: str, lock: bool = False) -> Profile:
     return profile
 
 
-def profiles_with_rules():
-    """Return a queryset of profiles with their consumer and rules (with layers) prefetched."""
-    return Profile.objects.select_related("consumer").prefetch_related(
-        Prefetch("rules", queryset=Rule.objects.select_related("layer").order_by("position", "id"))
+# --- lists of the API (querysets: the API paginates and filters them) ----------------------
+
+
+def consumer_list() -> QuerySet[Consumer]:
+    """Return the consumers in document order."""
+    return Consumer.objects.order_by("position", "id")
+
+
+def layer_list() -> QuerySet[Layer]:
+    """Return the layers in document order, each with ``item_count``."""
+    return Layer.objects.annotate(item_count=Count("items")).order_by("position", "id")
+
+
+def item_list(*, layer: Layer) -> QuerySet[Item]:
+    """Return the items of a layer in document order."""
+    return Item.objects.filter(layer=layer).order_by("position", "id")
+
+
+def profile_list() -> QuerySet[Profile]:
+    """Return the profiles in document order with their consumer and ``workspace_rules``."""
+    return (
+        Profile.objects.select_related("consumer")
+        .prefetch_related(
+            Prefetch(
+                "rules",
+                queryset=Rule.objects.select_related("layer").order_by("position", "id"),
+                to_attr="workspace_rules",
+            )
+        )
+        .order_by("position", "id")
+    )
+
+
+def scenario_list_all() -> QuerySet[Scenario]:
+    """Return every scenario with its profile, by profile, the default one first."""
+    return Scenario.objects.select_related("profile").order_by(
+        "profile__position", "-is_default", "name"
     )
 
 

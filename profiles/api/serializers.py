@@ -1,19 +1,47 @@
-"""Shapes of the API's bodies, for the OpenAPI schema and the browsable API.
+"""Serializers of the API: they document every body (the OpenAPI schema) and check it.
 
-Writes are validated by the engine's own validator on the whole workspace (the same as an
-import), so these serializers describe the documents; they do not re-implement the rules.
+Entries of the workspace document (consumers, layers, items, profiles, rules) and scenarios
+are checked in two steps that never disagree with the schema: the serializer checks what
+HTTP adds (a JSON object, read-only fields left out, the key the URL names not changed), then
+the write service runs the engine's validator of one entry — the same checks as an import,
+the studio and the admin, with the same messages and paths. The documented fields, choices
+and key pattern are the engine's own vocabulary (``resolver.model``, ``resolver.validation``),
+so a new mode or field appears in the schema and the checks at once.
 Field names are those of the SPEC §2 workspace document and the SPEC §7 resolution.
 """
 
+from django.http import QueryDict
 from rest_framework import serializers
 
-KEY_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
-FORMATS = ["markdown", "xml"]
-AVAILABILITIES = ["auto", "unavailable", "unknown"]
+from profiles.mappers import (
+    canonical_string,
+    json_safe,
+    map_consumer_to_resolver,
+    map_item_to_resolver,
+    map_layer_to_resolver,
+    map_profile_to_resolver,
+    map_scenario_to_document,
+)
+from profiles.services import IMPORT_MODES
+from resolver.limits import MAX_BODY_CHARS, MAX_NAME_CHARS, MAX_TITLE_CHARS
+from resolver.model import AVAILABILITIES, FORMATS, MODES, ON_POLICIES, ORDERS, PARTICIPATIONS
+from resolver.validation import KEY_RE
+
+KEY_PATTERN = f"^{KEY_RE.pattern}$"
 
 
 def key_field(**kwargs) -> serializers.RegexField:
     return serializers.RegexField(KEY_PATTERN, max_length=64, **kwargs)
+
+
+def choice_field(choices, **kwargs) -> serializers.ChoiceField:
+    return serializers.ChoiceField(list(choices), required=False, allow_null=True, **kwargs)
+
+
+def text_field(max_length: int, **kwargs) -> serializers.CharField:
+    return serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=max_length, **kwargs
+    )
 
 
 # --- errors -------------------------------------------------------------------------------
@@ -47,31 +75,105 @@ class ErrorSerializer(serializers.Serializer):
 # --- workspace documents (SPEC §2) --------------------------------------------------------
 
 
+class EntrySerializer(serializers.Serializer):
+    """One entry of the workspace document (or a scenario), read and written as JSON.
+
+    ``to_internal_value`` checks what HTTP adds and returns the body as the entry's document
+    for the write service; the engine validates the rest there. ``to_representation`` is the
+    mapper's document form (absent fields stay absent), the same form an export gives.
+    """
+
+    #: the field the URL names (cannot change in an update)
+    identity = "key"
+    #: fields of the representation a client may send back but cannot write
+    read_only_names: tuple[str, ...] = ()
+
+    def to_internal_value(self, data):
+        if isinstance(data, QueryDict):  # a form post from the browsable API
+            data = data.dict()
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(
+                {"non_field_errors": ["the request body must be a JSON object"]}
+            )
+        body = {name: value for name, value in data.items() if name not in self.read_only_names}
+        current = self.context.get("identity")
+        given = body.get(self.identity)
+        if current is not None and given is not None:
+            if canonical_string(given) != current:
+                raise serializers.ValidationError({self.identity: ["cannot be changed"]})
+            body.pop(self.identity)
+        return body
+
+    def to_representation(self, row) -> dict:
+        return self.represent(row)
+
+    def represent(self, row) -> dict:
+        raise NotImplementedError
+
+
+def update_serializer(base: type[EntrySerializer], **optional) -> type[EntrySerializer]:
+    """Return the update variant of an entry serializer: the identity may be left out."""
+    field = base._declared_fields[base.identity]
+    kwargs = {
+        **field._kwargs,
+        "required": False,
+        "help_text": "Cannot change; when given it must be the same.",
+    }
+    fields = {base.identity: type(field)(*field._args, **kwargs), **optional}
+    return type(base.__name__.replace("Serializer", "UpdateSerializer"), (base,), fields)
+
+
 class RenderSerializer(serializers.Serializer):
-    format = serializers.ChoiceField(FORMATS, required=False, allow_null=True)
+    format = choice_field(FORMATS)
     includeCurrentness = serializers.BooleanField(required=False, allow_null=True)
 
 
-class ConsumerSerializer(serializers.Serializer):
+class ConsumerSerializer(EntrySerializer):
     key = key_field()
-    name = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    name = text_field(MAX_NAME_CHARS)
     render = RenderSerializer(required=False, allow_null=True)
 
+    def represent(self, consumer):
+        return map_consumer_to_resolver(consumer)
 
-class ConsumerUpdateSerializer(ConsumerSerializer):
-    key = key_field(required=False, help_text="Cannot change; when given it must be the same.")
+
+ConsumerUpdateSerializer = update_serializer(ConsumerSerializer)
 
 
 class AppliesToSerializer(serializers.Serializer):
-    objectives = serializers.ListField(child=serializers.CharField(), required=False)
-    consumers = serializers.ListField(child=serializers.CharField(), required=False)
+    objectives = serializers.ListField(child=key_field(), required=False)
+    consumers = serializers.ListField(child=key_field(), required=False)
 
 
-class LayerSerializer(serializers.Serializer):
+class ItemSerializer(EntrySerializer):
+    identity = "path"
+    read_only_names = ("ref",)
+
+    ref = serializers.CharField(read_only=True, required=False, help_text="<layer>/<path>")
+    path = serializers.CharField(max_length=255)
+    title = text_field(MAX_TITLE_CHARS)
+    body = text_field(MAX_BODY_CHARS)
+    metadata = serializers.DictField(
+        required=False, allow_null=True, help_text="At most 4 levels and 1,000 values."
+    )
+
+    def represent(self, item):
+        document = {"ref": item.ref, "title": "", "body": "", "metadata": {}}
+        document.update(map_item_to_resolver(item))
+        document["metadata"] = json_safe(document["metadata"])
+        return document
+
+
+ItemUpdateSerializer = update_serializer(ItemSerializer)
+
+
+class LayerSerializer(EntrySerializer):
+    read_only_names = ("itemCount",)
+
     key = key_field()
-    name = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    description = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    availability = serializers.ChoiceField(AVAILABILITIES, required=False, allow_null=True)
+    name = text_field(MAX_NAME_CHARS)
+    description = text_field(MAX_NAME_CHARS)
+    availability = choice_field(AVAILABILITIES)
     appliesTo = AppliesToSerializer(required=False, allow_null=True)
     requiresInput = serializers.ListField(
         child=serializers.CharField(), required=False, allow_null=True
@@ -82,48 +184,54 @@ class LayerSerializer(serializers.Serializer):
         allow_null=True,
         help_text="item metadata field -> input key",
     )
+    items = ItemSerializer(
+        many=True,
+        required=False,
+        write_only=True,
+        help_text="Only when creating a layer; then edit items through layers/<key>/items/.",
+    )
     itemCount = serializers.IntegerField(read_only=True, required=False)
 
-
-class LayerUpdateSerializer(LayerSerializer):
-    key = key_field(required=False, help_text="Cannot change; when given it must be the same.")
-
-
-class ItemSerializer(serializers.Serializer):
-    ref = serializers.CharField(read_only=True, required=False, help_text="<layer>/<path>")
-    path = serializers.CharField(max_length=255)
-    title = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    body = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    metadata = serializers.DictField(required=False, allow_null=True)
+    def represent(self, layer):
+        document = map_layer_to_resolver(layer, [])
+        document.pop("items")
+        count = getattr(layer, "item_count", None)
+        document["itemCount"] = layer.items.count() if count is None else count
+        return document
 
 
-class ItemUpdateSerializer(ItemSerializer):
-    path = serializers.CharField(
-        max_length=255, required=False, help_text="Cannot change; when given it must be the same."
-    )
+class LayerUpdateSerializer(update_serializer(LayerSerializer)):
+    items = None  # edited through layers/<key>/items/
+
+    def to_internal_value(self, data):
+        body = super().to_internal_value(data)
+        if "items" in body:
+            raise serializers.ValidationError({"items": ["edit items through layers/<key>/items/"]})
+        return body
+
+
+LayerUpdateSerializer.__name__ = "LayerUpdateSerializer"
 
 
 class CurrentnessSerializer(serializers.Serializer):
     maxAgeDays = serializers.IntegerField(min_value=0)
     field = serializers.CharField(required=False, allow_null=True)
-    onStale = serializers.ChoiceField(["exclude", "warn"], required=False, allow_null=True)
-    onUnknown = serializers.ChoiceField(["exclude", "warn"], required=False, allow_null=True)
+    onStale = choice_field(ON_POLICIES)
+    onUnknown = choice_field(ON_POLICIES)
 
 
-class RuleSerializer(serializers.Serializer):
-    participation = serializers.ChoiceField(
-        ["auto", "include", "exclude"], required=False, allow_null=True
-    )
-    mode = serializers.ChoiceField(
-        ["inline", "retrieve", "on-demand"], required=False, allow_null=True
-    )
+class RuleSerializer(EntrySerializer):
+    """A profile's rule for one layer: the fields it gives (absent: the default rule's)."""
+
+    identity = "layer"
+
+    participation = choice_field(PARTICIPATIONS)
+    mode = choice_field(MODES)
     required = serializers.BooleanField(required=False, allow_null=True)
     priority = serializers.FloatField(required=False, allow_null=True)
     maxItems = serializers.IntegerField(min_value=0, required=False, allow_null=True)
     maxTokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
-    order = serializers.ChoiceField(
-        ["relevance", "recency", "path"], required=False, allow_null=True
-    )
+    order = choice_field(ORDERS)
     facets = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
     currentness = CurrentnessSerializer(required=False, allow_null=True)
 
@@ -135,44 +243,62 @@ class RuleRecordSerializer(serializers.Serializer):
     rule = RuleSerializer(help_text="The fields the profile gives ({} for the default rule).")
 
 
-class ProfileSerializer(serializers.Serializer):
+class ProfileSerializer(EntrySerializer):
     key = key_field()
-    name = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    description = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    consumer = serializers.CharField()
-    objective = serializers.CharField()
-    environment = serializers.CharField(required=False, allow_null=True)
+    name = text_field(MAX_NAME_CHARS)
+    description = text_field(MAX_NAME_CHARS)
+    consumer = key_field()
+    objective = key_field()
+    environment = key_field(required=False, allow_null=True)
     budget = serializers.IntegerField(min_value=1)
     rules = serializers.DictField(
-        child=RuleSerializer(), required=False, allow_null=True, help_text="keyed by layer"
+        child=RuleSerializer(allow_null=True),
+        required=False,
+        allow_null=True,
+        help_text="keyed by layer; in a PATCH, a layer set to null goes back to the default rule",
     )
 
+    def represent(self, profile):
+        rules = profile.workspace_rules
+        document = map_profile_to_resolver(
+            profile,
+            rules,
+            consumer_key=profile.consumer.key,
+            layer_keys={rule.layer_id: rule.layer.key for rule in rules},
+        )
+        document.setdefault("rules", {})
+        return document
 
-class ProfileUpdateSerializer(ProfileSerializer):
-    key = key_field(required=False, help_text="Cannot change; when given it must be the same.")
-    consumer = serializers.CharField(required=False)
-    objective = serializers.CharField(required=False)
-    budget = serializers.IntegerField(min_value=1, required=False)
+
+ProfileUpdateSerializer = update_serializer(
+    ProfileSerializer,
+    consumer=key_field(required=False),
+    objective=key_field(required=False),
+    budget=serializers.IntegerField(min_value=1, required=False),
+)
 
 
-class ScenarioSerializer(serializers.Serializer):
+class ScenarioSerializer(EntrySerializer):
+    """A saved request of one profile, named uniquely across the workspace."""
+
+    identity = "name"
+
     name = serializers.CharField(max_length=200)
-    profile = serializers.CharField()
+    profile = key_field()
     description = serializers.CharField(required=False, allow_blank=True, allow_null=True)
     input = serializers.DictField(required=False, allow_null=True)
-    now = serializers.CharField(required=False, allow_null=True)
-    format = serializers.ChoiceField(FORMATS, required=False, allow_null=True)
+    now = serializers.CharField(required=False, allow_null=True, max_length=64)
+    format = choice_field(FORMATS)
     availability = serializers.DictField(
-        child=serializers.ChoiceField(AVAILABILITIES), required=False, allow_null=True
+        child=serializers.ChoiceField(list(AVAILABILITIES)), required=False, allow_null=True
     )
     default = serializers.BooleanField(required=False)
 
+    def represent(self, scenario):
+        return map_scenario_to_document(scenario)
 
-class ScenarioUpdateSerializer(ScenarioSerializer):
-    name = serializers.CharField(
-        max_length=200, required=False, help_text="Cannot change; when given it must be the same."
-    )
-    profile = serializers.CharField(required=False)
+
+ScenarioUpdateSerializer = update_serializer(ScenarioSerializer, profile=key_field(required=False))
 
 
 class ImportSummaryCountsSerializer(serializers.Serializer):
@@ -183,7 +309,7 @@ class ImportSummaryCountsSerializer(serializers.Serializer):
 
 
 class ImportSummarySerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(["merge", "replace"])
+    mode = serializers.ChoiceField(list(IMPORT_MODES))
     changed = serializers.BooleanField()
     consumers = ImportSummaryCountsSerializer()
     layers = ImportSummaryCountsSerializer()
@@ -192,10 +318,19 @@ class ImportSummarySerializer(serializers.Serializer):
     rules = ImportSummaryCountsSerializer()
 
 
+class WorkspaceItemSerializer(ItemSerializer):
+    ref = None
+
+
+class WorkspaceLayerSerializer(LayerSerializer):
+    items = WorkspaceItemSerializer(many=True, required=False)
+    itemCount = None
+
+
 class WorkspaceSerializer(serializers.Serializer):
     version = serializers.IntegerField(required=False)
     consumers = ConsumerSerializer(many=True, required=False)
-    layers = serializers.ListField(child=serializers.DictField(), required=False)
+    layers = WorkspaceLayerSerializer(many=True, required=False)
     profiles = ProfileSerializer(many=True, required=False)
 
 
@@ -221,9 +356,9 @@ class RequestSerializer(SelectionSerializer):
     now = serializers.CharField(
         required=False, allow_null=True, help_text="ISO-8601 date or datetime; default: now."
     )
-    format = serializers.ChoiceField(FORMATS, required=False, allow_null=True)
+    format = choice_field(FORMATS)
     availability = serializers.DictField(
-        child=serializers.ChoiceField(AVAILABILITIES), required=False, allow_null=True
+        child=serializers.ChoiceField(list(AVAILABILITIES)), required=False, allow_null=True
     )
 
 
@@ -246,9 +381,9 @@ class PreviewRequestSerializer(serializers.Serializer):
     budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     input = serializers.DictField(required=False, allow_null=True, help_text=INPUT_HELP)
     now = serializers.CharField(required=False, allow_null=True)
-    format = serializers.ChoiceField(FORMATS, required=False, allow_null=True)
+    format = choice_field(FORMATS)
     availability = serializers.DictField(
-        child=serializers.ChoiceField(AVAILABILITIES), required=False, allow_null=True
+        child=serializers.ChoiceField(list(AVAILABILITIES)), required=False, allow_null=True
     )
 
 
@@ -386,7 +521,7 @@ class ReferenceSerializer(serializers.Serializer):
 
 
 class OutputSerializer(serializers.Serializer):
-    format = serializers.ChoiceField(FORMATS)
+    format = serializers.ChoiceField(list(FORMATS))
     text = serializers.CharField(allow_blank=True)
     estimatedTokens = serializers.IntegerField()
 

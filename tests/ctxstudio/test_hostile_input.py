@@ -117,10 +117,6 @@ ALIAS_BOMB = "\n".join(
 # --- known defects: (test function, case id) -> (where it fails, on which databases) --------
 
 ANY, POSTGRESQL = ("sqlite", "postgresql"), ("postgresql",)
-ITEM_PATH_LOOKUP = "views.py ItemListView.post looks the path up before validating it (writepath)"
-SCENARIO_LOOKUP = (
-    "views.py ScenarioListView.post looks the name up before validating it (writepath)"
-)
 JOB_SOURCE = (
     "imports.import_job_start stores the text with its NUL in ImportJob.source (importexport)"
 )
@@ -131,10 +127,6 @@ SCENARIO_NOW = (
 )
 COMMAND_UTF8 = "import_workspace reads the file as UTF-8 without catching the error (importexport)"
 KNOWN_DEFECTS = {
-    ("test_api__hostile_text", "item-create-path-nul"): (ITEM_PATH_LOOKUP, POSTGRESQL),
-    ("test_api__hostile_text", "item-create-path-surrogate"): (ITEM_PATH_LOOKUP, ANY),
-    ("test_api__hostile_text", "scenario-create-nul"): (SCENARIO_LOOKUP, POSTGRESQL),
-    ("test_api__hostile_text", "scenario-create-surrogate"): (SCENARIO_LOOKUP, ANY),
     **{
         ("test_api_workspace", f"raw-nul-byte-{kind}-{mode}"): (JOB_SOURCE, POSTGRESQL)
         for kind in ("yaml", "json")

@@ -253,15 +253,15 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (401, 405, 405, 405, 405), "POST": (401, 200, 200, 200, 200)}, api=True
     ),
     "api:consumer-list": API_CONFIG,
-    "api/v1/consumers": API_CONFIG,
+    "api/v1/consumers$": API_CONFIG,
     "api:consumer-detail": API_CONFIG_DETAIL,
     "api:layer-list": API_CONFIG,
-    "api/v1/layers": API_CONFIG,
+    "api/v1/layers$": API_CONFIG,
     "api:layer-detail": Door(  # the layer has rules: its DELETE is refused after the check
         {**API_CONFIG_DETAIL.methods, "DELETE": (401, 403, 403, 409, 409)}, api=True
     ),
     "api:item-list": API_ITEMS,
-    "api/v1/layers/<str:key>/items": API_ITEMS,
+    "api/v1/layers/(?P<key>[^/]+)/items$": API_ITEMS,
     "api:item-detail": Door(
         {
             "GET": (401, 403, 403, 200, 200),
@@ -272,11 +272,11 @@ EXPECTATIONS: dict[str, Door] = {
         api=True,
     ),
     "api:profile-list": API_CONFIG,
-    "api/v1/profiles": API_CONFIG,
+    "api/v1/profiles$": API_CONFIG,
     "api:profile-detail": API_REQUIRED_FIELDS_DETAIL,
     "api:rule-detail": API_CONFIG_DETAIL,
     "api:scenario-list": API_CONFIG,
-    "api/v1/scenarios": API_CONFIG,
+    "api/v1/scenarios$": API_CONFIG,
     "api:scenario-detail": API_REQUIRED_FIELDS_DETAIL,
     "api:workspace": Door(  # export: READ_MATERIAL + IMPORT_EXPORT; import: a job (202)
         {"GET": (401, 403, 403, 200, 200), "POST": (401, 403, 403, 202, 202)}, api=True
