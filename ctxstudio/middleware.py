@@ -10,6 +10,7 @@ from django.http import HttpResponse, JsonResponse
 from django.utils.html import escape
 from rest_framework.response import Response
 
+from profiles.concurrency import WriteConflict, is_retryable
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
 
 logger = logging.getLogger("ctxstudio.database")
@@ -27,6 +28,10 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
+        if isinstance(exception, WriteConflict) or (
+            isinstance(exception, OperationalError) and is_retryable(exception)
+        ):
+            return write_conflict_response(request)
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
         logger.error(
@@ -45,6 +50,22 @@ class DatabaseUnavailableMiddleware:
             )
         response["Retry-After"] = "5"
         return response
+
+
+def write_conflict_response(request):
+    """Answer 409 with a retry hint: a write met a lock conflict (deadlock, lock timeout);
+    nothing was written and the same request will succeed."""
+    message = "another change was being saved; nothing was changed, retry in a moment"
+    if request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", ""):
+        body = {"error": {"code": "CONFLICT", "message": message, "path": "", "retryable": True}}
+        response = JsonResponse(body, status=409)
+    else:
+        response = HttpResponse(
+            f"<!doctype html><title>Busy</title><h1>Not saved</h1><p>{message.capitalize()}.</p>",
+            status=409,
+        )
+    response["Retry-After"] = "1"
+    return response
 
 
 API_PREFIX = "/api/"

@@ -15,6 +15,7 @@ import hashlib
 import json
 from contextlib import contextmanager
 
+from django.conf import settings
 from django.db import OperationalError, connection, transaction
 
 from profiles.mappers import (
@@ -27,7 +28,8 @@ from profiles.mappers import (
 )
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
 
-# How long a writer waits for the lock before answering "busy, retry" (PostgreSQL).
+# How long a writer waits for the lock before answering "busy, retry" (PostgreSQL); the
+# WRITE_LOCK_TIMEOUT setting changes it (a PostgreSQL duration, e.g. "5s").
 LOCK_TIMEOUT = "20s"
 RETRY_AFTER_SECONDS = 1
 # PostgreSQL SQLSTATEs of failures that a retry resolves: deadlock, serialization, lock wait.
@@ -109,8 +111,9 @@ def check_if_match(if_match: str | None, current: str) -> None:
 def workspace_writer_lock() -> None:
     """Block every other writer until this transaction ends (call inside ``atomic``)."""
     if connection.vendor == "postgresql":
+        timeout = getattr(settings, "WRITE_LOCK_TIMEOUT", LOCK_TIMEOUT)
         with connection.cursor() as cursor:
-            cursor.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [timeout])
     if not WorkspaceVersion.objects.select_for_update().filter(pk=1).exists():
         # The first write ever: create the row (a concurrent creator wins the race), lock it.
         WorkspaceVersion.objects.get_or_create(pk=1)

@@ -6,13 +6,13 @@ the engine's path (``profiles[3].rules.kb.mode``) and list every issue beside th
 
 from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.db import IntegrityError
+from django.db import IntegrityError, OperationalError
 from django.db.models import ProtectedError
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from profiles.concurrency import PreconditionFailed, WriteConflict
+from profiles.concurrency import PreconditionFailed, WriteConflict, is_retryable
 from profiles.services.writing import Conflict
 from profiles.validation import WorkspaceValidationError
 from resolver import RequestError, ResolverError, WorkspaceError
@@ -125,6 +125,8 @@ def _error_response(exc):
         )
     if isinstance(exc, Conflict):
         return _response(error_body("CONFLICT", exc.message, exc.path), 409)
+    if isinstance(exc, OperationalError) and is_retryable(exc):
+        exc = WriteConflict()
     if isinstance(exc, WriteConflict):
         return _response(
             error_body("CONFLICT", str(exc), "", retryable=True),

@@ -17,8 +17,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 from django.core.wsgi import get_wsgi_application
+from django.db import connections
+from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
+from profiles.concurrency import workspace_write
 from profiles.models import Item, Profile, Rule, Scenario
 from profiles.services import scenarios_upsert, workspace_export, workspace_import
 from tests.profiles.conftest import NOW, normalize_document, small_workspace
@@ -204,3 +207,51 @@ def test_rule_put__parallel_with_a_scenario_save__both_apply(server):
     )
 
     assert [status for status, _, _ in answers] == [200, 200, 204]
+
+
+@pytest.fixture
+def writers_lock_held(settings):
+    """Hold the writers' lock in another thread (another connection) until the test ends."""
+    settings.WRITE_LOCK_TIMEOUT = "300ms"
+    workspace_import(document=small_workspace())
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with workspace_write():
+                held.set()
+                release.wait(20)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join()
+
+
+def test_api_write__lock_held_past_the_lock_timeout__409_retryable_and_nothing_written(
+    server, writers_lock_held
+):
+    status, headers, body = server("PATCH", "profiles/profile-0", {"budget": 5})
+
+    assert status == 409
+    assert headers["Retry-After"] == "1"
+    assert json.loads(body)["error"]["retryable"] is True
+    assert Profile.objects.get(key="profile-0").budget == 800
+
+
+def test_studio_write__lock_held_past_the_lock_timeout__409_not_503(
+    server, client, writers_lock_held
+):
+    client.force_login(User.objects.get(username="writer"))
+
+    response = client.post(reverse("profile-delete", args=["profile-1"]))
+
+    assert response.status_code == 409
+    assert response["Retry-After"] == "1"
+    assert Profile.objects.filter(key="profile-1").exists()
