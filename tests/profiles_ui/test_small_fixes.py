@@ -103,3 +103,16 @@ def test_admin_index__rule_saved_in_the_studio__listed_in_recent_actions(editor_
     first = changes.split("</li>")[0]
     assert "support-answer · rule tickets" in first
     assert "Rule changed by editor" in first
+
+
+def test_recent_changes__consumer_changed__named_by_key_not_id(editor_client, workspace):
+    from profiles import services
+    from profiles.models import Consumer
+
+    Consumer.objects.create(key="night-shift")
+    services.profile_update(key="support-answer", changes={"consumer": "night-shift"})
+
+    html = editor_client.get("/profiles/support-answer/").content.decode()
+
+    history = html.split('class="history-list"')[1].split("</ol>")[0]
+    assert f"consumer: {workspace.consumer.key} → night-shift" in history
