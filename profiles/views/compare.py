@@ -97,11 +97,11 @@ def profile_compare(request):
         .order_by("profile__position", "-is_default", "name")
     )
     chosen = next((s for s in scenarios if str(s.pk) == request.GET.get("scenario", "")), None)
-    shared = studio.sample_values_from_query(request.GET)
-    if chosen is not None:
-        values = studio.sample_values_from_scenario(chosen)
-    elif shared is not None:
-        values = shared
+    typed = studio.sample_values_from_query(request.GET)
+    if chosen is not None and (typed is None or request.GET.get("load")):
+        values = studio.sample_values_from_scenario(chosen)  # "Load" (or nothing typed)
+    elif typed is not None:
+        values, chosen = typed, None  # what is in the fields now
     else:
         chosen = next((s for s in scenarios if s.profile.key == a), None)
         values = studio.sample_values_from_scenario(chosen)

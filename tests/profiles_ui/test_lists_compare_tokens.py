@@ -115,3 +115,14 @@ def test_tokens__revoke__token_gone_and_api_refuses_it(client, editor_client, ed
         headers={"Authorization": f"Token {key}"},
     )
     assert response.status_code == 401
+
+
+def test_compare__typed_sample__wins_over_the_scenario_unless_loaded(editor_client, workspace):
+    scenario = workspace.scenarios.first()
+    typed = f"/profiles/_compare/?a={workspace.key}&b={workspace.key}&scenario={scenario.pk}"
+
+    edited = editor_client.get(typed + "&message=typed+by+hand").content.decode()
+    loaded = editor_client.get(typed + "&message=typed+by+hand&load=1").content.decode()
+
+    assert "typed by hand</textarea>" in edited
+    assert "typed by hand" not in loaded
