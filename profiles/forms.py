@@ -14,6 +14,8 @@ from django.conf import settings
 
 from profiles.mappers import CURRENTNESS_FIELDS, RULE_FIELDS, canonical_string
 from profiles.models import Consumer
+from resolver import ResolverError
+from resolver.documents import load_json
 from resolver.model import (
     AVAILABILITIES,
     DEFAULT_RULE,
@@ -350,13 +352,12 @@ class ItemForm(EntryForm):
         text = self.cleaned_data["metadata_text"].strip()
         if not text:
             return {}
+        # The engine's JSON reader: nesting and number sizes are refused in words, not with
+        # a crash; NaN and Infinity are not JSON.
         try:
-            value = json.loads(text)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
-            raise forms.ValidationError(
-                f"not valid JSON: {getattr(exc, 'msg', exc)}{where}"
-            ) from exc
+            value = load_json(text, allow_nan=False)
+        except ResolverError as exc:
+            raise forms.ValidationError(exc.message) from exc
         if not isinstance(value, dict):
             raise forms.ValidationError("must be a JSON object ({…})")
         return value

@@ -63,10 +63,10 @@ def now_for_form(value: str | None) -> str:
         return ""
     try:
         parsed = dt.datetime.fromisoformat(value.replace(" ", "T").replace("Z", "+00:00"))
-    except ValueError:
+        if parsed.tzinfo is not None:
+            parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError):  # not a datetime, or UTC falls outside years 1-9999
         return value
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(dt.UTC).replace(tzinfo=None)
     return parsed.strftime("%Y-%m-%dT%H:%M:%S" if parsed.second else "%Y-%m-%dT%H:%M")
 
 

@@ -120,11 +120,6 @@ ANY, POSTGRESQL = ("sqlite", "postgresql"), ("postgresql",)
 JOB_SOURCE = (
     "imports.import_job_start stores the text with its NUL in ImportJob.source (importexport)"
 )
-FORM_METADATA = "forms.ItemForm.clean_metadata_text parses with json.loads, not load_json (studio)"
-SCENARIO_NOW = (
-    "the editor saves a scenario whose now is outside years 1-9999, then studio.now_for_form "
-    "raises OverflowError showing it (studio)"
-)
 COMMAND_UTF8 = "import_workspace reads the file as UTF-8 without catching the error (importexport)"
 KNOWN_DEFECTS = {
     **{
@@ -136,10 +131,6 @@ KNOWN_DEFECTS = {
     ("test_studio_upload", "raw-nul-byte-json"): (JOB_SOURCE, POSTGRESQL),
     ("test_import_workspace_command", "not-utf8-yaml"): (COMMAND_UTF8, ANY),
     ("test_import_workspace_command", "not-utf8-json"): (COMMAND_UTF8, ANY),
-    ("test_studio__hostile_form", "item-metadata-deep-5000"): (FORM_METADATA, ANY),
-    ("test_studio__hostile_form", "item-metadata-huge-int"): (FORM_METADATA, ANY),
-    ("test_studio__hostile_form", "editor-scenario-now-0"): (SCENARIO_NOW, ANY),
-    ("test_studio__hostile_form", "editor-scenario-now-1"): (SCENARIO_NOW, ANY),
 }
 
 
