@@ -1,5 +1,5 @@
-"""What the studio shows of a resolution, in words: reason sentences, the decision timeline,
-the budget meter, "what changed", item rows and history entries.
+"""What the studio shows of a resolution, in words: the decision timeline, the budget meter,
+the status messages, "what changed" and history entries.
 
 Everything is read from the SPEC §7 resolution JSON (usually its §7.1 summary, whose lists
 are cut to what is rendered, with the full lengths in ``counts``): nothing here reaches into
@@ -7,106 +7,16 @@ the engine. Every list a page shows is bounded (``ROWS`` rows per stage), so a p
 proportion to what a person can read, not to the size of a layer.
 """
 
-import functools
 from typing import Any
 
 from django.utils.html import format_html
 
 import resolver.reasons as R
+from profiles.explain import explain, explain_fragment
 from profiles.forms import RULE_FIELD_BY_MODEL
-
-# Rows shown per stage before "show more"; the pages after the first hold PAGE rows.
-ROWS = 20
-PAGE = 100
-
-# --- reason codes in words --------------------------------------------------------------------
-
-# Every state and reason code of SPEC §4 (resolver.reasons), as a sentence fragment a newcomer
-# can read. ``{arg}`` is the part after the colon of INPUT_NOT_PROVIDED:<key> / MATCHED:<fields>.
-REASON_SENTENCES: dict[str, str] = {
-    # Available (4.1)
-    R.MATERIAL_PRESENT: "the layer has material to offer",
-    R.EMPTY: "the layer has no items",
-    R.UNAVAILABLE: "the layer is marked unavailable",
-    R.UNKNOWN: "whether the layer is available is unknown",
-    # Applicable (4.2)
-    R.APPLICABLE: "the layer applies to this request",
-    R.NOT_APPLICABLE: "the layer does not apply to this request",
-    R.SKIPPED: "not evaluated: an earlier stage already decided",
-    R.IN_SCOPE: "the layer's scope includes this consumer and objective",
-    R.MATCHED.rstrip(":"): "items matched the request on {arg}",
-    R.OBJECTIVE_OUT_OF_SCOPE: "the layer is not meant for this profile's objective",
-    R.CONSUMER_OUT_OF_SCOPE: "the layer is not meant for this profile's consumer",
-    R.INPUT_NOT_PROVIDED.rstrip(":"): "input {arg} was not provided",
-    R.NO_MATCHING_MATERIAL: "no item matches the request's filter values",
-    # Currentness (4.4)
-    R.ASSESSED: "item dates were checked against the currentness limit",
-    R.NOT_ASSESSED: "the rule sets no currentness limit",
-    R.STALE: "older than the currentness limit",
-    # Decision (4.3)
-    R.EXCLUDED_BY_PROFILE: "the profile excludes this layer",
-    R.LAYER_UNAVAILABLE: "the layer is unavailable",
-    R.AVAILABILITY_UNKNOWN: "the layer's availability is unknown, so it is left out",
-    R.LAYER_EMPTY: "the layer has no items",
-    R.APPLICABILITY_UNKNOWN: "whether the layer applies cannot be told",
-    R.STALE_EXCLUDED: "every candidate was excluded as not current",
-    R.INCLUDED_BY_PROFILE: "the profile includes this layer",
-    R.INCLUDED_APPLICABLE: "the layer applies and the profile lets it in",
-    # References (4.5, 4.7)
-    R.ON_DEMAND: "offered on request instead of inline",
-    R.BEYOND_MAX_ITEMS: "beyond the rule's maxItems",
-    R.LAYER_TOKEN_LIMIT: "over the layer's maxTokens",
-    R.NOT_RETRIEVED: "not retrieved: no term of the message matches it",
-    R.BUDGET_TRIMMED: "trimmed: the budget ran out",
-    # Status (4.8)
-    R.RESOLVED: "every required layer is fully rendered",
-    R.RENDERING_INCOMPLETE: "a required layer was only partly rendered within the budget",
-    R.BLOCKED: "a required layer is missing; no output is produced",
-    R.MISSING_REQUIRED_CONTEXT: "the required layer is missing",
-    R.REQUIRED_CONTEXT_OVER_BUDGET: "none of the required layer's content fits the budget",
-    R.NO_CONTENT: "the layer was selected but has nothing to render",
-    # Resolution currentness
-    R.CURRENT: "every admitted item is current",
-    R.NOT_CURRENT: "some admitted item is stale (kept with a warning)",
-}
+from profiles.item_rows import CUT_REASONS, ROWS
 
 DECISION_KINDS = {R.INLINE: "inline", R.ON_DEMAND_KIND: "on request", R.OMITTED: "omitted"}
-REFERENCE_REASONS = (R.ON_DEMAND, R.BEYOND_MAX_ITEMS, R.LAYER_TOKEN_LIMIT, R.NOT_RETRIEVED)
-
-
-def reason_code(code: str | None) -> tuple[str, str]:
-    """Split ``INPUT_NOT_PROVIDED:key`` into (``INPUT_NOT_PROVIDED``, ``key``)."""
-    if not code:
-        return "", ""
-    head, _, arg = code.partition(":")
-    return head, arg
-
-
-@functools.lru_cache(maxsize=512)
-def explain(code: str | None) -> str:
-    """Return the sentence of a reason code, with its argument in <code> (escaped)."""
-    head, arg = reason_code(code)
-    if not head:
-        return ""
-    sentence = REASON_SENTENCES.get(head)
-    if sentence is None:
-        return format_html("{}", code)
-    text = sentence[0].upper() + sentence[1:] + "."
-    if "{arg}" not in text:
-        return format_html("{}", text)
-    before, after = text.split("{arg}", 1)
-    return format_html("{}<code>{}</code>{}", before, arg.replace(",", ", "), after)
-
-
-@functools.lru_cache(maxsize=512)
-def explain_fragment(code: str | None) -> str:
-    """Return the lower-case sentence fragment of a code (for "…: <fragment>")."""
-    head, arg = reason_code(code)
-    sentence = REASON_SENTENCES.get(head, code or "")
-    if "{arg}" not in sentence:
-        return format_html("{}", sentence)
-    before, after = sentence.split("{arg}", 1)
-    return format_html("{}<code>{}</code>{}", before, arg.replace(",", ", "), after)
 
 
 def _plural(number: int, word: str) -> str:
@@ -285,142 +195,6 @@ def layer_timeline(resolution: dict) -> list[dict]:
     return entries
 
 
-# --- item rows of one layer (from a full resolution) ------------------------------------------
-
-ROW_FILTERS = {
-    "all": "every item",
-    "changed": "only what changed",
-    "omitted": "only what is left out",
-    "trimmed": "only what the budget trimmed",
-}
-# The groups of a layer's rows, in the order the page shows them.
-ROW_GROUPS = {
-    "admitted": "In the text",
-    "trimmed": "Trimmed by the budget",
-    R.ON_DEMAND: "Offered on request",
-    R.BEYOND_MAX_ITEMS: "Beyond maxItems",
-    R.LAYER_TOKEN_LIMIT: "Over maxTokens",
-    R.NOT_RETRIEVED: "Not retrieved",
-    "not-current": "Excluded as not current",
-}
-OMITTED_GROUPS = (
-    "trimmed",
-    R.BEYOND_MAX_ITEMS,
-    R.LAYER_TOKEN_LIMIT,
-    R.NOT_RETRIEVED,
-    "not-current",
-)
-
-
-def _fates(resolution: dict, layer: str) -> dict[str, list[dict]]:
-    """Return the rows of one layer grouped by fate (each row: the engine's item record)."""
-    record = next((r for r in resolution["layers"] if r["layer"] == layer), None)
-    groups: dict[str, list[dict]] = {name: [] for name in ROW_GROUPS}
-    if record is None:
-        return groups
-    admitted = set(record["rendered"]["items"])
-    trimmed = set(record["rendered"]["trimmed"])
-    on_demand = record["decision"]["kind"] == R.ON_DEMAND_KIND
-    rendered_refs = {
-        ref["item"] for ref in resolution["references"] if ref["layer"] == layer and ref["rendered"]
-    }
-    for item in record["materialized"]["items"]:
-        path = item["item"]
-        if path in admitted:
-            why = R.ON_DEMAND if on_demand else ""
-            groups["admitted"].append({**item, "fate": "admitted", "why": why})
-        elif path in trimmed:
-            groups["trimmed"].append({**item, "fate": "trimmed", "why": R.BUDGET_TRIMMED})
-        else:
-            groups[R.ON_DEMAND].append({**item, "fate": "not rendered", "why": R.ON_DEMAND})
-    for reference in record["materialized"]["references"]:
-        rendered = reference["item"] in rendered_refs
-        groups[reference["reason"]].append(
-            {
-                "item": reference["item"],
-                "score": None,
-                "matchedTerms": [],
-                "date": None,
-                "notCurrent": None,
-                "fate": "reference" if rendered else "not rendered",
-                "why": reference["reason"],
-            }
-        )
-    groups["not-current"] = [
-        {**entry, "fate": "excluded"}
-        for entry in resolution["currentnessExcluded"]
-        if entry["layer"] == layer
-    ]
-    return groups
-
-
-def layer_rows(
-    resolution: dict,
-    layer: str,
-    *,
-    saved: dict | None = None,
-    row_filter: str = "all",
-) -> list[dict]:
-    """Return the groups of one layer's rows: name, label, count and every row (unsliced).
-
-    ``saved`` is the saved profile's full resolution of the same request, for the "changed"
-    filter: a row changed when its item's fate differs from the saved one.
-    """
-    groups = _fates(resolution, layer)
-    if row_filter == "changed" and saved is not None:
-        before = {
-            row["item"]: (name, row["fate"])
-            for name, rows in _fates(saved, layer).items()
-            for row in rows
-        }
-        groups = {
-            name: [row for row in rows if before.get(row["item"]) != (name, row["fate"])]
-            for name, rows in groups.items()
-        }
-        now = {row["item"] for rows in groups.values() for row in rows}
-        draft_items = {row["item"] for rows in _fates(resolution, layer).values() for row in rows}
-        gone = [item for item in before if item not in draft_items and item not in now]
-        if gone:
-            groups["gone"] = [
-                {
-                    "item": item,
-                    "score": None,
-                    "matchedTerms": [],
-                    "date": None,
-                    "notCurrent": None,
-                    "fate": "no longer a candidate",
-                    "why": "",
-                }
-                for item in gone
-            ]
-    elif row_filter == "omitted":
-        groups = {name: rows for name, rows in groups.items() if name in OMITTED_GROUPS}
-    elif row_filter == "trimmed":
-        groups = {"trimmed": groups["trimmed"]}
-    return [
-        {
-            "name": name,
-            "label": ROW_GROUPS.get(name, "No longer candidates"),
-            "count": len(rows),
-            "rows": rows,
-        }
-        for name, rows in groups.items()
-        if rows
-    ]
-
-
-def item_row(row: dict, titles: dict[str, str]) -> dict:
-    """Return a row as the items table shows it (title, reason in words)."""
-    why = row.get("why") or row.get("reason") or ""
-    return {
-        **row,
-        "title": titles.get(row["item"]) or row["item"],
-        "why": why if row["fate"] != "excluded" else "",
-        "why_text": explain(why) if why and row["fate"] != "excluded" else "",
-        "matched": ", ".join(row.get("matchedTerms") or ()),
-    }
-
-
 # --- status, meter, output ----------------------------------------------------------------------
 
 
@@ -464,7 +238,6 @@ def status_messages(resolution: dict) -> list[dict]:
 
 # Colours of the budget meter's segments, cycled in layer render order.
 SEGMENT_COLOURS = 8
-CUT_REASONS = (R.BEYOND_MAX_ITEMS, R.LAYER_TOKEN_LIMIT)
 
 
 def budget_meter(resolution: dict) -> dict:
@@ -531,19 +304,6 @@ def cut_count(resolution: dict) -> int:
         for ref in resolution["references"]
         if not ref["rendered"] and ref["reason"] in CUT_REASONS
     )
-
-
-def cut_units(resolution: dict) -> list[dict]:
-    """Return every unit trimmed or cut and not in the text (needs a full resolution)."""
-    return [
-        {"layer": record["layer"], "item": path, "reason": R.BUDGET_TRIMMED}
-        for record in resolution["layers"]
-        for path in record["rendered"]["trimmed"]
-    ] + [
-        {"layer": ref["layer"], "item": ref["item"], "reason": ref["reason"]}
-        for ref in resolution["references"]
-        if not ref["rendered"] and ref["reason"] in CUT_REASONS
-    ]
 
 
 def reference_summary(resolution: dict) -> list[dict]:

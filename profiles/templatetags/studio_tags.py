@@ -3,7 +3,7 @@
 It is the largest part of every live preview (seven stages per layer, a row per item) and
 Django's template engine spent most of a preview's time on it; building the same markup with
 f-strings is several times faster. Every value goes through ``_e`` (HTML-escaped, quotes
-included) unless it is already a SafeString: the sentences of ``profiles.presenters.explain``,
+included) unless it is already a SafeString: the sentences of ``profiles.explain.explain``,
 which escape their own arguments.
 """
 

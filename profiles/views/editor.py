@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from profiles import cache, handoff, presenters, services, studio
+from profiles import cache, handoff, item_rows, presenters, services, studio
 from profiles.concurrency import PreconditionFailed, profile_etag
 from profiles.models import Profile, Scenario
 from profiles.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
@@ -95,7 +95,7 @@ def _editor_page(request, profile, draft, cached, *, loaded=None, status=200, sc
     context["history"] = [
         presenters.history_entry(record) for record in profile_history_list(profile=profile)
     ]
-    context["row_filters"] = presenters.ROW_FILTERS
+    context["row_filters"] = item_rows.ROW_FILTERS
     return render(request, "profiles/editor.html", context, status=status)
 
 
@@ -141,7 +141,7 @@ def _preview_response(request, profile, draft, cached, *, loaded, sample: str = 
     """
     context = studio.preview_context(profile, draft, cached)
     context.update(_scenario_context(profile, draft, None, loaded))
-    context["row_filters"] = presenters.ROW_FILTERS
+    context["row_filters"] = item_rows.ROW_FILTERS
     if not request.htmx:
         return render(request, "profiles/editor.html#preview", context)
     preview = render_to_string("profiles/editor.html#preview", context, request=request)
@@ -322,24 +322,24 @@ def profile_preview_rows(request, key):
     if resolution is None:
         return HttpResponse('<p class="muted">Fix the highlighted fields to see the items.</p>')
     row_filter = request.POST.get("rows", "all")
-    row_filter = row_filter if row_filter in presenters.ROW_FILTERS else "all"
+    row_filter = row_filter if row_filter in item_rows.ROW_FILTERS else "all"
     saved = None
     if row_filter == "changed":
         saved = studio.saved_resolution(
             profile.key, draft.sample.as_request(), cached, detail="full"
         )
-    groups = presenters.layer_rows(resolution, layer, saved=saved, row_filter=row_filter)
+    groups = item_rows.layer_rows(resolution, layer, saved=saved, row_filter=row_filter)
     group_name = request.POST.get("group")
     start = _page_number(request.POST.get("start"))
     if group_name:
         groups = [group for group in groups if group["name"] == group_name]
-        size = presenters.PAGE
+        size = item_rows.PAGE
     else:
-        start, size = 0, presenters.ROWS
+        start, size = 0, item_rows.ROWS
     for group in groups:
         shown = group["rows"][start : start + size]
         titles = studio.item_titles(layer, [row["item"] for row in shown], cached)
-        group["shown"] = [presenters.item_row(row, titles) for row in shown]
+        group["shown"] = [item_rows.item_row(row, titles) for row in shown]
         group["next_start"] = start + len(shown)
         group["rest"] = max(0, group["count"] - group["next_start"])
     context = {
@@ -347,8 +347,8 @@ def profile_preview_rows(request, key):
         "layer": layer,
         "groups": groups,
         "row_filter": row_filter,
-        "row_filter_label": presenters.ROW_FILTERS[row_filter],
-        "page_size": presenters.PAGE,
+        "row_filter_label": item_rows.ROW_FILTERS[row_filter],
+        "page_size": item_rows.PAGE,
     }
     template = "profiles/editor.html#more-rows" if group_name else "profiles/editor.html#layer-rows"
     return render(request, template, context)
@@ -362,16 +362,16 @@ def profile_preview_cut(request, key):
     cached = cache.workspace_get()
     draft = studio.draft_from_post(request.POST, cached.document, profile.key)
     resolution = studio.resolve_draft(draft, cached, detail="full")
-    units = presenters.cut_units(resolution) if resolution is not None else []
+    units = item_rows.cut_units(resolution) if resolution is not None else []
     start = _page_number(request.POST.get("start"))
-    size = presenters.PAGE if start else presenters.ROWS
+    size = item_rows.PAGE if start else item_rows.ROWS
     shown = units[start : start + size]
     context = {
         "profile": profile,
         "units": shown,
         "next_start": start + len(shown),
         "rest": max(0, len(units) - start - len(shown)),
-        "page_size": presenters.PAGE,
+        "page_size": item_rows.PAGE,
     }
     return render(request, "profiles/editor.html#cut-units", context)
 
