@@ -122,16 +122,35 @@ class ProfileForm(WorkspaceModelForm):
         widgets = {"name": TEXT_INPUT, "description": forms.Textarea(attrs={"rows": 3})}
 
 
-class RuleForm(WorkspaceModelForm):
-    class Meta:
-        model = Rule
-        fields = ["profile", "layer", *RULE_MODEL_FIELDS]
-
-
 # Model field -> the studio's hint for "not given" ("(auto)"), so both say the same thing.
 RULE_BLANK_LABELS = {
     model: f"({RULE_DEFAULT_HINTS[document]})" for model, document in RULE_FIELD_BY_MODEL.items()
 }
+
+
+def show_rule_defaults(form: forms.BaseForm) -> None:
+    """Label an empty rule field with the default rule's value in brackets, as the studio
+    does: "(false)" for ``required``, never Django's "Unknown"."""
+    for name, field in form.fields.items():
+        blank = RULE_BLANK_LABELS.get(name)
+        if blank is None:
+            continue
+        if isinstance(field.widget, forms.NullBooleanSelect):
+            field.widget.choices = [("unknown", blank), ("true", "true"), ("false", "false")]
+        elif getattr(field, "choices", None):
+            field.choices = [("", blank), *[c for c in field.choices if c[0] != ""]]
+        else:
+            field.widget.attrs["placeholder"] = blank
+
+
+class RuleForm(WorkspaceModelForm):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        show_rule_defaults(self)
+
+    class Meta:
+        model = Rule
+        fields = ["profile", "layer", *RULE_MODEL_FIELDS]
 
 
 def scenario_entry(scenario: Scenario) -> dict:
@@ -193,15 +212,7 @@ class RuleInlineForm(forms.ModelForm):
             # The admin wraps related fields (layer) in a widget that renders the inner one.
             widget = getattr(field.widget, "widget", field.widget)
             widget.attrs["aria-label"] = f"{self.row_name} {RULE_FIELD_BY_MODEL.get(name, name)}"
-            blank = RULE_BLANK_LABELS.get(name)
-            if blank is None:
-                continue
-            if isinstance(field.widget, forms.NullBooleanSelect):
-                field.widget.choices = [("unknown", blank), ("true", "true"), ("false", "false")]
-            elif getattr(field, "choices", None):
-                field.choices = [("", blank), *[c for c in field.choices if c[0] != ""]]
-            else:
-                field.widget.attrs["placeholder"] = blank
+        show_rule_defaults(self)
 
     def validate_constraints(self):
         # The formset validates all rules with the engine (same messages as the import);

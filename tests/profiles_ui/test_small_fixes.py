@@ -116,3 +116,12 @@ def test_recent_changes__consumer_changed__named_by_key_not_id(editor_client, wo
 
     history = html.split('class="history-list"')[1].split("</ol>")[0]
     assert f"consumer: {workspace.consumer.key} → night-shift" in history
+
+
+def test_admin_rule_change__required_not_given__shown_like_the_studio(editor_client, workspace):
+    rule = Rule.objects.filter(profile=workspace, required__isnull=True).first()
+
+    html = editor_client.get(f"/admin/profiles/rule/{rule.pk}/change/").content.decode()
+
+    assert '<option value="unknown" selected>(false)</option>' in html
+    assert ">Unknown<" not in html
