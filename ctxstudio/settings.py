@@ -231,7 +231,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # onStale and onUnknown share one choice set: name it once.
-    "ENUM_NAME_OVERRIDES": {"CurrentnessActionEnum": "profiles.models.CurrentnessAction"},
+    "ENUM_NAME_OVERRIDES": {
+        "CurrentnessActionEnum": "profiles.models.CurrentnessAction",
+        "ChangeRequestStatusEnum": "profiles.models.ChangeRequestStatus",
+        "ResolutionStatusEnum": ["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"],
+    },
 }
 
 # Decision log: every API resolution (and, optionally, studio previews) is recorded.
@@ -241,6 +245,10 @@ DECISION_LOG_STORE_INPUT = env_bool("DECISION_LOG_STORE_INPUT", False)
 DECISION_LOG_RETENTION_DAYS = int(os.environ.get("DECISION_LOG_RETENTION_DAYS", "30"))
 # Written by a background thread so that logging never slows a resolution.
 DECISION_LOG_ASYNC = env_bool("DECISION_LOG_ASYNC", True)
+
+# Safe change: in an environment that requires change requests, staff may write directly only
+# when this is on; every such write is flagged on the profile version and logged as a warning.
+SAFE_CHANGE_STAFF_BYPASS = env_bool("SAFE_CHANGE_STAFF_BYPASS", False)
 
 # The cache holds throttling counters; with CACHE_URL (Redis) they are shared by every worker.
 if os.environ.get("CACHE_URL"):

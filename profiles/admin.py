@@ -25,6 +25,7 @@ from rest_framework.authtoken.models import TokenProxy
 from simple_history.admin import SimpleHistoryAdmin
 
 from profiles import services
+from profiles.admin_safechange import ProtectedProfileAdmin, ProtectedRuleAdmin
 from profiles.concurrency import PreconditionFailed, WriteConflict
 from profiles.forms import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
 from profiles.mappers import (
@@ -431,7 +432,7 @@ class RuleInline(AdministerAdminMixin, admin.TabularInline):
 
 
 @admin.register(Profile)
-class ProfileAdmin(WorkspaceAdmin):
+class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
     form = ProfileForm
     inlines = [RuleInline]
     change_form_template = "admin/profiles/profile/change_form.html"
@@ -552,7 +553,7 @@ class ProfileAdmin(WorkspaceAdmin):
 
 
 @admin.register(Rule)
-class RuleAdmin(WorkspaceAdmin):
+class RuleAdmin(ProtectedRuleAdmin, WorkspaceAdmin):
     form = RuleForm
     list_display = [
         "profile",
@@ -644,6 +645,7 @@ class DecisionLogAdmin(AdministerAdminMixin, admin.ModelAdmin):
         "created_at",
         "source",
         "profile_key",
+        "profile_version",
         "status",
         "estimated_tokens",
         "duration_ms",

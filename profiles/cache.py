@@ -41,6 +41,9 @@ class CachedWorkspace:
     compiled: CompiledWorkspace
     # layer id -> (content token, the layer's document entry) for the next incremental read.
     layer_entries: dict = field(default_factory=dict, repr=False, compare=False)
+    # Profile key -> number of its version in this snapshot (read with the profile rows), so
+    # a resolution names the version of the rules it resolved (profiles.versions).
+    profile_versions: dict[str, int] = field(default_factory=dict, compare=False)
 
 
 _lock = threading.Lock()
@@ -56,7 +59,7 @@ def _layer_tokens() -> dict[int, str]:
     return dict(Layer.objects.values_list("id", "content_token"))
 
 
-def _read_document(previous: CachedWorkspace | None) -> tuple[dict, dict]:
+def _read_document(previous: CachedWorkspace | None) -> tuple[dict, dict, dict]:
     """Return the committed workspace document, reading the items of changed layers only."""
     global layers_read
     tokens = _layer_tokens()
@@ -99,7 +102,8 @@ def _read_document(previous: CachedWorkspace | None) -> tuple[dict, dict]:
             for row in sections.profiles
         ],
     }
-    return document, entries
+    versions = {row.key: row.version for row in sections.profiles}
+    return document, entries, versions
 
 
 _frozen = False
@@ -138,13 +142,17 @@ def workspace_get() -> CachedWorkspace:
         cached = _cached
         if cached is not None and token is not None and cached.token == token:
             return cached
-        document, entries = _read_document(cached)
+        document, entries, versions = _read_document(cached)
         # Layers that did not change keep their indexes: an edit re-indexes one layer.
         previous = cached.compiled if cached is not None else None
         compiled = compile_workspace(document, previous=previous)
         compilations += 1
         fresh = CachedWorkspace(
-            token=token, document=document, compiled=compiled, layer_entries=entries
+            token=token,
+            document=document,
+            compiled=compiled,
+            layer_entries=entries,
+            profile_versions=versions,
         )
         # Without a token (nothing written through the models yet) nothing can invalidate it.
         if token is not None:

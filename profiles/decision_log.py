@@ -40,11 +40,13 @@ def decision_log_record(
     workspace_version: str = "",
     user=None,
     auth: str = "",
+    profile_version: int | None = None,
 ) -> DecisionLog | None:
     """Record a served resolution; log (never raise) when it cannot be written.
 
     ``started`` is a ``time.perf_counter()`` value taken before resolving. The input is kept
-    only as a fingerprint unless ``DECISION_LOG_STORE_INPUT`` is on. Returns the saved row
+    only as a fingerprint unless ``DECISION_LOG_STORE_INPUT`` is on; ``profile_version`` is
+    the number of the profile version that answered. Returns the saved row
     when writing synchronously, else None (the row is written in the background).
     """
     if not settings.DECISION_LOG_ENABLED:
@@ -58,6 +60,7 @@ def decision_log_record(
             auth=auth,
             profile_key=(resolution.get("profile") or {}).get("key", ""),
             workspace_version=workspace_version or cache.cached_token(),
+            profile_version=profile_version,
             request_fingerprint=request_fingerprint(request_data),
             input=request_data.get("input") if settings.DECISION_LOG_STORE_INPUT else None,
             status=resolution.get("status", ""),

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from profiles import services
 from profiles.concurrency import workspace_write
+from profiles.environments import ChangeRequestRequired
 from profiles.exports import workspace_document_read
 from profiles.mappers import canonical_string
 from profiles.models import ImportJob
@@ -73,6 +74,12 @@ def import_job_run(*, job_id: str) -> ImportJob:
         summary = _import(document, mode=job.mode, layer=job.layer or None, user=job.user)
     except WorkspaceImportError as exc:
         _finish(job, ImportJob.Status.FAILED, error=exc.as_dict()["error"])
+    except ChangeRequestRequired as exc:  # the file changes a profile of a protected environment
+        _finish(
+            job,
+            ImportJob.Status.FAILED,
+            error={"code": exc.code, "message": f"{exc}; nothing was imported", "path": exc.path},
+        )
     except Exception:
         logger.exception("import job %s failed", job_id)
         _finish(

@@ -221,6 +221,7 @@ PROFILE_COLUMNS = (
     "environment",
     "budget",
     "description",
+    "version",  # the latest profile version's number (safe change; not in the document)
 )
 
 

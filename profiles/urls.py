@@ -1,6 +1,16 @@
 from django.urls import path
 
-from profiles.views import compare, consumers, editor, material, pages, profiles, tokens, workspace
+from profiles.views import (
+    compare,
+    consumers,
+    editor,
+    material,
+    pages,
+    profiles,
+    safechange,
+    tokens,
+    workspace,
+)
 
 urlpatterns = [
     path("", pages.home, name="home"),
@@ -70,4 +80,6 @@ urlpatterns = [
         workspace.workspace_import_job,
         name="workspace-import-job",
     ),
+    # Safe change: history, change requests, environments (profiles.views.safechange).
+    *safechange.urlpatterns,
 ]

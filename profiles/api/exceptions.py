@@ -13,6 +13,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 
 from profiles.concurrency import PreconditionFailed, WriteConflict, is_retryable
+from profiles.environments import SafeChangeError
 from profiles.services.writing import Conflict
 from profiles.validation import WorkspaceValidationError
 from resolver import RequestError, ResolverError, WorkspaceError
@@ -118,6 +119,8 @@ def _error_response(exc):
             412,
             {"ETag": exc.current_etag},
         )
+    if isinstance(exc, SafeChangeError):
+        return _response(error_body(exc.code, exc.message, exc.path, **exc.extra), exc.status_code)
     if isinstance(exc, RequestDataTooBig):
         return _response(
             error_body("PAYLOAD_TOO_LARGE", "the request body is larger than the server accepts"),

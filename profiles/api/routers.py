@@ -4,7 +4,7 @@ slash (a POST cannot be redirected); that twin is left out of the schema."""
 
 from django.urls import re_path
 from drf_spectacular.utils import extend_schema
-from rest_framework.routers import Route, SimpleRouter
+from rest_framework.routers import DynamicRoute, Route, SimpleRouter
 
 
 class ApiRouter(SimpleRouter):
@@ -27,6 +27,13 @@ class ApiRouter(SimpleRouter):
             name="{basename}-detail",
             detail=True,
             initkwargs={"suffix": "Instance"},
+        ),
+        # @action methods (safe change: change-requests/<id>/approve, versions/<n>/restore).
+        DynamicRoute(
+            url=r"^{prefix}/{lookup}/{url_path}$",
+            name="{basename}-{url_name}",
+            detail=True,
+            initkwargs={},
         ),
     ]
 

@@ -4,7 +4,7 @@ objects do not, see ``profiles.api.routers``), and the resolution and workspace 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from profiles.api import views, viewsets
+from profiles.api import safechange, views, viewsets
 from profiles.api.imports import ImportJobView
 from profiles.api.routers import ApiRouter
 
@@ -17,11 +17,20 @@ router.register(r"layers/(?P<key>[^/]+)/items", viewsets.ItemViewSet, basename="
 router.register("profiles", viewsets.ProfileViewSet, basename="profile")
 router.register(r"profiles/(?P<key>[^/]+)/rules", viewsets.RuleViewSet, basename="rule")
 router.register("scenarios", viewsets.ScenarioViewSet, basename="scenario")
+# Safe change (profiles.api.safechange): versions, environments, change requests.
+router.register(
+    r"profiles/(?P<key>[^/]+)/versions",
+    safechange.ProfileVersionViewSet,
+    basename="profile-version",
+)
+router.register("environments", safechange.EnvironmentViewSet, basename="environment")
+router.register("change-requests", safechange.ChangeRequestViewSet, basename="change-request")
 
 urlpatterns = [
     path("resolve", views.ResolveView.as_view(), name="resolve"),
     path("expand", views.ExpandView.as_view(), name="expand"),
     path("profiles/<str:key>/preview", views.PreviewView.as_view(), name="profile-preview"),
+    *safechange.urlpatterns,  # diff, impact, promote
     *router.urls,
     path("workspace", views.WorkspaceView.as_view(), name="workspace"),
     path("workspace/imports/<uuid:job_id>", ImportJobView.as_view(), name="import-job"),

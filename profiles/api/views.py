@@ -50,8 +50,8 @@ from profiles.services import (
     profile_resolve,
     ref_expand,
     workspace_export,
-    workspace_resolve,
 )
+from profiles.versions import PROFILE_VERSION_HEADER, workspace_resolve_versioned
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
 
 # --- helpers ------------------------------------------------------------------------------
@@ -116,7 +116,7 @@ class ResolveView(ResolutionView):
         body = body_object(request)
         if "scenario" in body:
             body = request_from_scenario(body, body.pop("scenario"))
-        resolution = workspace_resolve(request=body)
+        resolution, version = workspace_resolve_versioned(request=body)
         decision_log_record(
             request_data=body,
             resolution=resolution,
@@ -124,8 +124,12 @@ class ResolveView(ResolutionView):
             started=started,
             user=request.user,
             auth=authentication_kind(request),
+            profile_version=version,
         )
-        return Response(resolution)
+        response = Response(resolution)
+        if version is not None:
+            response[PROFILE_VERSION_HEADER] = str(version)
+        return response
 
 
 def authentication_kind(request) -> str:

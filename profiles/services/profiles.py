@@ -30,6 +30,7 @@ from profiles.services.writing import (
     workspace_changed,
 )
 from profiles.validation import merge_rule, validate_profile
+from profiles.versions import profile_versions_record
 
 # Every field of a rule document set to None: merged with a partial rule, it replaces the rule.
 RULE_CLEARED = dict.fromkeys((*RULE_FIELDS, "currentness"))
@@ -111,6 +112,8 @@ def _save(
     rules_changed = _write_rules(profile, stored_rules, wanted, layers, user=user)
     if fields_changed or rules_changed:
         workspace_changed(profiles=True)
+        # Safe change: the new version; raises (rolling back) in a protected environment.
+        profile_versions_record(keys=[profile.key], user=user)
 
 
 def _entry(profile: Profile) -> dict:
@@ -176,6 +179,7 @@ def profile_delete(*, key: str, user=None, if_match: str | None = None) -> None:
         check_if_match(if_match, profile_etag(profile, profile.workspace_rules))
         delete_row(profile, user=user)
         workspace_changed(profiles=True)
+        profile_versions_record(keys=[key], user=user)  # records the deletion, or refuses it
 
 
 def profile_save_rules(

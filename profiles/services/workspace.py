@@ -29,6 +29,7 @@ from profiles.models import Consumer, Item, Layer, Profile, Rule
 from profiles.selectors import workspace_rows_get
 from profiles.services.writing import author, workspace_changed
 from profiles.validation import WorkspaceValidationError, document_issues
+from profiles.versions import profile_versions_record
 from resolver import ValidationIssue, WorkspaceError
 from resolver.documents import dump_yaml
 from resolver.documents import load_document as load_workspace_text
@@ -159,6 +160,13 @@ def workspace_import(
                 for action in ("created", "updated", "deleted")
             )
             workspace_changed(layers=changed_layers, profiles=profiles_changed)
+            if profiles_changed:
+                # Safe change: a version per changed profile; protected environments refuse.
+                profile_versions_record(
+                    keys=[profile.key for profile in rows.profiles]
+                    + [canonical_string(entry["key"]) for entry in target.get("profiles") or []],
+                    user=user,
+                )
     return summary
 
 

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from profiles import cache, handoff, item_rows, presenters, services, studio
 from profiles.concurrency import PreconditionFailed, profile_etag
+from profiles.environments import ChangeRequestRequired
 from profiles.models import Profile, Scenario
 from profiles.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.selectors import (
@@ -200,6 +201,9 @@ def profile_save(request, key):
             "Someone else saved this profile after you opened it, so nothing was saved. "
             "Your edits are still in the form: reload to see their change."
         )
+        return _editor_page(request, profile, draft, cached, loaded=loaded, status=409)
+    except ChangeRequestRequired as exc:
+        draft.general_errors.append(f"Nothing was saved: {exc}. Propose a change instead.")
         return _editor_page(request, profile, draft, cached, loaded=loaded, status=409)
     messages.success(request, f"Saved {profile.key}.")
     return redirect("profile-editor", key=profile.key)

@@ -11,6 +11,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import render
 
 from profiles.concurrency import PreconditionFailed
+from profiles.environments import ChangeRequestRequired
 from profiles.services import Conflict, EntryInvalid
 
 STALE = (
@@ -33,6 +34,8 @@ def save_entry(request, form, write, *, success: str, next_url):
         form.add_conflict(exc)
     except PreconditionFailed:
         form.add_error(None, STALE)
+    except ChangeRequestRequired as exc:  # a profile of a protected environment (safe change)
+        form.add_error("environment" if "environment" in form.fields else None, str(exc))
     else:
         messages.success(request, success)
         return HttpResponseRedirect(next_url(written) if callable(next_url) else next_url)
@@ -57,6 +60,9 @@ def confirm_delete(request, context: dict, delete, *, success: str, next_url: st
             return render(request, "profiles/confirm_delete.html", context, status=409)
         except PreconditionFailed:
             context["conflict"] = STALE
+            return render(request, "profiles/confirm_delete.html", context, status=409)
+        except ChangeRequestRequired as exc:
+            context["conflict"] = str(exc)
             return render(request, "profiles/confirm_delete.html", context, status=409)
         messages.success(request, success)
         return HttpResponseRedirect(next_url)

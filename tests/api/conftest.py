@@ -94,3 +94,69 @@ def small(db) -> dict:
     document = small_workspace()
     workspace_import(document=document)
     return document
+
+
+# --- safe change: a production profile, its staging twin, saved scenarios, a second editor ---
+
+RELEASE_SCENARIOS = [
+    {
+        "name": "refund question",
+        "profile": "profile-0",
+        "input": {"message": "refund cards", "customer_id": "C-1"},
+        "now": NOW,
+        "default": True,
+    },
+    {"name": "no message", "profile": "profile-0", "input": {"customer_id": "C-0"}, "now": NOW},
+    {
+        "name": "another customer",
+        "profile": "profile-0",
+        "input": {"message": "cards", "customer_id": "C-2"},
+        "now": NOW,
+    },
+    {
+        "name": "staging trial",
+        "profile": "profile-0-staging",
+        "input": {"message": "refund", "customer_id": "C-1"},
+        "now": NOW,
+    },
+]
+
+
+def release_workspace() -> dict:
+    """Return the small workspace with profile-0 in production and its staging twin."""
+    document = small_workspace()
+    production = document["profiles"][0]
+    production["environment"] = "production"
+    document["profiles"].append(
+        {
+            "key": "profile-0-staging",
+            "name": "Profile 0 (staging)",
+            "consumer": production["consumer"],
+            "objective": production["objective"],
+            "environment": "staging",
+            "budget": 900,
+            "rules": {"layer-000": {"mode": "inline", "maxItems": 1}},
+        }
+    )
+    return document
+
+
+@pytest.fixture
+def release(db) -> dict:
+    document = release_workspace()
+    workspace_import(document=document)
+    scenarios_upsert(scenarios=RELEASE_SCENARIOS)
+    return document
+
+
+@pytest.fixture
+def reviewer(db) -> User:
+    user = User.objects.create_user("reviewer", password="reviewer-password-1")
+    group, _ = Group.objects.get_or_create(name="editors")
+    user.groups.add(group)
+    return user
+
+
+@pytest.fixture
+def reviewer_client(reviewer) -> APIClient:
+    return token_client(reviewer)

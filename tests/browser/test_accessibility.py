@@ -8,7 +8,8 @@ from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver
 from playwright.sync_api import expect
 
-from profiles.models import ImportJob, Item, Profile
+from profiles.changes import change_request_create
+from profiles.models import ChangeRequest, ImportJob, Item, Profile
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -43,6 +44,13 @@ STUDIO_PAGES = {
     "token-list": lambda ws: "/tokens/",
     "workspace-upload": lambda ws: "/workspace/upload/",
     "workspace-import-job": lambda ws: f"/workspace/imports/{finished_import().pk}/",
+    "profile-history": lambda ws: f"/profiles/{ws.key}/history/",
+    "profile-version-restore": lambda ws: f"/profiles/{ws.key}/history/1/restore/",
+    "change-request-list": lambda ws: "/changes/",
+    "change-request": lambda ws: f"/changes/{a_change_request(ws).pk}/",
+    "change-request-preview": lambda ws: f"/changes/{a_change_request(ws).pk}/preview/",
+    "environment-list": lambda ws: "/environments/",
+    "help-safe-change": lambda ws: "/help/safe-change/",
 }
 
 
@@ -72,7 +80,24 @@ NOT_PAGES = {
     "profile-scenario-save",
     "token-create",
     "token-revoke",
+    "profile-save-impact",
+    "profile-propose",
+    "profile-promote",
 }
+
+
+def a_change_request(profile):
+    """Return an open change request of the profile (with its impact), made once."""
+    existing = ChangeRequest.objects.filter(profile_key=profile.key).first()
+    if existing is not None:
+        return existing
+    return change_request_create(
+        profile_key=profile.key,
+        title="Fewer KB articles",
+        changes={"budget": 900, "rules": {"kb": {"maxItems": 1}}},
+        user=User.objects.get(username="editor"),
+    )
+
 
 ADMIN_PAGES = {
     "admin index (recent actions)": lambda ws: "/admin/",
@@ -223,6 +248,9 @@ def test_editor__ctrl_s__saves_the_rules(signed_in, live_server, workspace):
     expect(page.locator("#unsaved-badge")).to_have_text("Unsaved changes")
 
     page.keyboard.press("Control+s")
+    # Save first shows the impact on the saved scenarios (safe change); then it saves.
+    expect(page.locator("#save-impact")).to_contain_text("This change alters")
+    page.get_by_role("button", name="Confirm save").click()
 
     expect(page.locator(".messages")).to_contain_text(f"Saved {workspace.key}")
     expect(page.locator("#unsaved-badge")).to_have_text("All changes saved")

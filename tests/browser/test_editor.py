@@ -108,6 +108,9 @@ def test_editor__save__change_persists_with_history_after_reload(signed_in, live
     expect(page.locator("#unsaved-badge")).to_have_text("Unsaved changes")
 
     page.get_by_role("button", name="Save", exact=True).click()
+    # Save first shows the impact on the saved scenarios (safe change), then saves on confirm.
+    expect(page.locator("#save-impact")).to_contain_text("This change alters 1 of 1 scenario")
+    page.get_by_role("button", name="Confirm save").click()
     expect(page.locator(".messages")).to_contain_text("Saved support-answer")
     page.reload()
 
@@ -130,7 +133,7 @@ def test_editor__save_invalid_value__error_beside_field_and_nothing_saved(signed
 
     page.get_by_role("button", name="Save", exact=True).click()
 
-    expect(page.locator(".messages")).to_contain_text("Nothing was saved")
+    expect(page.locator("#save-impact")).to_contain_text("Nothing was saved")
     expect(error).to_contain_text("must be an integer >= 1")
     control = page.get_by_label("customer maxTokens", exact=True)
     expect(control).to_have_attribute("aria-invalid", "true")

@@ -122,6 +122,8 @@ def test_unsaved_edits__leaving__browser_asks_and_edited_cells_are_marked(signed
     page.remove_listener("dialog", stay)
     page.on("dialog", lambda dialog: dialogs.append(dialog.type) or dialog.accept())
     page.get_by_role("button", name="Save", exact=True).click()
+    # Save first shows the impact on the saved scenarios (safe change), then saves on confirm.
+    page.get_by_role("button", name="Confirm save").click()
     expect(page.locator(".messages")).to_contain_text("Saved support-answer")
     assert dialogs == ["beforeunload"]
 

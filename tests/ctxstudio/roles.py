@@ -8,13 +8,15 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from profiles.models import DecisionLog, Profile, Scenario
+from profiles.changes import change_request_create
+from profiles.models import DecisionLog, Environment, Profile, Scenario
 from profiles.permissions import EDITORS_GROUP
 from profiles.services import workspace_import
 
 ROLES = ("anonymous", "reader", "token reader", "editor", "staff")
 CASE_01 = next((Path(__file__).resolve().parents[1] / "resolver" / "conformance").glob("01-*.yaml"))
 PROFILE, LAYER, ITEM, CONSUMER = "support-answer", "tickets", "T-1001", "ops-agent"
+ENVIRONMENT = "production"  # protected; no profile of case 01 is in it
 SCENARIO = "Dana's card refund"  # customer C-7
 # Material of customer C-9: outside the itemFilter of every resolution for C-7.
 OTHER_CUSTOMER_MATERIAL = ("Lee Park", "Two open disputes", "T-2002", "Dispute opened", "7781")
@@ -50,6 +52,11 @@ def make_people() -> People:
     }
     users["editor"].groups.add(editors)
     token = Token.objects.create(user=users["reader"])
+    # Safe change: a protected environment, and an open change request by the staff member.
+    Environment.objects.create(key=ENVIRONMENT, requires_change_request=True)
+    change_request_create(
+        profile_key=PROFILE, title="A larger budget", changes={"budget": 999}, user=users["staff"]
+    )
     people = People(users=users)
     people.clients["anonymous"] = Client()
     # A token opens the API only: to the studio and the admin this client is anonymous.

@@ -32,12 +32,15 @@ from django_tasks_db.models import DBTaskResult, get_date_max
 
 from profiles import cache
 from profiles.models import (
+    ChangeRequest,
     Consumer,
     DecisionLog,
+    Environment,
     ImportJob,
     Item,
     Layer,
     Profile,
+    ProfileVersion,
     Rule,
     Scenario,
     WorkspaceVersion,
@@ -45,6 +48,7 @@ from profiles.models import (
 from profiles.permissions import EDITORS_GROUP
 from tests.ctxstudio.roles import (
     CONSUMER,
+    ENVIRONMENT,
     ITEM,
     LAYER,
     PROFILE,
@@ -122,6 +126,9 @@ STUDIO_SIGNED_IN = Door({"GET": (LOGIN, 200, LOGIN, 200, 200)})  # RESOLVE / REA
 STUDIO_WRITE_RULES = Door(  # an empty form: errors beside the fields (400)
     {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
 )
+STUDIO_POST_WRITE_RULES = Door(  # WRITE_RULES, POST only; an empty form: error, redirect
+    {"GET": (LOGIN, 403, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 302, 302)}
+)
 STUDIO_MATERIAL = Door(  # READ_MATERIAL, POST WRITE_MATERIAL (an empty item form saves)
     {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
 )
@@ -147,6 +154,10 @@ API_RESOLUTION = Door(  # RESOLVE, POST only
 )
 API_ITEMS = Door(  # READ_MATERIAL; writes WRITE_MATERIAL
     {"GET": (401, 403, 403, 200, 200), "POST": (401, 403, 403, 400, 400)}, api=True
+)
+API_READ_ONLY = Door({"GET": (401, 200, 200, 200, 200)}, api=True)  # READ_CONFIG
+API_CHANGE_REQUEST_ACTION = Door(  # WRITE_RULES
+    {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 200, 200)}, api=True
 )
 
 EXPECTATIONS: dict[str, Door] = {
@@ -235,6 +246,29 @@ EXPECTATIONS: dict[str, Door] = {
     ),
     # IMPORT_EXPORT; the job is the editor's: staff see it too (ADMINISTER), others get 404.
     "workspace-import-job": Door({"GET": (LOGIN, 403, LOGIN, 200, 200)}),
+    # -- safe change (profiles.views.safechange); the fixture's change request is the staff's
+    "profile-history": STUDIO_SIGNED_IN,
+    "profile-version-restore": Door(  # WRITE_RULES; version 1 is current: "nothing to do"
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
+    ),
+    "profile-save-impact": Door(  # RESOLVE: the summary Save shows first (an empty draft: 200)
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 200, LOGIN, 200, 200)}
+    ),
+    "profile-propose": STUDIO_POST_WRITE_RULES,
+    "profile-promote": STUDIO_POST_WRITE_RULES,
+    "change-request-list": STUDIO_SIGNED_IN,
+    "change-request": Door(
+        {
+            "GET": (LOGIN, 200, LOGIN, 200, 200),
+            "POST": (LOGIN, 403, LOGIN, 400, 400),  # no action
+            "POST action=approve": (LOGIN, 403, LOGIN, 302, 403),  # the staff is the author
+        }
+    ),
+    "change-request-preview": Door({"GET": (LOGIN, 200, LOGIN, 200, 200)}),
+    "environment-list": Door(  # protecting an environment is ADMINISTER
+        {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 403, 302)}
+    ),
+    "help-safe-change": STUDIO_SIGNED_IN,
     # -- accounts (django.contrib.auth)
     "login": Door({"GET": everyone(200)}),
     "logout": Door({"GET": everyone(405), "POST": everyone(302)}),
@@ -282,6 +316,41 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (401, 403, 403, 200, 200), "POST": (401, 403, 403, 202, 202)}, api=True
     ),
     "api:import-job": Door({"GET": (401, 403, 403, 200, 200)}, api=True),  # as the studio's
+    # Safe change (profiles.api.safechange). The fixture's change request is the staff's.
+    "api:profile-version-list": API_READ_ONLY,
+    "api/v1/profiles/(?P<key>[^/]+)/versions$": API_READ_ONLY,
+    "api:profile-version-detail": API_READ_ONLY,
+    "api:profile-diff": API_READ_ONLY,
+    "api:profile-version-restore": Door(  # restoring the current version changes nothing
+        {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 200, 200)}, api=True
+    ),
+    "api:profile-impact": Door(  # RESOLVE: a dry run, like the preview
+        {"GET": (401, 405, 405, 405, 405), "POST": (401, 200, 200, 200, 200)}, api=True
+    ),
+    "api:profile-promote": Door(  # WRITE_RULES; {} names no target environment
+        {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 400, 400)}, api=True
+    ),
+    "api:environment-list": API_READ_ONLY,
+    "api/v1/environments$": API_READ_ONLY,
+    "api:environment-detail": Door(  # PUT is ADMINISTER; {} = unprotected, 1 approval
+        {"GET": (401, 200, 200, 200, 200), "PUT": (401, 403, 403, 403, 200)}, api=True
+    ),
+    "api:change-request-list": API_CONFIG,
+    "api/v1/change-requests$": API_CONFIG,
+    "api:change-request-detail": Door(  # only the author edits
+        {"GET": (401, 200, 200, 200, 200), "PATCH": (401, 403, 403, 403, 200)}, api=True
+    ),
+    "api:change-request-approve": Door(  # never one's own request (403 SELF_APPROVAL)
+        {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 200, 403)}, api=True
+    ),
+    "api:change-request-reject": API_CHANGE_REQUEST_ACTION,
+    "api:change-request-rebase": API_CHANGE_REQUEST_ACTION,
+    "api:change-request-close": Door(  # only the author withdraws
+        {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 403, 200)}, api=True
+    ),
+    "api:change-request-apply": Door(  # WRITE_RULES, then 409: nobody approved it yet
+        {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 409, 409)}, api=True
+    ),
     "api:auth-token": Door({"GET": everyone(405), "POST": everyone(400)}, api=True),
     # The API's description is public (drf-spectacular's SERVE_PERMISSIONS): no workspace data.
     "api:schema": Door({"GET": everyone(200)}, api=True),
@@ -302,13 +371,17 @@ ADMINISTERED = {
     "profiles.profile",
     "profiles.rule",
     "profiles.scenario",
+    "profiles.environment",
     "authtoken.tokenproxy",
 }
-# Shown, never changed by anyone: the version counter, the decision log, background tasks.
+# Shown, never changed by anyone: the version counter, the decision log, background tasks,
+# profile versions and change requests (they change only through their own services).
 ADMINISTERED_READ_ONLY = {
     "profiles.workspaceversion",
     "profiles.decisionlog",
     "django_tasks_database.dbtaskresult",
+    "profiles.profileversion",
+    "profiles.changerequest",
 }
 # Accounts and login lockouts keep Django's model permissions (superusers): staff alone get
 # 403, so being staff is not enough to make oneself superuser or lift a lockout.
@@ -390,6 +463,9 @@ ADMIN_OBJECTS = {
     "profiles.scenario": lambda: Scenario.objects.get(name=SCENARIO),
     "profiles.workspaceversion": lambda: WorkspaceVersion.objects.first(),
     "profiles.decisionlog": lambda: DecisionLog.objects.first(),
+    "profiles.profileversion": lambda: ProfileVersion.objects.get(profile_key=PROFILE, number=1),
+    "profiles.changerequest": lambda: ChangeRequest.objects.get(),
+    "profiles.environment": lambda: Environment.objects.get(key=ENVIRONMENT),
     # The token admin finds a token by its user's id.
     "authtoken.tokenproxy": lambda: User.objects.get(username="reader"),
     "auth.user": lambda: User.objects.get(username="reader"),
@@ -425,8 +501,12 @@ def url_kwargs(route: str) -> dict[str, str]:
         return values
     layer = Layer.objects.get(key=LAYER)
     key = CONSUMER if "consumers/" in route else LAYER if "layers/" in route else PROFILE
+    if "environments/" in route:
+        key = ENVIRONMENT
     return {
         "key": key,
+        "number": "1",
+        "pk": str(ChangeRequest.objects.get().pk),
         "layer": LAYER,
         "path": ITEM,
         "item_id": str(Item.objects.get(layer=layer, path=ITEM).pk),

@@ -12,7 +12,7 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
 from profiles import cache
-from profiles.models import Consumer, ImportJob, Item, Layer, Profile, Scenario
+from profiles.models import ChangeRequest, Consumer, ImportJob, Item, Layer, Profile, Scenario
 from profiles.permissions import EDITORS_GROUP
 from tests.ctxstudio.roles import (
     ITEM,
@@ -37,6 +37,10 @@ def people(db, settings) -> People:
     cache.workspace_cache_clear()
 
 
+def cr_id() -> int:
+    return ChangeRequest.objects.get().pk
+
+
 def item_id() -> int:
     return Item.objects.get(layer__key=LAYER, path=ITEM).pk
 
@@ -59,6 +63,12 @@ def write_controls() -> dict[str, str]:
         "New consumer": f'href="{reverse("consumer-create")}"',
         "Delete layer": f'href="{reverse("layer-delete", args=[LAYER])}"',
         "Edit profile details": f'href="{reverse("profile-edit", args=[PROFILE])}"',
+        "Approve": 'value="approve"',
+        "Reject": 'value="reject"',
+        "Apply": 'value="apply"',
+        "Restore button": ">Restore version 1</button>",
+        "Promote": 'class="button small">Promote',
+        "Protect": 'name="requires_change_request"',
     }
 
 
@@ -80,6 +90,16 @@ STUDIO_TEMPLATES = {
         403,
     ),
     "profiles/home.html": (lambda: reverse("home"), 302),  # signed in: on to the profiles
+    # Safe change (profiles.views.safechange); the fixture's change request is the staff's.
+    "profiles/history.html": (lambda: reverse("profile-history", args=[PROFILE]), 200),
+    "profiles/version_restore.html": (
+        lambda: reverse("profile-version-restore", args=[PROFILE, 1]),
+        403,
+    ),
+    "profiles/change_request_list.html": (lambda: reverse("change-request-list"), 200),
+    "profiles/change_request.html": (lambda: reverse("change-request", args=[cr_id()]), 200),
+    "profiles/environments.html": (lambda: reverse("environment-list"), 200),
+    "profiles/help_safe_change.html": (lambda: reverse("help-safe-change"), 200),
 }
 
 # What an editor (the group, not staff) must see, proving the marks above are the real ones.
@@ -90,6 +110,8 @@ EDITOR_SEES = {
     "profiles/entry_form.html": ["Save button", "Items link", "Delete layer"],
     "profiles/consumer_list.html": ["New consumer"],
     "profiles/workspace.html": ["Download", "Upload button"],
+    "profiles/change_request.html": ["Approve", "Reject"],
+    "profiles/version_restore.html": ["Restore button"],
 }
 
 

@@ -4,6 +4,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
+from profiles.environments import ChangeRequestRequired
 from profiles.services import WorkspaceImportError, workspace_import
 
 
@@ -40,5 +41,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{name}: {len(exc.issues)} error(s); nothing was imported.", returncode=2
             ) from exc
+        except ChangeRequestRequired as exc:
+            raise CommandError(f"{name}: {exc}; nothing was imported.", returncode=2) from exc
         verb = "Imported" if summary.changed else "Nothing to change:"
         self.stdout.write(f"{verb} {name} ({mode}) — {summary}")

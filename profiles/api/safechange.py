@@ -1,0 +1,596 @@
+"""Safe change over the API: profile versions, diff and restore; the impact of a draft;
+environments and their protection; change requests and promotion.
+
+Thin views: each reads its body, calls a service of ``profiles.versions``,
+``profiles.changes`` or ``profiles.environments`` and answers. The services raise
+``SafeChangeError``s, which the API's exception handler answers in the one error shape.
+"""
+
+from django.core.exceptions import ValidationError
+from django.urls import path
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.reverse import reverse
+from rest_framework.viewsets import GenericViewSet
+
+from profiles.api import safechange_schema as s
+from profiles.api.exceptions import ApiError
+from profiles.api.schema import ApiAutoSchema
+from profiles.changes import (
+    approvals_required,
+    change_request_apply,
+    change_request_approve,
+    change_request_close,
+    change_request_create,
+    change_request_diff,
+    change_request_get,
+    change_request_list,
+    change_request_rebase,
+    change_request_reject,
+    change_request_update,
+    draft_impact,
+    profile_promote,
+)
+from profiles.concurrency import profile_etag
+from profiles.environments import environment_get, environment_list, environment_update
+from profiles.impact import impact_summary
+from profiles.models import ChangeRequest, Environment, Profile, ProfileVersion
+from profiles.permissions import (
+    ADMINISTER,
+    READ_CONFIG,
+    RESOLVE,
+    WRITE_RULES,
+    capability_permission,
+)
+from profiles.versions import (
+    VersionNotRestorable,
+    document_changes,
+    latest_versions_get,
+    version_get,
+    version_list,
+    version_restore,
+)
+
+# Actions take no fields: send {} or nothing.
+NO_BODY = OpenApiTypes.OBJECT
+
+# --- permissions ---------------------------------------------------------------------------
+
+# Reading versions, environments and change requests is reading configuration; proposing,
+# reviewing, applying and restoring change rules (WRITE_RULES); protecting an environment is
+# administration. Approving also needs not being the author (the service checks).
+ReadConfigWriteRules = capability_permission(READ_CONFIG, unsafe=WRITE_RULES)
+ReadConfigAdminister = capability_permission(READ_CONFIG, unsafe=ADMINISTER)
+Resolves = capability_permission(RESOLVE)
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _not_found(what: str, path: str = "") -> ApiError:
+    return ApiError(404, "NOT_FOUND", f"{what} not found", path)
+
+
+def _body(request, allowed: tuple[str, ...]) -> dict:
+    data = request.data
+    if not isinstance(data, dict):
+        raise ApiError(400, "INVALID_REQUEST", "the request body must be a JSON object")
+    for name in data:
+        if name not in allowed:
+            raise ApiError(400, "INVALID_REQUEST", f"{name}: unknown field", str(name))
+    return dict(data)
+
+
+def _username(user) -> str | None:
+    return None if user is None else user.get_username()
+
+
+def version_record(version: ProfileVersion, *, with_document: bool = False) -> dict:
+    """Return a version as the API shows it (with ``profile``, its document, on detail)."""
+    record = {
+        "number": version.number,
+        "author": _username(version.author),
+        "createdAt": version.created_at,
+        "message": version.message,
+        "source": version.source,
+        "changeRequest": version.change_request_id,
+        "approvers": list(version.approvers),
+        "restoredFrom": version.restored_from,
+        "deleted": version.document is None,
+        "protectionBypassed": version.protection_bypassed,
+    }
+    if with_document:
+        record["profile"] = version.document
+    return record
+
+
+def _versions_or_404(key: str):
+    versions = version_list(profile_key=key)
+    if not versions.exists() and not Profile.objects.filter(key=key).exists():
+        raise _not_found(f'profile "{key}"')
+    return versions
+
+
+def _number(request, name: str) -> int | None:
+    value = request.query_params.get(name)
+    if value in (None, ""):
+        return None
+    if not value.isdigit():
+        raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a version number", name)
+    return int(value)
+
+
+# --- versions ------------------------------------------------------------------------------
+
+
+@extend_schema(tags=["versions"])
+class ProfileVersionViewSet(GenericViewSet):
+    schema = ApiAutoSchema()
+    permission_classes = [ReadConfigWriteRules]
+    lookup_field = "number"
+    lookup_value_regex = r"\d+"
+
+    @extend_schema(
+        operation_id="profile_versions_list",
+        summary="The profile's versions, newest first",
+        responses={200: s.VersionSerializer(many=True)},
+    )
+    def list(self, request, key):
+        page = self.paginate_queryset(_versions_or_404(key))
+        return self.get_paginated_response([version_record(version) for version in page])
+
+    def _get(self, key: str, number: int) -> ProfileVersion:
+        try:
+            return version_get(profile_key=key, number=number)
+        except ProfileVersion.DoesNotExist:
+            raise _not_found(f'version {number} of profile "{key}"') from None
+
+    @extend_schema(
+        operation_id="profile_versions_retrieve",
+        summary="One version with the profile's document (SPEC §2, with rules)",
+        responses={200: s.VersionDetailSerializer},
+        examples=[s.VERSION_EXAMPLE],
+    )
+    def retrieve(self, request, key, number):
+        return Response(version_record(self._get(key, int(number)), with_document=True))
+
+    @extend_schema(
+        operation_id="profile_versions_restore",
+        summary="Append a new version equal to this one (history is never rewritten)",
+        description="Send the profile's `ETag` as `If-Match`. Answers 201 with the new version, "
+        "or 200 with the current one when it already equals the restored version. In a "
+        "protected environment: 409 `CHANGE_REQUEST_REQUIRED` (propose a change request).",
+        request=NO_BODY,
+        responses={200: s.VersionDetailSerializer, 201: s.VersionDetailSerializer},
+        examples=[s.CHANGE_REQUEST_REQUIRED_EXAMPLE],
+    )
+    @action(detail=True, methods=["post"])
+    def restore(self, request, key, number):
+        number = int(number)
+        try:
+            latest, created = version_restore(
+                profile_key=key,
+                number=number,
+                user=request.user,
+                if_match=request.headers.get("If-Match"),
+            )
+        except ProfileVersion.DoesNotExist:
+            raise _not_found(f'version {number} of profile "{key}"') from None
+        except VersionNotRestorable as exc:
+            raise ApiError(400, "INVALID_REQUEST", str(exc), "number") from None
+        profile = Profile.objects.select_related("consumer").get(key=key)
+        return Response(
+            version_record(latest, with_document=True),
+            status=201 if created else 200,
+            headers={"ETag": profile_etag(profile)},
+        )
+
+    @extend_schema(
+        operation_id="profile_versions_diff",
+        summary="What changed between two versions, as SPEC §2 paths",
+        parameters=[
+            OpenApiParameter("from", int, description="Default: the version before `to`."),
+            OpenApiParameter("to", int, description="Default: the latest version."),
+        ],
+        responses={200: s.DiffSerializer},
+        examples=[s.DIFF_EXAMPLE],
+    )
+    def diff(self, request, key):
+        versions = _versions_or_404(key)
+        to_number = _number(request, "to")
+        if to_number is None:
+            latest = versions.first()
+            if latest is None:
+                raise _not_found(f'versions of profile "{key}"')
+            to_number = latest.number
+        from_number = _number(request, "from")
+        if from_number is None:
+            from_number = max(to_number - 1, 1)
+        documents = dict(
+            versions.filter(number__in=[from_number, to_number]).values_list("number", "document")
+        )
+        for name, number in (("from", from_number), ("to", to_number)):
+            if number not in documents:
+                raise _not_found(f'version {number} of profile "{key}"', name)
+        return Response(
+            {
+                "profile": key,
+                "fromVersion": from_number,
+                "toVersion": to_number,
+                "changes": document_changes(documents[from_number], documents[to_number]),
+            }
+        )
+
+
+# --- impact and promotion ------------------------------------------------------------------
+
+
+@extend_schema(tags=["change requests"])
+class ProfileDraftViewSet(GenericViewSet):
+    schema = ApiAutoSchema()
+    permission_classes = [ReadConfigWriteRules]
+
+    def get_permissions(self):
+        if self.action == "impact":  # a dry run resolves, like the preview
+            return [Resolves()]
+        return super().get_permissions()
+
+    @extend_schema(
+        operation_id="profile_impact",
+        summary="Resolve every saved scenario with and without a draft (writes nothing)",
+        description="The same `impact` a change request shows, for CI pipelines that check "
+        "rules before they change. The draft is validated like a direct write.",
+        request=s.ChangesSerializer,
+        responses={200: s.ImpactSerializer},
+        examples=s.IMPACT_EXAMPLES,
+    )
+    def impact(self, request, key):
+        changes = _body(request, ("name", "description", "budget", "rules"))
+        try:
+            impact = draft_impact(profile_key=key, changes=changes)
+        except Profile.DoesNotExist:
+            raise _not_found(f'profile "{key}"') from None
+        latest = latest_versions_get([key]).get(key)
+        return Response(
+            {
+                "profile": key,
+                "baseVersion": None if latest is None else latest.number,
+                "summary": impact_summary(impact).as_dict(),
+                "impact": impact,
+            }
+        )
+
+    @extend_schema(
+        operation_id="profile_promote",
+        summary="Open a change request carrying this profile's budget and rules to another "
+        "environment",
+        description="The target is the profile with the same consumer and objective in "
+        "environment `to`; when there is none, applying the request creates it (under `key`, "
+        "default: this key with its environment suffix replaced).",
+        request=s.PromoteSerializer,
+        responses={201: s.ChangeRequestSerializer},
+        examples=[s.PROMOTE_EXAMPLE, s.CHANGE_REQUEST_EXAMPLE],
+    )
+    def promote(self, request, key):
+        body = _body(request, ("to", "title", "description", "key"))
+        try:
+            change_request = profile_promote(
+                profile_key=key,
+                to=body.get("to"),
+                user=request.user,
+                title=body.get("title"),
+                description=body.get("description") or "",
+                key=body.get("key"),
+            )
+        except Profile.DoesNotExist:
+            raise _not_found(f'profile "{key}"') from None
+        return _change_request_response(request, change_request, 201)
+
+
+# --- environments --------------------------------------------------------------------------
+
+
+@extend_schema(tags=["environments"])
+class EnvironmentViewSet(GenericViewSet):
+    schema = ApiAutoSchema()
+    permission_classes = [ReadConfigAdminister]
+    lookup_field = "key"
+    lookup_value_regex = "[^/]+"
+
+    @extend_schema(
+        operation_id="environments_list",
+        summary="Environments used by profiles or configured",
+        responses={200: s.EnvironmentSerializer(many=True)},
+    )
+    def list(self, request):
+        environments = environment_list()
+        page = self.paginate_queryset(environments)
+        return self.get_paginated_response([environment.as_dict() for environment in page])
+
+    @extend_schema(
+        operation_id="environments_retrieve",
+        responses={200: s.EnvironmentSerializer},
+        examples=[s.ENVIRONMENT_EXAMPLE],
+    )
+    def retrieve(self, request, key):
+        environment = environment_get(key=key)
+        if environment is None:
+            raise _not_found(f'environment "{key}"')
+        return Response(environment.as_dict())
+
+    @extend_schema(
+        operation_id="environments_update",
+        summary="Protect an environment (or lift its protection); administrators only",
+        description="A field not given takes its default (unprotected, 1 approval).",
+        request=s.EnvironmentUpdateSerializer,
+        responses={200: s.EnvironmentSerializer},
+        examples=[s.ENVIRONMENT_EXAMPLE],
+    )
+    def update(self, request, key):
+        body = _body(request, ("key", "requiresChangeRequest", "approvals"))
+        if "key" in body and body["key"] != key:
+            raise ApiError(400, "INVALID_REQUEST", "key: cannot be changed", "key")
+        try:
+            environment = environment_update(
+                key=key,
+                requires_change_request=body.get("requiresChangeRequest", False),
+                approvals=body.get("approvals", 1),
+                user=request.user,
+            )
+        except ValidationError as exc:
+            name, messages = next(iter(exc.message_dict.items()))
+            raise ApiError(400, "INVALID_REQUEST", f"{name}: {messages[0]}", name) from None
+        return Response(environment.as_dict())
+
+
+# --- change requests -----------------------------------------------------------------------
+
+
+def change_request_record(
+    change_request: ChangeRequest,
+    *,
+    current_versions: dict[str, int | None],
+    required: int,
+    detail: bool,
+) -> dict:
+    """Return a change request as the API shows it (``diff`` and ``impact`` on detail)."""
+    current = current_versions.get(change_request.profile_key)
+    record = {
+        "id": change_request.pk,
+        "profile": change_request.profile_key,
+        "environment": change_request.environment,
+        "title": change_request.title,
+        "description": change_request.description,
+        "status": change_request.status,
+        "author": _username(change_request.author),
+        "baseVersion": change_request.base_version,
+        "currentVersion": current,
+        "stale": change_request.status == ChangeRequest.Status.OPEN
+        and current != change_request.base_version,
+        "changes": change_request.changes,
+        "creates": change_request.creates,
+        "promotedFrom": change_request.promoted_from,
+        "approvals": [
+            {"user": approval.user.get_username(), "createdAt": approval.created_at}
+            for approval in change_request.approvals.all()
+        ],
+        "approvalsRequired": required,
+        "summary": impact_summary(change_request.impact).as_dict(),
+        "createdAt": change_request.created_at,
+        "updatedAt": change_request.updated_at,
+        "resolvedAt": change_request.resolved_at,
+        "resolvedBy": _username(change_request.resolved_by),
+        "appliedVersion": change_request.applied_version,
+    }
+    if detail:
+        record["diff"] = change_request_diff(change_request)
+        record["impact"] = change_request.impact
+    return record
+
+
+def _current_versions(keys) -> dict[str, int | None]:
+    return {key: version.number for key, version in latest_versions_get(set(keys)).items()}
+
+
+def _required_by_environment(change_requests) -> dict[str | None, int]:
+    keys = {change_request.environment for change_request in change_requests} - {None}
+    rows = {row.key: row.approvals for row in Environment.objects.filter(key__in=keys)}
+    return {key: rows.get(key, 1) for key in keys} | {None: 1}
+
+
+def _change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
+    change_request = change_request_list().get(pk=change_request.pk)
+    record = change_request_record(
+        change_request,
+        current_versions=_current_versions([change_request.profile_key]),
+        required=approvals_required(change_request),
+        detail=True,
+    )
+    headers = {}
+    if status == 201:
+        headers["Location"] = reverse(
+            "api:change-request-detail", args=[change_request.pk], request=request
+        )
+    return Response(record, status=status, headers=headers)
+
+
+@extend_schema(tags=["change requests"])
+class ChangeRequestViewSet(GenericViewSet):
+    schema = ApiAutoSchema()
+    permission_classes = [ReadConfigWriteRules]
+    lookup_value_regex = r"\d+"
+
+    def _get(self, pk: int) -> ChangeRequest:
+        try:
+            return change_request_get(pk=pk)
+        except ChangeRequest.DoesNotExist:
+            raise _not_found(f"change request #{pk}") from None
+
+    @extend_schema(
+        operation_id="change_requests_list",
+        summary="Change requests, newest first (without diff and impact entries)",
+        parameters=[
+            OpenApiParameter("status", str, enum=list(ChangeRequest.Status.values)),
+            OpenApiParameter("profile", str, description="Only this profile's requests."),
+            OpenApiParameter("mine", bool, description="Only the requests you opened."),
+            OpenApiParameter(
+                "review", bool, description="Open requests of others you have not approved."
+            ),
+        ],
+        responses={200: s.ChangeRequestSerializer(many=True)},
+    )
+    def list(self, request):
+        params = request.query_params
+        status = params.get("status")
+        if status and status not in ChangeRequest.Status.values:
+            raise ApiError(
+                400,
+                "INVALID_REQUEST",
+                "status: must be one of " + ", ".join(ChangeRequest.Status.values),
+                "status",
+            )
+        queryset = change_request_list(
+            status=status or None,
+            profile=params.get("profile") or None,
+            author=request.user if params.get("mine") in ("1", "true") else None,
+            reviewer=request.user if params.get("review") in ("1", "true") else None,
+        )
+        page = self.paginate_queryset(queryset)
+        versions = _current_versions(change_request.profile_key for change_request in page)
+        required = _required_by_environment(page)
+        return self.get_paginated_response(
+            [
+                change_request_record(
+                    change_request,
+                    current_versions=versions,
+                    required=required[change_request.environment],
+                    detail=False,
+                )
+                for change_request in page
+            ]
+        )
+
+    @extend_schema(
+        operation_id="change_requests_create",
+        summary="Propose a change of a profile; answers with its impact on every scenario",
+        description="`changes` is validated like a direct write (errors name the field, e.g. "
+        "`changes.rules.kb.mode`). `impact` has one entry per saved scenario of the profile, "
+        "resolved before and after the change; nothing is written.",
+        request=s.ChangeRequestCreateSerializer,
+        responses={201: s.ChangeRequestSerializer},
+        examples=[s.CHANGE_REQUEST_CREATE_EXAMPLE, s.CHANGE_REQUEST_EXAMPLE],
+    )
+    def create(self, request):
+        body = _body(request, ("profile", "title", "description", "changes"))
+        key = body.get("profile")
+        if not isinstance(key, str) or not key:
+            raise ApiError(400, "INVALID_REQUEST", "profile: is required", "profile")
+        try:
+            change_request = change_request_create(
+                profile_key=key,
+                title=body.get("title"),
+                description=body.get("description") or "",
+                changes=body.get("changes"),
+                user=request.user,
+            )
+        except Profile.DoesNotExist:
+            raise ApiError(404, "NOT_FOUND", f'profile "{key}" not found', "profile") from None
+        return _change_request_response(request, change_request, 201)
+
+    @extend_schema(
+        operation_id="change_requests_retrieve",
+        responses={200: s.ChangeRequestSerializer},
+        examples=[s.CHANGE_REQUEST_EXAMPLE],
+    )
+    def retrieve(self, request, pk):
+        return _change_request_response(request, self._get(pk))
+
+    @extend_schema(
+        operation_id="change_requests_partial_update",
+        summary="Edit an open request (its author); any edit withdraws the approvals",
+        request=s.ChangeRequestUpdateSerializer,
+        responses={200: s.ChangeRequestSerializer},
+    )
+    def partial_update(self, request, pk):
+        body = _body(request, ("title", "description", "changes"))
+        self._get(pk)
+        return _change_request_response(
+            request, change_request_update(pk=pk, user=request.user, **body)
+        )
+
+    def _action(self, request, pk, service):
+        _body(request, ())
+        self._get(pk)
+        service(pk=pk, user=request.user)
+        return _change_request_response(request, self._get(pk))
+
+    @extend_schema(
+        operation_id="change_requests_approve",
+        summary="Approve (not your own request: 403 SELF_APPROVAL)",
+        request=NO_BODY,
+        responses={200: s.ChangeRequestSerializer},
+        examples=s.SAFE_CHANGE_ERROR_EXAMPLES,
+    )
+    @action(detail=True, methods=["post"])
+    def approve(self, request, pk):
+        return self._action(request, pk, change_request_approve)
+
+    @extend_schema(
+        operation_id="change_requests_reject",
+        request=NO_BODY,
+        responses={200: s.ChangeRequestSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def reject(self, request, pk):
+        return self._action(request, pk, change_request_reject)
+
+    @extend_schema(
+        operation_id="change_requests_close",
+        summary="Withdraw your own open request",
+        request=NO_BODY,
+        responses={200: s.ChangeRequestSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def close(self, request, pk):
+        return self._action(request, pk, change_request_close)
+
+    @extend_schema(
+        operation_id="change_requests_rebase",
+        summary="Move the request onto the profile's current version; recomputes the impact "
+        "and withdraws the approvals",
+        request=NO_BODY,
+        responses={200: s.ChangeRequestSerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def rebase(self, request, pk):
+        return self._action(request, pk, change_request_rebase)
+
+    @extend_schema(
+        operation_id="change_requests_apply",
+        summary="Apply an approved request: one new version by its author, naming approvers",
+        description="Needs the approvals its environment asks for (409 `APPROVALS_REQUIRED`); "
+        "when the profile moved past `baseVersion`, 409 `STALE_CHANGE_REQUEST` and nothing "
+        "is written (rebase, review again, apply).",
+        request=NO_BODY,
+        responses={200: s.ChangeRequestSerializer},
+        examples=s.SAFE_CHANGE_ERROR_EXAMPLES,
+    )
+    @action(detail=True, methods=["post"])
+    def apply(self, request, pk):
+        return self._action(request, pk, change_request_apply)
+
+
+# --- routes --------------------------------------------------------------------------------
+
+
+versions = ProfileVersionViewSet
+drafts = ProfileDraftViewSet
+
+# The viewsets are on the API's router (profiles.api.urls); these answer beside a profile.
+urlpatterns = [
+    path("profiles/<str:key>/diff", versions.as_view({"get": "diff"}), name="profile-diff"),
+    path("profiles/<str:key>/impact", drafts.as_view({"post": "impact"}), name="profile-impact"),
+    path("profiles/<str:key>/promote", drafts.as_view({"post": "promote"}), name="profile-promote"),
+]
