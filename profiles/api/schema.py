@@ -64,6 +64,15 @@ RESOLVE_REQUEST_EXAMPLES = [
         value={"scenario": "Dana asks about a late refund"},
         request_only=True,
     ),
+    OpenApiExample(
+        "Summary: only what is rendered (recommended for applications)",
+        value={
+            "profile": "support-answer",
+            "input": {"message": "My refund never arrived", "customer_id": "C-1001"},
+            "detail": "summary",
+        },
+        request_only=True,
+    ),
 ]
 
 RESOLUTION_EXAMPLE = OpenApiExample(
@@ -181,6 +190,14 @@ PREVIEW_EXAMPLES = [
             "budget": 400,
             "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
             "now": NOW,
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Summary of the saved rules",
+        value={
+            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
+            "detail": "summary",
         },
         request_only=True,
     ),

@@ -25,6 +25,7 @@ from profiles.mappers import (
 from profiles.services import IMPORT_MODES
 from resolver.limits import MAX_BODY_CHARS, MAX_NAME_CHARS, MAX_TITLE_CHARS
 from resolver.model import AVAILABILITIES, FORMATS, MODES, ON_POLICIES, ORDERS, PARTICIPATIONS
+from resolver.request import DETAILS
 from resolver.validation import KEY_RE
 
 KEY_PATTERN = f"^{KEY_RE.pattern}$"
@@ -351,6 +352,16 @@ class SelectionSerializer(serializers.Serializer):
     environment = serializers.CharField(required=False, allow_null=True)
 
 
+DETAIL_HELP = (
+    "`summary` lists only what is rendered (SPEC §7.1): the response grows with the output, "
+    "not with the layers — what applications should ask for. Default: `full`."
+)
+
+
+def detail_field() -> serializers.ChoiceField:
+    return choice_field(DETAILS, help_text=DETAIL_HELP)
+
+
 class RequestSerializer(SelectionSerializer):
     input = serializers.DictField(required=False, allow_null=True, help_text=INPUT_HELP)
     now = serializers.CharField(
@@ -363,6 +374,7 @@ class RequestSerializer(SelectionSerializer):
 
 
 class ResolveRequestSerializer(RequestSerializer):
+    detail = detail_field()
     scenario = serializers.CharField(
         required=False,
         help_text="A saved scenario's name: fills profile, input, now, format and "
@@ -385,6 +397,7 @@ class PreviewRequestSerializer(serializers.Serializer):
     availability = serializers.DictField(
         child=serializers.ChoiceField(list(AVAILABILITIES)), required=False, allow_null=True
     )
+    detail = detail_field()
 
 
 class ExpandRequestSerializer(RequestSerializer):

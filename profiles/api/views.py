@@ -160,6 +160,10 @@ def request_from_scenario(body: dict, name) -> dict:
     return request
 
 
+# The SPEC §3 request fields a preview passes on (the profile is the URL's).
+PREVIEW_REQUEST_FIELDS = ("input", "now", "format", "availability", "detail")
+
+
 class PreviewView(ResolutionView):
     throttle_scope = "preview"
     renderer_classes = [ResolutionJSONRenderer, BrowsableAPIRenderer]
@@ -174,14 +178,10 @@ class PreviewView(ResolutionView):
     )
     def post(self, request, key):
         started = time.perf_counter()
-        body = body_object(request, ("rules", "budget", "input", "now", "format", "availability"))
+        body = body_object(request, ("rules", "budget", *PREVIEW_REQUEST_FIELDS))
         resolution = profile_resolve(
             profile=key,
-            request={
-                name: body[name]
-                for name in ("input", "now", "format", "availability")
-                if name in body
-            },
+            request={name: body[name] for name in PREVIEW_REQUEST_FIELDS if name in body},
             rule_overrides=body.get("rules"),
             budget_override=body.get("budget"),
         )

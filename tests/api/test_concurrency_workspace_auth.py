@@ -265,6 +265,30 @@ def test_schema__every_operation__has_responses_with_schemas_and_the_error_shape
     assert schema["components"]["securitySchemes"]["tokenAuth"]
 
 
+@pytest.mark.parametrize(
+    ("path", "component"),
+    [
+        ("/api/v1/resolve", "ResolveRequest"),
+        ("/api/v1/profiles/{key}/preview", "PreviewRequest"),
+    ],
+)
+def test_schema__resolve_and_preview__document_detail_with_a_summary_example(
+    reader_client, path, component
+):
+    schema = yaml.safe_load(reader_client.get(API + "schema/").content)
+    body = schema["paths"][path]["post"]["requestBody"]["content"]["application/json"]
+
+    detail = schema["components"]["schemas"][component]["properties"]["detail"]
+    choices = {
+        value
+        for option in detail["oneOf"]
+        for value in schema["components"]["schemas"][option["$ref"].split("/")[-1]]["enum"]
+    }
+    examples = [example["value"] for example in body["examples"].values()]
+    assert choices >= {"full", "summary"}
+    assert any(example.get("detail") == "summary" for example in examples)
+
+
 def test_docs__swagger_ui__served_from_local_static_files_only(client):
     response = client.get(API + "docs/")
 

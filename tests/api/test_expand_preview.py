@@ -230,6 +230,31 @@ def test_preview__no_draft__equals_resolving_the_saved_profile(demo, reader_clie
     assert response.content == reader_client.post(API + "resolve", DANA, format="json").content
 
 
+def test_preview__detail_summary__equals_resolving_the_saved_profile_with_summary(
+    demo, reader_client
+):
+    summary = {**DANA, "detail": "summary"}
+
+    response = reader_client.post(
+        API + "profiles/support-answer/preview",
+        {"input": DANA["input"], "now": NOW, "detail": "summary"},
+        format="json",
+    )
+
+    assert response.status_code == 200
+    assert response.json()["detail"] == "summary"
+    assert response.content == reader_client.post(API + "resolve", summary, format="json").content
+
+
+def test_preview__bad_detail__400_at_detail(demo, reader_client):
+    response = reader_client.post(
+        API + "profiles/support-answer/preview", {"detail": "brief"}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["path"] == "detail"
+
+
 def test_preview__invalid_draft_rule__400_invalid_workspace_at_the_engine_path(demo, reader_client):
     before = database_state()
 
