@@ -401,6 +401,11 @@ class PreviewRequestSerializer(serializers.Serializer):
 
 
 class ExpandRequestSerializer(RequestSerializer):
+    detail = choice_field(
+        DETAILS,
+        help_text="Accepted for a resolve body sent as is; the offer is always that "
+        "of the full resolution (a summary's cut refs stay expandable).",
+    )
     ref = serializers.CharField(help_text="<layer>/<item path>, as in the resolution's references.")
 
 

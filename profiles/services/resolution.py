@@ -4,6 +4,7 @@ from profiles import cache
 from profiles.mappers import json_safe
 from profiles.models import Profile
 from resolver import CompiledWorkspace
+from resolver.request import DETAILS
 
 
 def profile_resolve(
@@ -71,7 +72,11 @@ def ref_expand(*, request: dict, ref: str) -> dict:
     any reason, or trimmed by the budget). Those are the layer's candidates after its
     itemFilter, so another customer's item is never among them. Raises ``RequestError`` for a
     bad request and ``RefNotAvailable`` for everything else, existing item or not.
+    The offer is always read from the full resolution: a summary (SPEC §7.1) leaves out refs
+    that are legitimately offered (not retrieved, beyond the bounds, trimmed).
     """
+    if request.get("detail") in DETAILS:
+        request = {**request, "detail": "full"}  # a bad value still answers INVALID_REQUEST
     snapshot = cache.workspace_get()
     resolution = snapshot.compiled.resolve(request)
     layer_key, separator, path = ref.partition("/")

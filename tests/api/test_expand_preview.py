@@ -151,6 +151,54 @@ def test_expand__not_retrieved_reference__is_available(demo, reader_client):
     assert expand(reader_client, not_retrieved["ref"]).status_code == 200
 
 
+@pytest.mark.parametrize("detail", ["summary", "full", None])
+def test_expand__any_detail__offers_the_refs_of_the_full_resolution(demo, reader_client, detail):
+    # Given refs a summary resolution does not list (not retrieved, trimmed by the budget)
+    full = resolution(reader_client)
+    listed_by_summary = {
+        entry["ref"]
+        for entry in resolution(reader_client, {**DANA, "detail": "summary"})["references"]
+    }
+    unlisted = [
+        entry["ref"] for entry in full["references"] if entry["ref"] not in listed_by_summary
+    ]
+    assert unlisted
+
+    # When they are expanded with the detail in the request
+    statuses = {
+        expand(reader_client, ref, {**DANA, "detail": detail}).status_code for ref in unlisted
+    }
+
+    # Then the same refs are offered as for a full resolution
+    assert statuses == {200}
+
+
+@pytest.mark.parametrize("detail", ["summary", "full"])
+def test_expand__another_customers_item_with_either_detail__404_identical_to_an_unknown_ref(
+    demo, reader_client, detail
+):
+    request = {**DANA, "detail": detail}
+    other_ticket = Item.objects.filter(layer__key="tickets").exclude(
+        metadata__customer_id="C-1001"
+    )[0]
+
+    other_customer = expand(reader_client, f"tickets/{other_ticket.path}", request)
+    other_profile = expand(reader_client, "customer/C-1002", request)
+    nonexistent = expand(reader_client, "tickets/T-00000-does-not-exist", request)
+
+    assert other_customer.status_code == other_profile.status_code == nonexistent.status_code
+    assert other_customer.status_code == 404
+    assert other_customer.content == other_profile.content == nonexistent.content
+    assert nonexistent.json() == NOT_AVAILABLE
+
+
+def test_expand__bad_detail__400_at_detail(demo, reader_client):
+    response = expand(reader_client, "customer/C-1001", {**DANA, "detail": "brief"})
+
+    assert response.status_code == 400
+    assert response.json()["error"]["path"] == "detail"
+
+
 @pytest.mark.parametrize("ref", [None, 12, "", ["customer/C-1001"]])
 def test_expand__missing_or_non_string_ref__400_at_ref(demo, reader_client, ref):
     body = {**DANA, "ref": ref} if ref is not None else DANA
