@@ -12,6 +12,11 @@ through the pure-Python classes, with the same results. A YAML timestamp that is
 in SPEC §3's sense (outside years 1–9999 UTC, year 0000, no such day) loads as the string
 it was written as.
 
+Only JSON data is loaded: a YAML tag of the safe schema that builds something else
+(``!!binary`` bytes, a ``!!set``, ``!!omap``/``!!pairs`` lists of pairs) is a loader error
+at the value's path, naming its line and column (``!!python/…`` and unknown tags have no
+constructor at all).
+
 This module is an edge of the package like ``cli.py``: ``import resolver`` does not load it
 (or PyYAML).
 """
@@ -305,6 +310,48 @@ def _construct_timestamp(loader, node):
     return value if parse_date(value) is not None else node.value
 
 
+# The tags of YAML's safe schema whose values are no JSON data, as a document writes them.
+_NOT_JSON_TAGS = {
+    f"tag:yaml.org,2002:{name}": f"!!{name}" for name in ("binary", "set", "omap", "pairs")
+}
+
+
+class _NotJsonValue(Exception):
+    def __init__(self, node):
+        self.node = node
+
+
+def _refuse_not_json(loader, node):
+    raise _NotJsonValue(node)
+
+
+def node_path(root, target) -> str:
+    """Return the document path (``layers[0].items[2].metadata.x``) of a node of the graph.
+
+    A node used as a mapping key has the mapping's path. Called only to report an error.
+    """
+    todo = [(root, "")]
+    seen: set[int] = set()
+    while todo:
+        node, path = todo.pop()
+        if node is target:
+            return path
+        if id(node) in seen or node.__class__ is ScalarNode:
+            continue
+        seen.add(id(node))
+        if node.__class__ is MappingNode:
+            children = []
+            for key, value in node.value:
+                if key is target:
+                    return path
+                name = key.value if key.__class__ is ScalarNode else "?"
+                children.append((value, f"{path}.{name}" if path else name))
+        else:
+            children = [(child, f"{path}[{n}]") for n, child in enumerate(node.value)]
+        todo.extend(reversed(children))
+    return ""
+
+
 class _LimitedLoading:
     """Check the document limits on the composed node graph, before anything is built."""
 
@@ -318,7 +365,16 @@ class _LimitedLoading:
             check_document_limits(node)
         else:
             check_nesting(node)
-        return self.construct_document(node)
+        try:
+            return self.construct_document(node)
+        except _NotJsonValue as exc:
+            mark = exc.node.start_mark
+            raise WorkspaceError(
+                f"line {mark.line + 1}, column {mark.column + 1}: YAML "
+                f"{_NOT_JSON_TAGS[exc.node.tag]} builds no JSON value (a document holds "
+                "strings, numbers, true/false, null, lists and mappings)",
+                path=node_path(node, exc.node),
+            ) from None
 
 
 class _PureLoader(_LimitedLoading, yaml.SafeLoader):
@@ -362,6 +418,8 @@ for _loader in (_PureLoader, _FastLoader):
     if _loader is not None:
         _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
         _loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+        for _tag in _NOT_JSON_TAGS:
+            _loader.add_constructor(_tag, _refuse_not_json)
 
 
 # -- YAML output -----------------------------------------------------------------------------

@@ -3,8 +3,10 @@ profile still resolves afterwards.
 
 The corpus is generated from the limits (SPEC v1.1 §2.2 and §3, the columns that store a
 value): NUL and lone surrogates, strings one character over each limit, JSON and YAML nested
-beyond 64 levels, a YAML alias bomb, integers of more than 4,300 digits and beyond what a
-column holds, an overflowing float, dates outside years 1-9999, text that is not UTF-8.
+beyond 64 levels, a YAML alias bomb, YAML tags that build no JSON value (``!!binary``,
+``!!set``, ``!!omap``, ``!!pairs``, ``!!python/…``), integers of more than 4,300 digits and
+beyond what a column holds, an overflowing float, dates outside years 1-9999, text that is not
+UTF-8.
 
 Doors: the API (create and update of every resource, resolve, `POST /api/v1/workspace` as
 YAML and JSON), the studio (forms, the editor's actions, the upload), the `import_workspace`
@@ -107,6 +109,14 @@ def deep_metadata() -> dict:
 def many_metadata_values() -> dict:
     return {f"k{n}": n for n in range(1_001)}
 
+
+NOT_JSON_TAGS = {
+    "binary": "!!binary aGVsbG8=",
+    "set": "!!set {x: null}",
+    "omap": "!!omap [x: 1]",
+    "pairs": "!!pairs [x: 1, x: 2]",
+    "python": "!!python/object/apply:os.system [echo]",
+}
 
 ALIAS_BOMB = "\n".join(
     ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
@@ -522,6 +532,11 @@ def document_cases():
     yield "not-utf8", b"version: 1\nconsumers: [{key: \xff\xfe}]\n", b'{"version": 1, "x": "\xff"}'
     yield "duplicate-key", b"version: 1\nversion: 1\n", b'{"version": 1, "version": 1}'
     yield "raw-nul-byte", b"version: 1\nconsumers: [{key: a\x00b}]\n", b'{"version": 1\x00}'
+    # YAML tags of the safe schema that build no JSON value (bytes, a set, lists of pairs),
+    # and one the safe loader never constructs.
+    for tag, value in NOT_JSON_TAGS.items():
+        document = yaml_text(workspace_with(item_field("metadata", {"blob": "TAGGED"})))
+        yield f"yaml-tag-{tag}", document.replace("TAGGED", value).encode(), None
 
 
 DOCUMENTS = [

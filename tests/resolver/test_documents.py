@@ -280,6 +280,58 @@ def test_load_document__json_escaped_surrogate_pair__one_character():
     assert load_document('{"title": "\\ud83d\\ude00"}') == {"title": "\U0001f600"}
 
 
+# -- YAML values that are no JSON data -------------------------------------------------------
+
+ITEM_TEXT = "layers:\n- key: kb\n  items:\n  - path: a.md\n    metadata:\n      {value}\n"
+NOT_JSON_TAGS = [
+    pytest.param("blob: !!binary aGVsbG8=", "!!binary", id="binary"),
+    pytest.param("blob: !<tag:yaml.org,2002:binary> aGVsbG8=", "!!binary", id="binary-verbatim"),
+    pytest.param("blob: !!set {x: null, y: null}", "!!set", id="set"),
+    pytest.param("blob: !!omap [x: 1, y: 2]", "!!omap", id="omap"),
+    pytest.param("blob: !!pairs [x: 1, x: 2]", "!!pairs", id="pairs"),
+]
+
+
+@pytest.mark.parametrize("loader", LOADERS, ids=lambda loader: loader.__name__)
+@pytest.mark.parametrize(("value", "tag"), NOT_JSON_TAGS)
+def test_load_document__yaml_tag_building_no_json_value__refused_with_its_path_and_line(
+    loader, value, tag
+):
+    text = ITEM_TEXT.format(value=value)
+
+    with pytest.raises(WorkspaceError) as raised:
+        _read_yaml(text, loader)
+
+    error = raised.value
+    assert error.code == "INVALID_WORKSPACE"
+    assert error.path == "layers[0].items[0].metadata.blob"
+    assert error.message.startswith(f"line 6, column 13: YAML {tag} ")
+    assert "JSON" in error.message
+
+
+def test_load_document__tag_handle_declared_by_a_directive__refused_too():
+    text = "%TAG !std! tag:yaml.org,2002:\n---\nversion: 1\nlist: [a, !std!set {x: null}]\n"
+
+    assert refusal(text).path == "list[1]"
+
+
+def test_load_document__not_json_tag_on_a_mapping_key__refused_at_the_mapping():
+    assert refusal("meta:\n  ? !!binary aGVsbG8=\n  : 1\n").path == "meta"
+
+
+def test_load_document__python_tag__refused_by_the_safe_loader():
+    error = refusal("a: !!python/object/apply:os.system [ls]\n")
+
+    assert error.path == ""
+    assert "could not determine a constructor" in error.message
+
+
+def test_load_document__json_compatible_explicit_tags__loaded():
+    text = "a: !!str 1\nb: !!int '2'\nc: !!float 3\nd: !!null ''\ne: !!seq [x]\nf: !!map {x: 1}\n"
+
+    assert load_document(text) == {"a": "1", "b": 2, "c": 3.0, "d": None, "e": ["x"], "f": {"x": 1}}
+
+
 # -- both YAML loaders agree -----------------------------------------------------------------
 
 
