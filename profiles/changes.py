@@ -26,7 +26,7 @@ from profiles.models import (
     ProfileVersion,
     key_validator,
 )
-from profiles.validation import validate_profile
+from profiles.validation import rules_merged, validate_profile
 from profiles.versions import (
     RULE_DOCUMENT_FIELDS,
     VersionConflict,
@@ -109,11 +109,6 @@ class NothingToChange(SafeChangeError):
 # --- the changes -------------------------------------------------------------------------
 
 
-def _merge_rule(saved: dict | None, partial: dict) -> dict:
-    merged = {**(saved or {}), **partial}
-    return {name: value for name, value in merged.items() if value is not None}
-
-
 def changes_applied(document: dict, changes: dict) -> dict:
     """Return the profile document with the changes made (the document is not modified)."""
     result = copy.deepcopy(document)
@@ -126,12 +121,7 @@ def changes_applied(document: dict, changes: dict) -> dict:
     if changes.get("budget") is not None:
         result["budget"] = changes["budget"]
     if changes.get("rules"):
-        rules = dict(result.get("rules") or {})
-        for layer_key, partial in changes["rules"].items():
-            if partial is None:
-                rules.pop(layer_key, None)
-            else:
-                rules[layer_key] = _merge_rule(rules.get(layer_key), partial)
+        rules = rules_merged(result.get("rules"), changes["rules"])
         if rules:
             result["rules"] = rules
         else:

@@ -221,6 +221,23 @@ def validate_profile(document: Any, *, layer_keys, consumer_keys) -> list[Valida
 merge_rule = resolver.merge_rule
 
 
+def rules_merged(rules: dict | None, edits: dict) -> dict:
+    """Return a profile's rules (layer key -> rule document) with a draft's edits applied.
+
+    ``edits`` maps a layer key to a partial rule, merged into the saved one by
+    ``merge_rule`` (a field given as None is removed), or to None for the default rule (the
+    layer's rule is dropped). Neither argument is modified.
+    """
+    merged = dict(rules or {})
+    for layer_key, partial in edits.items():
+        rule = merge_rule(merged.get(layer_key), partial)
+        if rule is None:
+            merged.pop(layer_key, None)
+        else:
+            merged[layer_key] = rule
+    return merged
+
+
 # Document fields of a saved scenario (a SPEC §3 request for one profile, with a name).
 SCENARIO_FIELDS = ("name", "profile", "description", "input", "now", "format", "availability")
 SCENARIO_DOCUMENT_FIELDS = (*SCENARIO_FIELDS, "default")

@@ -29,7 +29,7 @@ from profiles.services.writing import (
     save_row,
     workspace_changed,
 )
-from profiles.validation import merge_rule, validate_profile
+from profiles.validation import rules_merged, validate_profile
 from profiles.versions import profile_versions_record
 
 # Every field of a rule document set to None: merged with a partial rule, it replaces the rule.
@@ -203,15 +203,8 @@ def profile_save_rules(
         stored = profile_with_rules_get(key=key, lock=True)
         check_if_match(if_match, profile_etag(stored, stored.workspace_rules))
         document = _entry(stored)
-        merged = dict(document.get("rules") or {})
-        for layer_key, partial in (rules or {}).items():
-            if partial is None:
-                merged.pop(layer_key, None)
-            elif isinstance(partial, dict):
-                merged[layer_key] = merge_rule(merged.get(layer_key), partial)
-            else:
-                merged[layer_key] = partial  # not an object: the validator says so
-        document["rules"] = merged
+        # A partial rule that is not an object is kept for the validator to report.
+        document["rules"] = rules_merged(document.get("rules"), rules or {})
         if budget is not None:
             document["budget"] = budget
         _save(stored, stored.workspace_rules, document, user=user)
