@@ -10,9 +10,11 @@ Keeping a compiled workspace current (a long-lived process, e.g. a web worker):
 * ``compile_workspace(document, previous=compiled, tokens={layer_key: token, ...})``
   recompiles a changed document. ``tokens`` are the caller's per-layer content tokens (a
   version bumped in the transaction that changes the layer): a layer whose token equals its
-  token in ``previous`` keeps its earlier ``Layer`` object and index without comparing items.
-  Without tokens, unchanged layers are found by comparing them field by field. Either way the
-  document is validated in full: this is the path for imports and bulk changes.
+  token in ``previous`` keeps its earlier ``Layer`` object and index, and its entry is not
+  validated or read again (only its key takes part in the checks between entries). So a
+  compile after a change of profiles or consumers costs those, whatever the size of the
+  layers. Layers without a token are validated and compared with the earlier ones field by
+  field. A matching token for a changed entry is the caller's error: the change is not seen.
 * ``compiled.with_layer_changes(layer_key, upsert=[item documents], delete=[paths],
   token=new_token)`` applies a single-item (or few-item) change without a document: the
   upserted items are validated alone, the layer's index is patched (only the changed items
@@ -443,7 +445,12 @@ class CompiledWorkspace:
         self.consumers = {c.key: c for c in workspace.consumers}
         self.profiles = {p.key: p for p in workspace.profiles}
         self.layer_keys = frozenset(layer.key for layer in workspace.layers)
-        self.layer_tokens = dict(tokens or {})
+        # The caller's content tokens of the layers (see ``compile_workspace``).
+        self.layer_tokens = {
+            key: token
+            for key, token in (tokens or {}).items()
+            if key in self.layer_keys and token is not None
+        }
         shared = indexes or {}
         self.indexes = []
         for layer in workspace.layers:
@@ -695,33 +702,40 @@ def compile_workspace(
 ) -> CompiledWorkspace:
     """Validate a workspace document (first error raised as ``WorkspaceError``) and compile it.
 
-    With ``previous`` (an earlier compilation), the indexes of layers that did not change
-    are reused, together with the earlier ``Layer`` objects, so an edit re-indexes only the
-    layer it touched and drafts (``with_profile_draft``) compare layers by identity.
-    ``tokens`` maps layer keys to the caller's content tokens (anything comparable, e.g. a
-    version bumped in the transaction that changes the layer): a layer whose token equals
-    its token in ``previous`` is taken as unchanged without comparing its items. Layers
-    without a token (or without ``tokens``) are compared field by field.
+    With ``previous`` (an earlier compilation), layers that did not change keep their
+    ``Layer`` objects and indexes, so an edit re-indexes only the layer it touched and drafts
+    (``with_profile_draft``) compare layers by identity. ``tokens`` maps layer keys to the
+    caller's content tokens (anything comparable and not None, e.g. a version bumped in the
+    transaction that changes the layer's fields or items). A layer whose token equals its
+    token in ``previous`` is **neither validated nor built again**: its document entry is
+    not read beyond its key, which still counts in the checks between entries (duplicate
+    layer keys, rules naming layers). The cost of such a compile is the consumers, the
+    profiles and the layers whose token moved. Layers without a token are built and compared
+    with the earlier layer field by field.
+
+    A token is the caller's promise: when it matches but the layer's entry did change, the
+    earlier layer is used as it was (the change is not seen, and not validated). Give a
+    layer a new token in the same transaction as any change to it, or none at all.
     """
-    workspace, issues = build_workspace(document, first_only=True)
+    tokens = {key: token for key, token in (tokens or {}).items() if token is not None}
+    earlier = {ix.layer.key: ix for ix in previous.indexes} if previous is not None else {}
+    unchanged = {
+        key: index.layer
+        for key, index in earlier.items()
+        if key in tokens and previous.layer_tokens.get(key) == tokens[key]
+    }
+    workspace, issues = build_workspace(document, first_only=True, unchanged_layers=unchanged)
     if issues:
         first = issues[0]
         raise WorkspaceError(first.message, path=first.path, issues=issues)
     if previous is None:
         return CompiledWorkspace(workspace, tokens=tokens)
-    earlier = {ix.layer.key: ix for ix in previous.indexes}
-    tokens = tokens or {}
     layers = list(workspace.layers)
     for n, layer in enumerate(layers):
         index = earlier.get(layer.key)
-        if index is None:
+        if index is None or index.layer is layer:
             continue
-        token = tokens.get(layer.key)
-        if token is not None:
-            unchanged = previous.layer_tokens.get(layer.key) == token
-        else:
-            unchanged = index.layer == layer
-        if unchanged:
+        if layer.key not in tokens and index.layer == layer:
             layers[n] = index.layer
         else:
             del earlier[layer.key]

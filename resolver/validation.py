@@ -11,6 +11,7 @@ profiles with the same selection) are then the caller's (database constraints).
 import datetime as dt
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from resolver.errors import ValidationIssue
@@ -99,9 +100,20 @@ def validate_workspace(document) -> list[ValidationIssue]:
     return _Builder(document).run()[1]
 
 
-def build_workspace(document, *, first_only: bool = False) -> tuple[Workspace | None, list]:
-    """Return ``(workspace, issues)``; the workspace is None when there is any issue."""
-    return _Builder(document, first_only=first_only).run()
+def build_workspace(
+    document, *, first_only: bool = False, unchanged_layers: Mapping[str, Layer] | None = None
+) -> tuple[Workspace | None, list]:
+    """Return ``(workspace, issues)``; the workspace is None when there is any issue.
+
+    ``unchanged_layers`` maps layer keys to layers validated before (by an earlier build) that
+    the caller knows are unchanged: a ``layers[]`` entry whose ``key`` is one of them is taken
+    as that ``Layer`` without being read again. The checks between entries still count it
+    (duplicate layer keys, rules naming a layer). The layer must be what building the entry
+    would give; that is the caller's promise, not checked here.
+    """
+    builder = _Builder(document, first_only=first_only)
+    builder.unchanged_layers = unchanged_layers or {}
+    return builder.run()
 
 
 def validate_consumer(document, *, path: str = "") -> list[ValidationIssue]:
@@ -173,6 +185,7 @@ class _Builder:
         self.document = document
         self.first_only = first_only
         self.issues: list[ValidationIssue] = []
+        self.unchanged_layers: Mapping[str, Layer] = {}
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -408,6 +421,12 @@ class _Builder:
         return out
 
     def layer(self, raw, path: str, seen: dict | None = None, *, items: bool = True):
+        if self.unchanged_layers and isinstance(raw, dict) and isinstance(raw.get("key"), str):
+            unchanged = self.unchanged_layers.get(raw["key"])
+            if unchanged is not None:
+                # Validated when it was first built: only its key counts among the others.
+                self.unique(unchanged.key, seen, path, "layer")
+                return unchanged
         lay = self.obj(raw, path, LAYER_FIELDS)
         if lay is None:
             if raw is None:

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from resolver import WorkspaceError, compile_workspace
-from tests.resolver.strategies import SEEDS, random_item, scenarios
+from resolver import ResolverError, WorkspaceError, compile_workspace
+from tests.resolver.strategies import LAYER_KEYS, SEEDS, layers, random_item, rules, scenarios
 
 SETTINGS = settings(
     max_examples=80,
@@ -174,6 +174,194 @@ def test_compile_workspace__no_tokens_and_equal_layer__reuses_the_layer_object()
 
     assert second.workspace.layers[0] is first.workspace.layers[0]
     assert second.indexes[0] is first.indexes[0]
+
+
+# -- compile_workspace(previous=, tokens=) -------------------------------------------------
+
+
+def outcome(workspace, request):
+    """Return the resolution, or the error's wire shape (a changed document may refuse it)."""
+    try:
+        return workspace.resolve(request)
+    except ResolverError as error:
+        return error.as_dict()
+
+
+def compiled_or_error(document, **options):
+    try:
+        return compile_workspace(document, **options), None
+    except WorkspaceError as error:
+        return None, (error.path, str(error))
+
+
+def rename_rules(document, old, new):
+    """Move every profile's rule for layer ``old`` to ``new`` (drop it when ``new`` is None)."""
+    for profile in document["profiles"]:
+        ruled = profile.get("rules") or {}
+        if old in ruled:
+            rule = ruled.pop(old)
+            if new is not None:
+                ruled[new] = rule
+
+
+def change_profile(document, data, rng):
+    profile = data.draw(st.sampled_from(document["profiles"]))
+    profile["budget"] = data.draw(st.integers(1, 3000))
+    keys = [layer["key"] for layer in document["layers"]]
+    if keys and data.draw(st.booleans()):
+        profile.setdefault("rules", {})[data.draw(st.sampled_from(keys))] = data.draw(rules())
+    return set()
+
+
+def change_consumer(document, data, rng):
+    consumer = data.draw(st.sampled_from(document["consumers"]))
+    render = consumer.setdefault("render", {})
+    render["format"] = "xml" if render.get("format") != "xml" else "markdown"
+    render["includeCurrentness"] = not render.get("includeCurrentness")
+    return set()
+
+
+def change_layer_fields(document, data, rng):
+    layer = data.draw(st.sampled_from(document["layers"]))
+    layer["name"] = data.draw(st.sampled_from(["Renamed", "", " Other \n name"]))
+    layer["availability"] = data.draw(st.sampled_from(["auto", "unavailable", "unknown"]))
+    return {layer["key"]}
+
+
+def change_items(document, data, rng):
+    layer = data.draw(st.sampled_from(document["layers"]))
+    items = layer["items"]
+    if items and data.draw(st.booleans()):
+        del items[data.draw(st.integers(0, len(items) - 1))]
+    if items and data.draw(st.booleans()):
+        at = data.draw(st.integers(0, len(items) - 1))
+        items[at] = {**random_item(rng, "x", "zqex"), "path": items[at]["path"]}
+    if data.draw(st.booleans()):
+        items.append(random_item(rng, "new", "zqnx"))
+    return {layer["key"]}
+
+
+def rename_layer(document, data, rng):
+    layer = data.draw(st.sampled_from(document["layers"]))
+    taken = {entry["key"] for entry in document["layers"]}
+    new = next(key for key in (*LAYER_KEYS, "renamed") if key not in taken)
+    rename_rules(document, layer["key"], new)
+    layer["key"] = new
+    return {new}
+
+
+def delete_layer(document, data, rng):
+    layer = data.draw(st.sampled_from(document["layers"]))
+    document["layers"].remove(layer)
+    rename_rules(document, layer["key"], None)
+    return set()
+
+
+def add_layer(document, data, rng):
+    taken = {entry["key"] for entry in document["layers"]}
+    new = next(key for key in (*LAYER_KEYS, "added") if key not in taken)
+    counter = iter(range(5_000, 6_000))
+    document["layers"].insert(
+        data.draw(st.integers(0, len(document["layers"]))), data.draw(layers(new, counter))
+    )
+    return {new}
+
+
+def move_layer(document, data, rng):
+    layer = document["layers"].pop(data.draw(st.integers(0, len(document["layers"]) - 1)))
+    document["layers"].insert(data.draw(st.integers(0, len(document["layers"]))), layer)
+    return set()
+
+
+def rule_for_missing_layer(document, data, rng):
+    profile = data.draw(st.sampled_from(document["profiles"]))
+    profile.setdefault("rules", {})["missing"] = {"mode": "inline"}
+    return set()
+
+
+def duplicate_layer(document, data, rng):
+    document["layers"].append(copy.deepcopy(data.draw(st.sampled_from(document["layers"]))))
+    return set()
+
+
+CHANGES = [
+    change_profile,
+    change_consumer,
+    change_layer_fields,
+    change_items,
+    rename_layer,
+    delete_layer,
+    add_layer,
+    move_layer,
+    rule_for_missing_layer,
+    duplicate_layer,
+]
+
+
+@SETTINGS
+@given(scenarios(), st.data())
+def test_compile_workspace__previous_and_tokens__equals_a_compile_from_scratch(scenario, data):
+    # Given a workspace compiled with content tokens for some of its layers (not all: mixed
+    # reuse by token and by comparison), resolved once so that its indexes are built
+    probed_key = scenario.document["layers"][0]["key"]
+    document = with_probes(scenario.document, probed_key)
+    tokens = {
+        layer["key"]: f"{layer['key']}-1"
+        for layer in document["layers"]
+        if data.draw(st.booleans())
+    }
+    first = compile_workspace(document, tokens=tokens)
+    for request in requests(scenario):
+        first.resolve(request)
+
+    # When the document changes (one to three changes of any kind) and is compiled with the
+    # first compilation as ``previous``; a changed layer gets a new token or none, an
+    # unchanged one keeps its token, loses it or gets a new one
+    changed = copy.deepcopy(document)
+    rng = random.Random(data.draw(SEEDS))
+    touched = set()
+    for change in data.draw(st.lists(st.sampled_from(CHANGES), min_size=1, max_size=3)):
+        if changed["layers"] or change in (change_profile, change_consumer, add_layer):
+            touched |= change(changed, data, rng)
+    new_tokens = {}
+    for layer in changed["layers"]:
+        key = layer["key"]
+        choices = [None, f"{key}-2"]
+        if key not in touched and key in tokens:
+            choices.append(tokens[key])
+        new_tokens[key] = data.draw(st.sampled_from(choices))
+    second, error = compiled_or_error(changed, previous=first, tokens=new_tokens)
+
+    # Then it equals the changed document compiled from scratch: the same first error, or
+    # the same workspace and the same resolutions
+    fresh, fresh_error = compiled_or_error(changed)
+    assert error == fresh_error
+    if fresh is None:
+        return
+    assert second.workspace == fresh.workspace
+    for request in requests(scenario):
+        assert outcome(second, request) == outcome(fresh, request)
+    assert second.layer_tokens == {
+        key: token for key, token in new_tokens.items() if token is not None
+    }
+
+
+def test_compile_workspace__same_token__does_not_read_the_layer_entry_again():
+    # Given a compilation whose layer "kb" has token 1
+    document = small_document()
+    first = compile_workspace(document, tokens={"kb": 1})
+    # When the profiles change and the layer entry is (wrongly) changed under the same token
+    changed = copy.deepcopy(document)
+    changed["profiles"][0]["budget"] = 50
+    changed["layers"][0]["items"][0]["title"] = "x\x00"  # would be refused if it were read
+
+    second = compile_workspace(changed, previous=first, tokens={"kb": 1})
+
+    # Then the earlier layer is used as it was: the token is the caller's promise
+    assert second.workspace.layers[0] is first.workspace.layers[0]
+    assert second.workspace.profiles[0].budget == 50
+    with pytest.raises(WorkspaceError):
+        compile_workspace(changed, previous=first, tokens={"kb": 2})
 
 
 REQUEST = {"profile": "p", "input": {"message": "refund"}, "now": "2026-11-29"}
