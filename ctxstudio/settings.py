@@ -246,6 +246,10 @@ DECISION_LOG_RETENTION_DAYS = int(os.environ.get("DECISION_LOG_RETENTION_DAYS", 
 # Written by a background thread so that logging never slows a resolution.
 DECISION_LOG_ASYNC = env_bool("DECISION_LOG_ASYNC", True)
 
+# Writers wait at most this long for the workspace writers' lock (PostgreSQL's lock_timeout,
+# a duration such as "5s" or "300ms"); beyond it the write answers 409 with Retry-After.
+WRITE_LOCK_TIMEOUT = os.environ.get("WRITE_LOCK_TIMEOUT", "20s")
+
 # Safe change: in an environment that requires change requests, staff may write directly only
 # when this is on; every such write is flagged on the profile version and logged as a warning.
 SAFE_CHANGE_STAFF_BYPASS = env_bool("SAFE_CHANGE_STAFF_BYPASS", False)

@@ -28,9 +28,6 @@ from profiles.mappers import (
 )
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
 
-# How long a writer waits for the lock before answering "busy, retry" (PostgreSQL); the
-# WRITE_LOCK_TIMEOUT setting changes it (a PostgreSQL duration, e.g. "5s").
-LOCK_TIMEOUT = "20s"
 RETRY_AFTER_SECONDS = 1
 # PostgreSQL SQLSTATEs of failures that a retry resolves: deadlock, serialization, lock wait.
 RETRYABLE_SQLSTATES = {"40P01", "40001", "55P03"}
@@ -111,9 +108,11 @@ def check_if_match(if_match: str | None, current: str) -> None:
 def workspace_writer_lock() -> None:
     """Block every other writer until this transaction ends (call inside ``atomic``)."""
     if connection.vendor == "postgresql":
-        timeout = getattr(settings, "WRITE_LOCK_TIMEOUT", LOCK_TIMEOUT)
+        # How long a writer waits before answering "busy, retry" (a PostgreSQL duration).
         with connection.cursor() as cursor:
-            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [timeout])
+            cursor.execute(
+                "SELECT set_config('lock_timeout', %s, true)", [settings.WRITE_LOCK_TIMEOUT]
+            )
     if not WorkspaceVersion.objects.select_for_update().filter(pk=1).exists():
         # The first write ever: create the row (a concurrent creator wins the race), lock it.
         WorkspaceVersion.objects.get_or_create(pk=1)

@@ -1,13 +1,17 @@
 """Production settings, health check and database-outage answers."""
 
 import os
+import re
 import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from django.conf import global_settings
 from django.db import OperationalError, connection
+
+import ctxstudio.settings as project
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -124,3 +128,37 @@ def test_healthz__https_on__answers_over_plain_http_while_pages_redirect():
     # then /healthz answers itself and every other page still redirects to https.
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["200", "301"]
+
+
+# --- settings and their documentation ---------------------------------------------------------
+
+ENVIRONMENT_READ = re.compile(r"""(?:environ\.get|environ\[|env_bool|env_list)\(?\[?"([A-Z_]+)\"""")
+SETTING_READ = re.compile(r"""getattr\(\s*settings,\s*"([A-Z_]+)"|\bsettings\.([A-Z][A-Z_]+)\b""")
+
+
+def test_settings__every_setting_our_code_reads__declared_in_the_settings_module():
+    read = {
+        name
+        for folder in ("profiles", "ctxstudio", "resolver")
+        for path in (ROOT / folder).rglob("*.py")
+        for match in SETTING_READ.finditer(path.read_text(encoding="utf-8"))
+        for name in match.groups()
+        if name
+    }
+
+    undeclared = {
+        name for name in read if not hasattr(project, name) and not hasattr(global_settings, name)
+    }
+    assert read
+    assert not undeclared
+
+
+def test_operations_doc__every_environment_variable_of_the_server__listed():
+    sources = [ROOT / "ctxstudio" / "settings.py", ROOT / "scripts" / "gunicorn.conf.py"]
+    variables = {
+        name for path in sources for name in ENVIRONMENT_READ.findall(path.read_text("utf-8"))
+    }
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+
+    assert "WRITE_LOCK_TIMEOUT" in variables
+    assert {name for name in variables if f"`{name}`" not in operations} == set()
