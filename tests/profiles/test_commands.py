@@ -183,7 +183,6 @@ def test_load_demo__every_scenario__resolves_against_the_loaded_workspace(demo_f
         assert resolution["profile"]["key"] == scenario.profile.key
 
 
-@pytest.mark.skipif(not (DEMO / "workspace.yaml").exists(), reason="no demo workspace yet")
 def test_demo_workspace__through_the_database__exports_and_resolves_like_the_file():
     from profiles.services import workspace_parse, workspace_resolve
     from resolver import resolve

@@ -17,6 +17,10 @@ from tests.resolver.strategies import scenarios
 
 HERE = Path(__file__).parent
 CASE_FILES = sorted((HERE / "conformance").glob("*.yaml")) + sorted((HERE / "cases").glob("*.yaml"))
+CASES = {path.stem: yaml.safe_load(path.read_text(encoding="utf-8")) for path in CASE_FILES}
+# A case expects a resolution or an error: the two are parametrized apart at collection.
+RESOLUTION_CASES = [name for name, case in CASES.items() if "error" not in case["expect"]]
+ERROR_CASES = [name for name, case in CASES.items() if "error" in case["expect"]]
 REASONS = ("ON_DEMAND", "LAYER_TOKEN_LIMIT", "BEYOND_MAX_ITEMS", "NOT_RETRIEVED", "BUDGET_TRIMMED")
 
 
@@ -55,17 +59,29 @@ def resolve_both(workspace, request):
     return full, summary
 
 
-@pytest.mark.parametrize("case_file", CASE_FILES, ids=[f.stem for f in CASE_FILES])
-def test_summary__golden_case__equals_the_summary_derived_from_the_full_resolution(case_file):
-    case = yaml.safe_load(case_file.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("name", RESOLUTION_CASES)
+def test_summary__golden_case__equals_the_summary_derived_from_the_full_resolution(name):
+    case = CASES[name]
     request = {key: value for key, value in case["request"].items() if key != "detail"}
-    try:
-        workspace = compile_workspace(case["workspace"])
-        full, summary = resolve_both(workspace, request)
-    except (WorkspaceError, RequestError):
-        pytest.skip("the case is an error, not a resolution")
+    workspace = compile_workspace(case["workspace"])
+
+    full, summary = resolve_both(workspace, request)
 
     assert summary == summary_of(full)
+
+
+@pytest.mark.parametrize("name", ERROR_CASES)
+def test_summary__golden_error_case__same_error_as_the_full_request(name):
+    case = CASES[name]
+    request = case["request"]
+    if isinstance(request, dict) and "detail" not in request:
+        request = {**request, "detail": "summary"}  # a case about detail keeps its own
+
+    with pytest.raises((WorkspaceError, RequestError)) as raised:
+        compile_workspace(case["workspace"]).resolve(request)
+
+    error = raised.value.as_dict()["error"]
+    assert {key: error[key] for key in case["expect"]["error"]} == case["expect"]["error"]
 
 
 @settings(
@@ -83,7 +99,7 @@ def test_summary__any_request__equals_the_summary_derived_from_the_full_resoluti
 
 
 def test_full_resolution__detail_full_or_null__equals_the_default_and_does_not_echo_it():
-    case = yaml.safe_load(CASE_FILES[0].read_text(encoding="utf-8"))
+    case = CASES[RESOLUTION_CASES[0]]
     workspace = compile_workspace(case["workspace"])
     request = {key: value for key, value in case["request"].items() if key != "detail"}
 
@@ -96,7 +112,7 @@ def test_full_resolution__detail_full_or_null__equals_the_default_and_does_not_e
 
 @pytest.mark.parametrize("detail", ["brief", "", 1, ["summary"]])
 def test_request__detail_neither_full_nor_summary__is_invalid_at_detail(detail):
-    case = yaml.safe_load(CASE_FILES[0].read_text(encoding="utf-8"))
+    case = CASES[RESOLUTION_CASES[0]]
     workspace = compile_workspace(case["workspace"])
 
     with pytest.raises(RequestError) as raised:
@@ -139,7 +155,7 @@ def test_summary__large_retrieve_layer__lists_only_what_is_rendered():
 
 
 def test_cli__detail_summary_flag__prints_the_summary(tmp_path, capsys):
-    case = yaml.safe_load(CASE_FILES[0].read_text(encoding="utf-8"))
+    case = CASES[RESOLUTION_CASES[0]]
     workspace_file = tmp_path / "workspace.json"
     workspace_file.write_text(json.dumps(case["workspace"]), encoding="utf-8")
     request = {key: value for key, value in case["request"].items() if key != "detail"}
