@@ -30,7 +30,7 @@ STUDIO_PAGES = {
     "item-list": lambda ws: "/layers/kb/items/",
     "item-edit": lambda ws: f"/layers/kb/items/{Item.objects.filter(layer__key='kb').first().pk}/",
     "profile-edit": lambda ws: f"/profiles/{ws.key}/details/",
-    "profile-compare": lambda ws: "/profiles/_compare/",
+    "profile-compare": lambda ws: "/profiles/_compare/?a=support-answer&b=qa-review",
     "consumer-list": lambda ws: "/consumers/",
     "consumer-create": lambda ws: "/consumers/_new/",
     "consumer-edit": lambda ws: f"/consumers/{ws.consumer.key}/",
@@ -174,6 +174,18 @@ def test_axe__customised_admin_pages__no_serious_or_critical_violation(
         page.goto(live_server.url + path(workspace))
         check(page, name, found)
     assert not found, report(found)
+
+
+def test_axe__compare_two_profiles__no_violation_of_any_impact(signed_in, live_server, workspace):
+    # The comparison's tables: the header of the row names (a minor rule) counts too.
+    page = signed_in
+    page.goto(f"{live_server.url}/profiles/_compare/?a=support-answer&b=qa-review")
+    page.wait_for_load_state("networkidle")
+    expect(page.get_by_role("table", name="Status and budget")).to_have_count(1)
+
+    violations = AXE.run(page).response["violations"]
+
+    assert not violations, [(v["id"], v["impact"], len(v["nodes"])) for v in violations]
 
 
 def expand_everything(page) -> None:
