@@ -13,16 +13,20 @@ Keeping a compiled workspace current (a long-lived process, e.g. a web worker):
   token in ``previous`` keeps its earlier ``Layer`` object and index, and its entry is not
   validated or read again (only its key takes part in the checks between entries). So a
   compile after a change of profiles or consumers costs those, whatever the size of the
-  layers. Layers without a token are validated and compared with the earlier ones field by
-  field. A matching token for a changed entry is the caller's error: the change is not seen.
+  layers. Other layers are built again, but items exactly equal to earlier ones (types
+  included) are taken as the earlier objects without validation, and the earlier index is
+  patched for the rest: a one-item change costs reading the layer's entries once, not
+  re-tokenizing it. A matching token for a changed entry is the caller's error: the change
+  is not seen.
 * ``compiled.with_layer_changes(layer_key, upsert=[item documents], delete=[paths],
   token=new_token)`` applies a single-item (or few-item) change without a document: the
-  upserted items are validated alone, the layer's index is patched (only the changed items
-  are tokenized; postings, lengths, dates, filters and shared records are copied with the
-  changed positions rebuilt), and every other layer, its index and the profiles are shared as
-  the same objects. Edits and additions cost the changed items plus copying the layer's
-  per-item arrays; a deletion also renumbers the layer's postings (every term, still far
-  from re-tokenizing the layer). The earlier compiled workspace stays valid and unchanged.
+  upserted items are validated alone, the layer's index is patched (only the changed and
+  deleted items are tokenized; postings, lengths, dates, filters and shared records are
+  copied with the changed slots rebuilt), and every other layer, its index and the
+  profiles are shared as the same objects. A deleted item leaves an empty slot in the index
+  (nothing is renumbered) until a quarter of the slots are empty, when they are compacted.
+  Cost: the changed items plus copying the layer's per-item arrays. The earlier compiled
+  workspace stays valid and unchanged.
 * ``with_profile_draft`` shares every layer object and index, so a draft costs its profile.
 * After (re)compiling in a process that keeps the result, ``gc.collect(); gc.freeze()``
   moves the compiled workspace (millions of small objects for a large workspace) out of
@@ -31,6 +35,7 @@ Keeping a compiled workspace current (a long-lived process, e.g. a web worker):
   resolution pauses the collector while it builds its records for the same reason.
 """
 
+import bisect
 import dataclasses
 import gc
 from collections.abc import Iterable
@@ -49,7 +54,7 @@ from resolver.index import (
     LayerIndex,
     instant_microseconds,
 )
-from resolver.model import Profile, Rule
+from resolver.model import Item, Profile, Rule
 from resolver.render import OutputMeter, Renderer
 from resolver.report import resolution_json
 from resolver.request import Request, parse_request
@@ -455,9 +460,8 @@ class CompiledWorkspace:
         self.indexes = []
         for layer in workspace.layers:
             index = shared.get(layer.key)
-            # Identity first: a reused layer is put back as the same object, so this is
-            # the usual case and costs nothing; equal but distinct layers compare deeply.
-            if index is None or (index.layer is not layer and index.layer != layer):
+            # An index serves the very layer object it was built or derived for.
+            if index is None or index.layer is not layer:
                 index = LayerIndex(layer)
             self.indexes.append(index)
         self._by_selection = {
@@ -586,11 +590,13 @@ class CompiledWorkspace:
         ``upsert`` holds item documents (SPEC §2 ``items[]`` entries): an item whose path
         the layer has replaces it in place, any other is added after the layer's items.
         ``delete`` holds paths to remove (applied before the upserts). ``token`` is the
-        caller's new content token of the layer (see ``compile_workspace``). Each upserted
-        item is validated as ``validate_workspace`` would (SPEC §2 and §2.2, path
-        ``layers[i].items[j]…``); a problem raises ``WorkspaceError`` and changes nothing.
-        This workspace is left as it was. Cost: the changed items, plus copying the
-        layer's per-item arrays; other layers' objects and indexes are reused as they are.
+        caller's new content token of the layer (see ``compile_workspace``; None: the layer
+        has no token). Each upserted item is validated as ``validate_workspace`` would
+        (SPEC §2 and §2.2, path ``layers[i].items[j]…``); a problem raises ``WorkspaceError``
+        and changes nothing. This workspace is left as it was. Cost: the changed items (and
+        the deleted ones, whose terms leave the postings), plus copying the layer's per-item
+        arrays; a deletion leaves an empty slot in the index instead of renumbering it.
+        Other layers' objects and indexes are reused as they are.
         """
         position = next(
             (n for n, layer in enumerate(self.workspace.layers) if layer.key == layer_key), None
@@ -599,32 +605,39 @@ class CompiledWorkspace:
             raise WorkspaceError(f'layer "{layer_key}" does not exist', path="layers")
         layer = self.workspace.layers[position]
         index = self.indexes[position]
-        deleted = set()
+        removed: dict[int, None] = {}  # slots, in the order given
         for path in delete:
-            found = index.position(path)
-            if found is None:
+            slot = index.position(path)
+            if slot is None:
                 raise WorkspaceError(
                     f'no item "{path}" in layer "{layer_key}"', path=f"layers[{position}].items"
                 )
-            deleted.add(found)
-        keep = None
+            removed[slot] = None
         items = list(layer.items)
-        if deleted:
-            keep = np.array([n for n in range(len(items)) if n not in deleted], dtype=np.intp)
-            items = [items[n] for n in keep.tolist()]
-        kept = len(items)
-        changed: dict[int, None] = {}
-        replaced = {}
-        added: dict[str, int] = {}
+        layer_slots = index.layer_slots
+        gone: list[int] = []  # layer positions of the deleted items, ascending
+        if removed:
+            gone = sorted(index.layer_positions()[list(removed)].tolist())
+            for at in reversed(gone):
+                del items[at]
+            layer_slots = np.delete(layer_slots, gone)
+        replaced: dict[int, Item] = {}
+        added: dict[str, Item] = {}
         builder = _Builder(None, first_only=True)
         for raw in upsert:
             path = canonical(raw.get("path")) if isinstance(raw, dict) else None
-            target = added.get(path)
-            if target is None and path is not None:
-                target = index.position(path)
-                if target is not None and keep is not None:
-                    target = None if target in deleted else int(np.searchsorted(keep, target))
-            at = len(items) if target is None else target
+            slot = at = None
+            if path in added:
+                at = len(items) + list(added).index(path)
+            elif path is not None:
+                slot = index.position(path)
+                if slot is None or slot in removed:
+                    slot = None
+                else:
+                    at = int(index.layer_positions()[slot])
+                    at -= bisect.bisect_left(gone, at)
+            if at is None:
+                at = len(items) + len(added)
             try:
                 item = builder.item(raw, f"layers[{position}].items[{at}]")
             except _Stop:
@@ -632,21 +645,24 @@ class CompiledWorkspace:
                 raise WorkspaceError(
                     first.message, path=first.path, issues=builder.issues
                 ) from None
-            if target is None:
-                items.append(item)
-                added[item.path] = at
+            if slot is not None:
+                items[at] = replaced[slot] = item
             else:
-                if target < kept and target not in replaced:
-                    replaced[target] = items[target]
-                items[target] = item
-            changed[at] = None
+                added[item.path] = item
+        items += added.values()
+        new_slots = np.arange(index.size, index.size + len(added), dtype=np.intp)
+        changes = ItemChanges(
+            replaced,
+            tuple(added.values()),
+            tuple(removed),
+            np.concatenate((layer_slots, new_slots)),
+        )
         new_layer = dataclasses.replace(layer, items=tuple(items))
-        changes = ItemChanges(keep=keep, changed=tuple(changed), size=len(items))
         layers = list(self.workspace.layers)
         layers[position] = new_layer
         workspace = dataclasses.replace(self.workspace, layers=tuple(layers))
         shared = {ix.layer.key: ix for ix in self.indexes}
-        shared[layer_key] = index.with_changes(new_layer, changes, replaced)
+        shared[layer_key] = index.with_changes(new_layer, changes)
         tokens = {**self.layer_tokens, layer_key: token}
         return CompiledWorkspace(workspace, shared, tokens=tokens)
 
@@ -710,8 +726,13 @@ def compile_workspace(
     token in ``previous`` is **neither validated nor built again**: its document entry is
     not read beyond its key, which still counts in the checks between entries (duplicate
     layer keys, rules naming layers). The cost of such a compile is the consumers, the
-    profiles and the layers whose token moved. Layers without a token are built and compared
-    with the earlier layer field by field.
+    profiles and the layers whose token moved.
+
+    Other layers (a new token, or none) are built again, but an item entry exactly equal to
+    the earlier item with its path (types included) is taken as that item without being
+    validated again, and the earlier index is patched for the items that did change (as
+    ``with_layer_changes`` does) rather than rebuilt, so the first resolution after the edit
+    does not re-tokenize the layer. A layer that comes out the same is the earlier object.
 
     A token is the caller's promise: when it matches but the layer's entry did change, the
     earlier layer is used as it was (the change is not seen, and not validated). Give a
@@ -724,22 +745,26 @@ def compile_workspace(
         for key, index in earlier.items()
         if key in tokens and previous.layer_tokens.get(key) == tokens[key]
     }
-    workspace, issues = build_workspace(document, first_only=True, unchanged_layers=unchanged)
+    workspace, issues = build_workspace(
+        document,
+        first_only=True,
+        unchanged_layers=unchanged,
+        earlier_layers={key: ix.layer for key, ix in earlier.items() if key not in unchanged},
+    )
     if issues:
         first = issues[0]
         raise WorkspaceError(first.message, path=first.path, issues=issues)
-    if previous is None:
-        return CompiledWorkspace(workspace, tokens=tokens)
-    layers = list(workspace.layers)
-    for n, layer in enumerate(layers):
+    for layer in workspace.layers:
         index = earlier.get(layer.key)
         if index is None or index.layer is layer:
             continue
-        if layer.key not in tokens and index.layer == layer:
-            layers[n] = index.layer
-        else:
+        # An edited layer: its unchanged items are the earlier objects, so the earlier
+        # index is patched for the others (unless most of them changed).
+        changes = index.changes_to(layer)
+        if changes is None:
             del earlier[layer.key]
-    workspace = dataclasses.replace(workspace, layers=tuple(layers))
+        else:
+            earlier[layer.key] = index.with_changes(layer, changes)
     return CompiledWorkspace(workspace, earlier, tokens=tokens)
 
 

@@ -7,7 +7,14 @@ and reason, one materialized record per item and date field. A resolution gather
 records with numpy instead of building one dict per item per request, so the records are
 **shared** between resolutions: a resolution is read-only data (see ``CompiledWorkspace``).
 
-Item indices are positions in ``layer.items``; lists of them are numpy ``intp`` arrays.
+Item indices are **slots**: positions in the index's ``items``. An index built for a layer
+has one slot per item, in layer order; an index derived by an incremental change keeps the
+slots of the items that stayed, gives added items new slots at the end, and leaves a removed
+item's slot empty (``items[slot]`` is None, a tombstone), so a deletion renumbers nothing.
+Only live slots are ever candidates (``by_path`` and the itemFilter lookups hold no empty
+slot); per-slot arrays keep a stale value in empty slots, which nothing reads. When a quarter
+of the slots are empty, the next change compacts them. Lists of slots are numpy ``intp``
+arrays.
 """
 
 import math
@@ -57,12 +64,17 @@ class FieldDates:
 
 
 class LayerIndex:
-    """Request-independent facts about one layer's items, computed on first use."""
+    """Request-independent facts about one layer's items, computed on first use.
+
+    ``size`` is the number of slots (the length of every per-slot array), ``count`` the
+    number of items (``size`` minus the empty slots).
+    """
 
     def __init__(self, layer: Layer):
         self.layer = layer
         self.items = layer.items
-        self.size = len(layer.items)
+        self.size = self.count = len(layer.items)
+        self.layer_slots = np.arange(self.size, dtype=np.intp)  # layer position -> slot
         self.paths = [item.path for item in layer.items]
         order = sorted(range(self.size), key=self.paths.__getitem__)
         self.by_path = np.array(order, dtype=np.intp)
@@ -91,8 +103,8 @@ class LayerIndex:
     def path_rank(self) -> np.ndarray:
         """Return each item's position in path order."""
         if self._path_rank is None:
-            rank = np.empty(self.size, dtype=np.intp)
-            rank[self.by_path] = np.arange(self.size, dtype=np.intp)
+            rank = np.full(self.size, -1, dtype=np.intp)
+            rank[self.by_path] = np.arange(self.count, dtype=np.intp)
             self._path_rank = rank
         return self._path_rank
 
@@ -125,16 +137,21 @@ class LayerIndex:
         return records[ranks].tolist()
 
     def position(self, path: str) -> int | None:
-        """Return the position of the item with this path, None when the layer has none."""
-        if not self.size:
+        """Return the slot of the item with this path, None when the layer has none."""
+        if not self.count:
             return None
+        paths = self.path_records()
+        rank = int(np.searchsorted(paths, path))
+        if rank < self.count and paths[rank] == path:
+            return int(self.by_path[rank])
+        return None
+
+    def path_records(self) -> np.ndarray:
+        """Return the items' paths in path order (an object array; do not change it)."""
         paths = self._records.get(("path",))
         if paths is None:
             paths = self._records[("path",)] = self._build_records(("path",))
-        rank = int(np.searchsorted(paths, path))
-        if rank < self.size and paths[rank] == path:
-            return int(self.by_path[rank])
-        return None
+        return paths
 
     def _build_records(self, key: tuple) -> np.ndarray:
         """Build the records ``key`` of every item, in path order."""
@@ -240,7 +257,7 @@ class LayerIndex:
     def reference_capacity(self, renderer, budget: int) -> int:
         """Return a number of this layer's reference lines that never fits in the budget."""
         _, lengths = self.reference_lines(renderer)
-        return 4 * budget // (int(lengths.min()) + 1) + 1
+        return 4 * budget // (int(lengths[self.by_path].min()) + 1) + 1
 
     # -- itemFilter ------------------------------------------------------------------------
 
@@ -250,6 +267,8 @@ class LayerIndex:
         if lookup is None:
             lookup = {}
             for i, item in enumerate(self.items):
+                if item is None:
+                    continue
                 for value in set(canonical_values(item.metadata.get(field))):
                     lookup.setdefault(value, []).append(i)
             self._filters[field] = lookup
@@ -264,7 +283,8 @@ class LayerIndex:
             micros = np.full(self.size, UNDATED, dtype=np.int64)
             days: list[str | None] = [None] * self.size
             for i, item in enumerate(self.items):
-                micros[i], days[i] = item_date(item, field)
+                if item is not None:
+                    micros[i], days[i] = item_date(item, field)
             dates = FieldDates(micros, days, [field] * self.size)
             self._field_dates[field] = dates
         return dates
@@ -312,7 +332,7 @@ class LayerIndex:
         if self._derived is None:
             derived = np.zeros(self.size, dtype=bool)
             for i, item in enumerate(self.items):
-                derived[i] = summary_is_derived(item)
+                derived[i] = item is not None and summary_is_derived(item)
             self._derived = derived
         return int(np.count_nonzero(self._derived[units]))
 
@@ -327,7 +347,7 @@ class LayerIndex:
         term_numbers, frequencies, counts = array("q"), array("d"), array("q")
         lengths = array("d")
         for item in self.items:
-            tokens = tokenize(item.title + "\n" + item.body)
+            tokens = item_tokens(item) if item is not None else ()
             lengths.append(len(tokens))
             tally = Counter(tokens)
             counts.append(len(tally))
@@ -384,7 +404,7 @@ class LayerIndex:
         n = len(corpus)
         if not terms or not n:
             return scores, hit
-        if n == self.size:
+        if n == self.count:
             total = self._total_length
             member = None
         else:
@@ -414,116 +434,161 @@ class LayerIndex:
 
     # -- incremental change -----------------------------------------------------------------
 
-    def with_changes(
-        self, layer: Layer, changes: "ItemChanges", replaced: dict[int, Item]
-    ) -> "LayerIndex":
+    def changes_to(self, layer: Layer) -> "ItemChanges | None":
+        """Return how ``layer`` (the same layer, edited) differs from this index's layer.
+
+        Items are matched by path, and an item counts as unchanged only when it is the very
+        object this index holds (the validation hands back earlier items it found exactly
+        equal). Return None when more than half of the items were replaced or removed: a new
+        index then costs less than patching this one.
+        """
+        slots = dict(zip(self.path_records().tolist(), self.by_path.tolist(), strict=True))
+        replaced: dict[int, Item] = {}
+        added: list[Item] = []
+        layer_slots = np.empty(len(layer.items), dtype=np.intp)
+        items = self.items
+        for position, item in enumerate(layer.items):
+            slot = slots.pop(item.path, None)
+            if slot is None:
+                slot = self.size + len(added)
+                added.append(item)
+            elif items[slot] is not item:
+                replaced[slot] = item
+            layer_slots[position] = slot
+        removed = tuple(slots.values())
+        if 2 * (len(replaced) + len(removed)) > self.count:
+            return None
+        return ItemChanges(replaced, tuple(added), removed, layer_slots)
+
+    def layer_positions(self) -> np.ndarray:
+        """Return each slot's position in ``layer.items`` (-1 for an empty slot)."""
+        positions = np.full(self.size, -1, dtype=np.intp)
+        positions[self.layer_slots] = np.arange(self.count, dtype=np.intp)
+        return positions
+
+    def with_changes(self, layer: Layer, changes: "ItemChanges") -> "LayerIndex":
         """Return the index of ``layer``, which is this index's layer after ``changes``.
 
-        ``replaced`` maps each changed position that held an item before to that earlier
-        item. Whatever this index has built is carried over as copied arrays with only the
-        changed positions rebuilt: the postings and document lengths are patched by
-        tokenizing the changed items (and the replaced ones, to take their terms out),
-        never the whole layer. This index is left as it was (resolutions may still use it).
+        Whatever this index has built is carried over as copied arrays with only the changed
+        slots rebuilt: the postings and document lengths are patched by tokenizing the
+        replaced, added and removed items (the earlier ones, to take their terms out), never
+        the whole layer. A removed item leaves an empty slot; when a quarter of the slots are
+        empty they are compacted (renumbered) here. This index is left as it was
+        (resolutions may still use it).
         """
         new = LayerIndex.__new__(LayerIndex)
-        items = layer.items
-        new.layer, new.items, new.size = layer, items, len(items)
-        new.paths = changes.list(self.paths, lambda i: items[i].path)
-        new.titles = changes.list(self.titles, lambda i: collapse(items[i].title) or items[i].path)
-        new.refs = changes.list(self.refs, lambda i: f"{layer.key}/{items[i].path}")
-        remap = changes.remap(self.size)
-        kept = self.size if changes.keep is None else len(changes.keep)
-        by_path = self.by_path if remap is None else remap[self.by_path]
-        by_path = by_path if remap is None else by_path[by_path >= 0]
-        appended = sorted((i for i in changes.changed if i >= kept), key=new.paths.__getitem__)
-        if appended:
-            ordered = object_array(new.paths)[by_path]
-            at = np.searchsorted(ordered, object_array([new.paths[i] for i in appended]))
-            by_path = np.insert(by_path, at, appended)
+        size = self.size + len(changes.added)
+        rebuilt = [*changes.replaced, *range(self.size, size)]
+        items = list(self.items)
+        items.extend(changes.added)
+        for slot, item in changes.replaced.items():
+            items[slot] = item
+        for slot in changes.removed:
+            items[slot] = None
+        new.layer, new.items, new.size = layer, items, size
+        new.count = self.count + len(changes.added) - len(changes.removed)
+        assert new.count == len(layer.items) == len(changes.layer_slots), "changes out of step"
+        new.layer_slots = changes.layer_slots
+        new.paths = _grown(self.paths, size, rebuilt, lambda i: items[i].path)
+        new.titles = _grown(
+            self.titles, size, rebuilt, lambda i: collapse(items[i].title) or items[i].path
+        )
+        new.refs = _grown(self.refs, size, rebuilt, lambda i: f"{layer.key}/{items[i].path}")
+
+        # Path order: the removed items' ranks leave, the added ones go in at their place
+        # (replaced items keep their path, so their rank).
+        ordered = self.path_records()
+        removed_ranks = self.path_rank[list(changes.removed)] if changes.removed else None
+        by_path = self.by_path
+        if removed_ranks is not None:
+            by_path = np.delete(by_path, removed_ranks)
+            ordered = np.delete(ordered, removed_ranks)
+        added = sorted(range(self.size, size), key=new.paths.__getitem__)
+        at = None
+        if added:
+            at = np.searchsorted(ordered, object_array([new.paths[i] for i in added]))
+            by_path = np.insert(by_path, at, added)
         new.by_path = by_path
         new.by_path.flags.writeable = False
         new._path_rank = None
-        new._filters = {} if remap is not None else self._patched_filters(new, changes, replaced)
+        new._filters = self._patched_filters(items, changes, size)
         new._field_dates = {
             name: FieldDates(
-                changes.array(dates.micros, lambda i, name=name: item_date(items[i], name)[0]),
-                changes.list(dates.days, lambda i, name=name: item_date(items[i], name)[1]),
-                changes.list(dates.sources, lambda i, name=name: name),
+                _grown_array(
+                    dates.micros, size, rebuilt, lambda i, name=name: item_date(items[i], name)[0]
+                ),
+                _grown(
+                    dates.days, size, rebuilt, lambda i, name=name: item_date(items[i], name)[1]
+                ),
+                _grown(dates.sources, size, rebuilt, lambda i, name=name: name),
             )
             for name, dates in self._field_dates.items()
         }
         new._recency = {}
         new._summaries = None
         if self._summaries is not None:
-            new._summaries = changes.list(self._summaries, lambda i: None)
+            new._summaries = _grown(self._summaries, size, rebuilt, lambda i: None)
         new._derived = None
         if self._derived is not None:
-            new._derived = changes.array(self._derived, lambda i: summary_is_derived(items[i]))
+            new._derived = _grown_array(
+                self._derived, size, rebuilt, lambda i: summary_is_derived(items[i])
+            )
         new._lines = {
-            key: changes.array(lines, lambda i, key=key: new._record(key, i))
+            key: _grown_array(lines, size, rebuilt, lambda i, key=key: new._record(key, i))
             for key, lines in self._lines.items()
         }
-        # Path-ordered records: the deleted ranks leave, the added items go in at their
-        # place in path order, and the replaced ones (same path, same rank) are rebuilt.
-        deleted_ranks = None
-        if remap is not None:
-            deleted_ranks = self.path_rank[np.flatnonzero(remap < 0)]
+        # Records last: building one may read the dates above.
         rank = new.path_rank
         new._records = {}
         new._record_lists = {}
         for key, records in self._records.items():
-            records = np.delete(records, deleted_ranks) if remap is not None else records.copy()
-            if appended:
-                added = object_array([new._record(key, i) for i in appended])
-                records = np.insert(records, at, added)
-            for i in changes.changed:
-                if i < kept:
-                    records[rank[i]] = new._record(key, i)
+            if removed_ranks is not None:
+                records = np.delete(records, removed_ranks)
+            elif not added:
+                records = records.copy()
+            if added:
+                records = np.insert(records, at, object_array([new._record(key, i) for i in added]))
+            for i in changes.replaced:
+                records[rank[i]] = new._record(key, i)
             new._records[key] = records
+
         new._norm = None
         new._postings, new._lengths, new._total_length = None, None, 0
         if self._postings is not None:
-            new._patch_postings(self, remap, changes, replaced)
+            new._patch_postings(self, changes)
+        if 4 * (new.size - new.count) > new.size:
+            return new.compacted()
         return new
 
-    def _patched_filters(self, new, changes, replaced) -> dict:
-        """Return the itemFilter lookups with the changed positions moved to their values."""
+    def _patched_filters(self, items: list, changes: "ItemChanges", size: int) -> dict:
+        """Return the itemFilter lookups with the changed slots moved to their values."""
+        leaving = [*changes.replaced, *changes.removed]
+        arriving = [*changes.replaced, *range(self.size, size)]
         filters = {}
         for field, lookup in self._filters.items():
             lookup = dict(lookup)
-            for i in changes.changed:
-                if i in replaced:
-                    for value in set(canonical_values(replaced[i].metadata.get(field))):
-                        remaining = [j for j in lookup[value] if j != i]
-                        if remaining:
-                            lookup[value] = remaining
-                        else:
-                            del lookup[value]
-                for value in set(canonical_values(new.items[i].metadata.get(field))):
+            for i in leaving:
+                for value in set(canonical_values(self.items[i].metadata.get(field))):
+                    remaining = [j for j in lookup[value] if j != i]
+                    if remaining:
+                        lookup[value] = remaining
+                    else:
+                        del lookup[value]
+            for i in arriving:
+                for value in set(canonical_values(items[i].metadata.get(field))):
                     lookup[value] = [*lookup.get(value, ()), i]
             filters[field] = lookup
         return filters
 
-    def _patch_postings(self, old, remap, changes, replaced) -> None:
+    def _patch_postings(self, old: "LayerIndex", changes: "ItemChanges") -> None:
         postings = dict(old._postings)
-        if remap is not None:
-            for term, (term_ids, term_tfs) in old._postings.items():
-                moved = remap[term_ids]
-                inside = moved >= 0
-                if inside.all():
-                    postings[term] = (moved, term_tfs)
-                elif inside.any():
-                    postings[term] = (moved[inside], term_tfs[inside])
-                else:
-                    del postings[term]
-        lengths = changes.array(old._lengths, lambda i: 0.0)
-        for i in changes.changed:
-            before = {}
-            if i in replaced:
-                earlier = replaced[i]
-                before = Counter(tokenize(earlier.title + "\n" + earlier.body))
-            item = self.items[i]
-            tokens = tokenize(item.title + "\n" + item.body)
+        lengths = _grown_array(old._lengths, self.size, (), None)
+        edits = [(i, old.items[i], self.items[i]) for i in changes.replaced]
+        edits += [(i, old.items[i], None) for i in changes.removed]
+        edits += [(i, None, self.items[i]) for i in range(old.size, self.size)]
+        for i, earlier, item in edits:
+            before = Counter(item_tokens(earlier)) if earlier is not None else {}
+            tokens = item_tokens(item) if item is not None else []
             lengths[i] = len(tokens)
             after = Counter(tokens)
             for term in before.keys() | after.keys():
@@ -557,42 +622,94 @@ class LayerIndex:
         self._lengths = lengths
         self._total_length = int(lengths.sum())
 
+    def compacted(self) -> "LayerIndex":
+        """Return this index without empty slots: the live slots renumbered, in slot order.
+
+        The path-ordered records stay as they are (they hold live items only); per-slot
+        arrays are gathered, the postings renumbered term by term, and the itemFilter
+        lookups left to be rebuilt on first use.
+        """
+        keep = np.sort(self.by_path)
+        remap = np.full(self.size, -1, dtype=np.intp)
+        remap[keep] = np.arange(self.count, dtype=np.intp)
+        new = LayerIndex.__new__(LayerIndex)
+        new.layer = self.layer
+        new.size = new.count = self.count
+        new.items = _gathered(self.items, keep)
+        new.layer_slots = remap[self.layer_slots]
+        new.paths = _gathered(self.paths, keep)
+        new.titles = _gathered(self.titles, keep)
+        new.refs = _gathered(self.refs, keep)
+        new.by_path = remap[self.by_path]
+        new.by_path.flags.writeable = False
+        new._path_rank = None
+        new._records = self._records  # path order, live items only: unchanged
+        new._record_lists = self._record_lists
+        new._filters = {}
+        new._field_dates = {
+            name: FieldDates(
+                dates.micros[keep], _gathered(dates.days, keep), _gathered(dates.sources, keep)
+            )
+            for name, dates in self._field_dates.items()
+        }
+        new._recency = {}
+        new._summaries = None if self._summaries is None else _gathered(self._summaries, keep)
+        new._derived = None if self._derived is None else self._derived[keep]
+        new._lines = {key: lines[keep] for key, lines in self._lines.items()}
+        new._norm = None
+        new._postings, new._lengths, new._total_length = None, None, 0
+        if self._postings is not None:
+            new._postings = {
+                term: (remap[term_ids].astype(np.int64, copy=False), term_tfs)
+                for term, (term_ids, term_tfs) in self._postings.items()
+            }
+            new._lengths = self._lengths[keep]
+            new._total_length = self._total_length
+        return new
+
 
 @dataclass(frozen=True)
 class ItemChanges:
-    """How a layer's items changed: the earlier positions kept, and the positions rebuilt.
+    """How a layer's items changed, in its index's slots.
 
-    The new items are the kept ones in their order (``keep``: earlier positions; None when
-    nothing was deleted), then the added ones; ``changed`` lists the new positions whose
-    item was added or replaced.
+    ``replaced`` maps slots to the items that now take them (the same path, other content);
+    ``added`` lists new items, which take new slots from the index's size on, in this order;
+    ``removed`` lists the slots whose items left. ``layer_slots`` gives the slot of each item
+    of the changed layer, in its order.
     """
 
-    keep: np.ndarray | None
-    changed: tuple[int, ...]
-    size: int
+    replaced: dict[int, Item]
+    added: tuple[Item, ...]
+    removed: tuple[int, ...]
+    layer_slots: np.ndarray
 
-    def remap(self, before: int) -> np.ndarray | None:
-        """Return earlier position -> new position (-1 when deleted), None when none was."""
-        if self.keep is None:
-            return None
-        remap = np.full(before, -1, dtype=np.intp)
-        remap[self.keep] = np.arange(len(self.keep), dtype=np.intp)
-        return remap
 
-    def array(self, old: np.ndarray, make) -> np.ndarray:
-        new = old[self.keep] if self.keep is not None else old.copy()
-        if self.size > len(new):
-            new = np.concatenate([new, np.zeros(self.size - len(new), dtype=old.dtype)])
-        for i in self.changed:
-            new[i] = make(i)
-        return new
+def _grown(old: list, size: int, rebuilt, make) -> list:
+    """Return a copy of a per-slot list, grown to ``size``, with the ``rebuilt`` slots made."""
+    new = list(old)
+    new.extend([None] * (size - len(new)))
+    for i in rebuilt:
+        new[i] = make(i)
+    return new
 
-    def list(self, old: list, make) -> list:
-        new = [old[i] for i in self.keep.tolist()] if self.keep is not None else list(old)
-        new.extend([None] * (self.size - len(new)))
-        for i in self.changed:
-            new[i] = make(i)
-        return new
+
+def _grown_array(old: np.ndarray, size: int, rebuilt, make) -> np.ndarray:
+    """Return a copy of a per-slot array, grown to ``size``, with the ``rebuilt`` slots made."""
+    new = np.zeros(size, dtype=old.dtype)
+    new[: len(old)] = old
+    for i in rebuilt:
+        new[i] = make(i)
+    return new
+
+
+def _gathered(values, slots: np.ndarray) -> list:
+    """Return the entries of a per-slot list at ``slots`` (a new list)."""
+    return object_array(values)[slots].tolist()
+
+
+def item_tokens(item: Item) -> list[str]:
+    """Return the tokens of an item's document for relevance: ``title + "\n" + body`` (§5)."""
+    return tokenize(item.title + "\n" + item.body)
 
 
 def item_date(item: Item, field: str) -> tuple[int, str | None]:

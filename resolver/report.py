@@ -148,7 +148,7 @@ def layer_record(trace, ctx, *, summary: bool = False) -> dict:
         "mode": rule.mode,
         "required": rule.required,
         "priority": rule.priority,
-        "available": {"state": trace.available, "items": trace.index.size},
+        "available": {"state": trace.available, "items": trace.index.count},
         "applicable": {
             "state": trace.applicable,
             "reason": trace.applicable_reason,

@@ -10,6 +10,7 @@ profiles with the same selection) are then the caller's (database constraints).
 
 import datetime as dt
 import math
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -101,18 +102,33 @@ def validate_workspace(document) -> list[ValidationIssue]:
 
 
 def build_workspace(
-    document, *, first_only: bool = False, unchanged_layers: Mapping[str, Layer] | None = None
+    document,
+    *,
+    first_only: bool = False,
+    unchanged_layers: Mapping[str, Layer] | None = None,
+    earlier_layers: Mapping[str, Layer] | None = None,
 ) -> tuple[Workspace | None, list]:
     """Return ``(workspace, issues)``; the workspace is None when there is any issue.
 
-    ``unchanged_layers`` maps layer keys to layers validated before (by an earlier build) that
-    the caller knows are unchanged: a ``layers[]`` entry whose ``key`` is one of them is taken
-    as that ``Layer`` without being read again. The checks between entries still count it
-    (duplicate layer keys, rules naming a layer). The layer must be what building the entry
-    would give; that is the caller's promise, not checked here.
+    Two ways to build less, for a document that an earlier build saw in a previous version:
+
+    * ``unchanged_layers`` maps layer keys to layers validated before (by an earlier build)
+      that the caller knows are unchanged: a ``layers[]`` entry whose ``key`` is one of them
+      is taken as that ``Layer`` without being read again. The checks between entries still
+      count it (duplicate layer keys, rules naming a layer). The layer must be what building
+      the entry would give; that is the caller's promise, not checked here.
+    * ``earlier_layers`` maps layer keys to earlier versions of those layers: an item entry
+      that would build exactly an earlier item of its layer (same path, title, body and
+      metadata, compared with their types: ``1``, ``1.0`` and ``true`` differ) is taken as
+      that earlier ``Item`` object without being validated again, and a layer whose fields
+      and items all come out the same is the earlier ``Layer`` object itself. Duplicate
+      paths are still reported.
+
+    Either way the workspace, and the issues, are those of a build from scratch.
     """
     builder = _Builder(document, first_only=first_only)
     builder.unchanged_layers = unchanged_layers or {}
+    builder.earlier_layers = earlier_layers or {}
     return builder.run()
 
 
@@ -186,6 +202,7 @@ class _Builder:
         self.first_only = first_only
         self.issues: list[ValidationIssue] = []
         self.unchanged_layers: Mapping[str, Layer] = {}
+        self.earlier_layers: Mapping[str, Layer] = {}
 
     # -- reporting -------------------------------------------------------------------------
 
@@ -448,10 +465,11 @@ class _Builder:
         consumers = self.string_list(applies.get("consumers"), f"{apath}.consumers", keys=True)
         requires = self.string_list(lay.get("requiresInput"), _join(path, "requiresInput"))
         item_filter = self.item_filter(lay.get("itemFilter"), _join(path, "itemFilter"))
-        layer_items = self.items(lay.get("items"), _join(path, "items")) if items else []
+        earlier = self.earlier_layers.get(key) if key is not None and items else None
+        layer_items = self.items(lay.get("items"), _join(path, "items"), earlier) if items else []
         if key is None:
             return None
-        return Layer(
+        layer = Layer(
             key=key,
             name=name or "",
             description=description or "",
@@ -462,6 +480,9 @@ class _Builder:
             item_filter=tuple(sorted(item_filter)),
             items=tuple(layer_items),
         )
+        if earlier is not None and _same_layer(layer, earlier):
+            return earlier
+        return layer
 
     def item_filter(self, value, path: str) -> list[tuple[str, str]]:
         out = []
@@ -487,9 +508,17 @@ class _Builder:
                 out.append((field_text, input_text))
         return out
 
-    def items(self, value, path: str) -> list[Item]:
+    def items(self, value, path: str, earlier: Layer | None = None) -> list[Item]:
         out, seen = [], {}
+        known = {item.path: item for item in earlier.items} if earlier is not None else None
         for i, raw in enumerate(self.list_of(value, path)):
+            if known:
+                same = _earlier_item(raw, known)
+                if same is not None and same.path not in seen:
+                    # Validated when it was first built; only its path's uniqueness is new.
+                    seen[same.path] = f"{path}[{i}]"
+                    out.append(same)
+                    continue
             item = self.item(raw, f"{path}[{i}]", seen)
             if item is not None:
                 out.append(item)
@@ -736,6 +765,85 @@ def metadata_problem(metadata: dict) -> str | None:
     if values > MAX_METADATA_VALUES:
         return f"must hold at most {MAX_METADATA_VALUES:,} values (got {values:,})"
     return None
+
+
+_ITEM_FIELD_SET = frozenset(ITEM_FIELDS)
+
+
+def _earlier_item(raw, known: dict) -> Item | None:
+    """Return the item of ``known`` (path -> Item) that the entry ``raw`` builds again exactly.
+
+    Exactly: every field with the type it has in the item (a string given as a number, or
+    metadata equal only by ``==``, counts as changed); None when there is no such item.
+    """
+    if raw.__class__ is not dict or not raw.keys() <= _ITEM_FIELD_SET:
+        return None
+    path = raw.get("path")
+    item = known.get(path) if path.__class__ is str else None
+    if item is None:
+        return None
+    title, body, metadata = raw.get("title"), raw.get("body"), raw.get("metadata")
+    if title is None:
+        title = ""
+    if body is None:
+        body = ""
+    if metadata is None:
+        metadata = {}
+    if (
+        title.__class__ is str
+        and body.__class__ is str
+        and title == item.title
+        and body == item.body
+        and same_value(metadata, item.metadata)
+    ):
+        return item
+    return None
+
+
+_TEXT = frozenset((str, type(None)))  # equal values of these types are the same
+
+
+def same_value(a, b) -> bool:
+    """Return whether two loaded values are the same, types included, all the way down.
+
+    Stricter than ``==``, which holds for ``1 == 1.0 == True`` and ``-0.0 == 0.0``: values
+    that are ``==`` may still render or match differently (SPEC §4.2 canonical strings, JSON
+    objects in facets). Mapping keys must be strings (others are never the same), and their
+    order is free, as it is everywhere in resolution. NaN is never the same as anything.
+    """
+    kind = a.__class__
+    if kind is not b.__class__ or a != b:
+        return False
+    if kind is dict:
+        if not _TEXT.issuperset(map(type, a)):
+            return False
+        if _TEXT.issuperset(map(type, a.values())):
+            return True
+        return all(same_value(value, b[key]) for key, value in a.items())
+    if kind is list or kind is tuple:
+        return _TEXT.issuperset(map(type, a)) or all(map(same_value, a, b))
+    if kind is float:
+        return repr(a) == repr(b)
+    if kind is str or kind is int or kind is bool or a is None:
+        return True
+    # Dates and datetimes (offsets), and anything else: the same value written the same way.
+    return repr(a) == repr(b)
+
+
+def _same_layer(layer: Layer, earlier: Layer) -> bool:
+    """Return whether a layer built again is the earlier one: same fields, same item objects."""
+    return (
+        layer.key == earlier.key
+        and layer.name == earlier.name
+        and layer.description == earlier.description
+        and layer.availability == earlier.availability
+        and layer.objectives == earlier.objectives
+        and layer.consumers == earlier.consumers
+        and layer.requires_input == earlier.requires_input
+        and layer.item_filter == earlier.item_filter
+        and len(layer.items) == len(earlier.items)
+        and all(map(operator.is_, layer.items, earlier.items))
+    )
 
 
 def _join(path: str, key: str) -> str:

@@ -270,10 +270,10 @@ class PriomptPeer:
 # --- ours -------------------------------------------------------------------------------
 
 
-def compile_workspace(document):
+def compile_workspace(document, **options):
     from resolver import compile_workspace as compile_document
 
-    return compile_document(document)
+    return compile_document(document, **options)
 
 
 def layer_record(resolution, layer_key):
@@ -427,42 +427,81 @@ def reference_counts(resolution):
 
 
 def bench_incremental(sizes, log):
-    """Time a one-item edit applied with ``with_layer_changes`` and the first resolve after it.
+    """Time keeping a compiled workspace current after an edit, against a warm resolve.
 
-    Information rows per size: the edit, the first resolution on the edited workspace
-    (postings patched, shared records rebuilt only for the item), and a warm resolution.
+    Information rows per size of ``mixed_workspace``: a one-item edit and a one-item delete
+    applied with ``with_layer_changes``, and the first resolution after the edit; a
+    recompile of the document after a change of the profile only, and after a one-item
+    change of the kb layer (``compile_workspace`` with ``previous`` and per-layer content
+    tokens: the changed layer gets a new one), with the first resolution after it; and a
+    warm resolution of the unchanged workspace.
     """
     rows = []
     for count in sizes.incremental_items:
-        log(f"incremental: one-item edit in a mixed workspace of {count:,} items")
+        log(f"incremental: edits in a mixed workspace of {count:,} items")
         document, request = workloads.mixed_workspace(count)
-        compiled = compile_workspace(document)
+        tokens = {layer["key"]: 1 for layer in document["layers"]}
+        compiled = compile_workspace(document, tokens=tokens)
         compiled.resolve(request)
-        kb = next(layer for layer in document["layers"] if layer["key"] == "kb")
-        edited = dict(kb["items"][len(kb["items"]) // 2])
+        position = next(n for n, layer in enumerate(document["layers"]) if layer["key"] == "kb")
+        kb = document["layers"][position]
+        middle = len(kb["items"]) // 2
+        edited = dict(kb["items"][middle])
         edited["body"] += " refund edited"
+        deleted = kb["items"][middle + 1]["path"]
+        profile_changed = {
+            **document,
+            "profiles": [{**document["profiles"][0], "budget": 5000}, *document["profiles"][1:]],
+        }
+        layers = list(document["layers"])
+        layers[position] = {
+            **kb,
+            "items": [*kb["items"][:middle], edited, *kb["items"][middle + 1 :]],
+        }
+        layer_changed = {**document, "layers": layers}
+        layer_tokens = {**tokens, "kb": 2}
         settle()
 
         def edit(compiled=compiled, edited=edited):
             return compiled.with_layer_changes("kb", upsert=[edited], token="edited")
 
-        def first_resolve(compiled=compiled, request=request):
+        def delete(compiled=compiled, deleted=deleted):
+            return compiled.with_layer_changes("kb", delete=[deleted], token="deleted")
+
+        def first_after_edit(request=request):
             changed = edit()
             return time_once(lambda: changed.resolve(request))
 
-        reps = max(sizes.min_reps, 3)
-        edit_ns = statistics.median(time_once(edit) for _ in range(reps))
-        first_ns = statistics.median(first_resolve() for _ in range(reps))
+        def compile_profiles(compiled=compiled, changed=profile_changed, tokens=tokens):
+            return compile_workspace(changed, previous=compiled, tokens=tokens)
+
+        def compile_layer(compiled=compiled, changed=layer_changed, tokens=layer_tokens):
+            return compile_workspace(changed, previous=compiled, tokens=tokens)
+
+        def first_after_compile(request=request):
+            changed = compile_layer()
+            return time_once(lambda: changed.resolve(request))
 
         def warm(compiled=compiled, request=request):
             return compiled.resolve(request)
 
-        warm_ns = statistics.median(time_once(warm) for _ in range(reps))
-        for row_id, what, value in (
-            ("edit", "one-item edit (with_layer_changes)", edit_ns),
-            ("first-resolve", "first resolve after it", first_ns),
-            ("warm-resolve", "warm resolve", warm_ns),
-        ):
+        reps = max(sizes.min_reps, 3)
+        timed = [
+            ("edit", "one-item edit (with_layer_changes)", edit),
+            ("delete", "one-item delete (with_layer_changes)", delete),
+            ("first-resolve", "first resolve after the edit", None),
+            ("compile-profiles", "recompile after a profile change (tokens)", compile_profiles),
+            ("compile-layer", "recompile after a one-item kb change (kb token new)", compile_layer),
+            ("first-after-compile", "first resolve after that recompile", None),
+            ("warm-resolve", "warm resolve", warm),
+        ]
+        for row_id, what, call in timed:
+            if row_id == "first-resolve":
+                value = statistics.median(first_after_edit() for _ in range(reps))
+            elif row_id == "first-after-compile":
+                value = statistics.median(first_after_compile() for _ in range(reps))
+            else:
+                value = statistics.median(time_once(call) for _ in range(reps))
             rows.append(
                 Row(
                     f"incremental-{row_id}-{count}",

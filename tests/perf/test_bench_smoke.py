@@ -32,7 +32,15 @@ EXPECTED_ROWS = {
     "live-preview",
     *(
         f"incremental-{row}-{count}"
-        for row in ("edit", "first-resolve", "warm-resolve")
+        for row in (
+            "edit",
+            "delete",
+            "first-resolve",
+            "compile-profiles",
+            "compile-layer",
+            "first-after-compile",
+            "warm-resolve",
+        )
         for count in bench.QUICK.incremental_items
     ),
 }

@@ -108,6 +108,46 @@ def test_with_layer_changes__any_edit__resolves_like_a_compile_from_scratch(scen
     assert patched.layer_tokens[layer["key"]] == "t2"
 
 
+@settings(SETTINGS, max_examples=50)
+@given(scenarios(), st.data())
+def test_incremental_edits__a_sequence__resolves_like_a_compile_from_scratch(scenario, data):
+    # Given a compiled workspace, resolved once so that its indexes are built
+    document = with_probes(scenario.document, scenario.document["layers"][0]["key"])
+    workspace = compile_workspace(document, tokens={"unused": 0})
+    for request in requests(scenario):
+        workspace.resolve(request)
+    rng = random.Random(data.draw(SEEDS))
+    # When edits follow one another, each applied either by with_layer_changes or by a
+    # compile of the changed document with the last compilation as previous (items deleted
+    # leave empty slots, which later edits meet, until a compaction)
+    for step in range(data.draw(st.integers(1, 6))):
+        layer_index = data.draw(st.integers(0, len(document["layers"]) - 1))
+        layer = document["layers"][layer_index]
+        paths = [item["path"] for item in layer["items"]]
+        deletes = data.draw(st.lists(st.sampled_from(paths), unique=True)) if paths else []
+        edited = data.draw(st.lists(st.sampled_from(paths), unique=True)) if paths else []
+        upserts = [{**random_item(rng, "x", f"zq{step}x"), "path": path} for path in edited]
+        upserts += [
+            random_item(rng, f"new{step}-{n}", f"zq{step}nx")
+            for n in range(data.draw(st.integers(0, 3)))
+        ]
+        changed = changed_document(document, layer_index, set(deletes), upserts)
+        if data.draw(st.booleans()):
+            workspace = workspace.with_layer_changes(
+                layer["key"], upsert=upserts, delete=deletes, token=f"t{step}"
+            )
+        else:
+            token = data.draw(st.sampled_from([None, f"t{step}"]))
+            workspace = compile_workspace(changed, previous=workspace, tokens={layer["key"]: token})
+        document = changed
+
+        # Then each step resolves as the changed document compiled from scratch
+        fresh = compile_workspace(document)
+        assert workspace.workspace == fresh.workspace
+        for request in requests(scenario):
+            assert workspace.resolve(request) == fresh.resolve(request)
+
+
 def test_with_layer_changes__invalid_item__raises_with_its_path_and_changes_nothing():
     workspace = compile_workspace(small_document())
     before = workspace.resolve(REQUEST)
@@ -362,6 +402,59 @@ def test_compile_workspace__same_token__does_not_read_the_layer_entry_again():
     assert second.workspace.profiles[0].budget == 50
     with pytest.raises(WorkspaceError):
         compile_workspace(changed, previous=first, tokens={"kb": 2})
+
+
+def test_compile_workspace__metadata_equal_only_by_eq__builds_the_item_again():
+    # Given a layer (no token) whose item matches an itemFilter by region "true"
+    document = small_document()
+    document["layers"][0]["itemFilter"] = {"region": "region"}
+    document["layers"][0]["items"][0]["metadata"] = {"region": True}
+    request = {**REQUEST, "input": {"message": "refund", "region": "true"}}
+    first = compile_workspace(document)
+    first.resolve(request)
+    # When the value becomes 1, which == True but is the canonical string "1"
+    changed = copy.deepcopy(document)
+    changed["layers"][0]["items"][0]["metadata"] = {"region": 1}
+
+    second = compile_workspace(changed, previous=first)
+
+    # Then the item is built again: nothing matches any more, as from scratch
+    assert second.resolve(request) == compile_workspace(changed).resolve(request)
+    assert second.resolve(request)["layers"][0]["applicable"]["state"] == "NOT_APPLICABLE"
+
+
+def test_compile_workspace__one_item_changed__keeps_the_other_item_objects():
+    document = small_document()
+    first = compile_workspace(document, tokens={"kb": 1})
+    first.resolve(REQUEST)
+    changed = copy.deepcopy(document)
+    changed["layers"][0]["items"][0]["body"] = "Refund to the wallet."
+
+    second = compile_workspace(changed, previous=first, tokens={"kb": 2})
+
+    assert second.workspace.layers[0].items[1] is first.workspace.layers[0].items[1]
+    assert second.workspace.layers[0].items[0] is not first.workspace.layers[0].items[0]
+    assert second.resolve(REQUEST) == compile_workspace(changed).resolve(REQUEST)
+
+
+def test_with_layer_changes__items_deleted_one_by_one__empty_slots_stay_bounded():
+    # Given a 40-item layer
+    document = small_document()
+    document["layers"][0]["items"] = [
+        {"path": f"p{n:02}", "title": f"Refund {n}", "body": f"refund card {n}"} for n in range(40)
+    ]
+    workspace = compile_workspace(document)
+    workspace.resolve(REQUEST)
+    for n in range(30):
+        # When its items are deleted one at a time
+        workspace = workspace.with_layer_changes("kb", delete=[f"p{n:02}"])
+        document["layers"][0]["items"].pop(0)
+
+        # Then the index never holds more empty slots than a quarter of its slots (they
+        # are compacted), and every resolution is that of the document from scratch
+        index = workspace.indexes[0]
+        assert 4 * (index.size - index.count) <= index.size
+        assert workspace.resolve(REQUEST) == compile_workspace(document).resolve(REQUEST)
 
 
 REQUEST = {"profile": "p", "input": {"message": "refund"}, "now": "2026-11-29"}
