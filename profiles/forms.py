@@ -14,6 +14,7 @@ from django.conf import settings
 
 from profiles.mappers import CURRENTNESS_FIELDS, RULE_FIELDS, canonical_string
 from profiles.models import Consumer
+from profiles.validation import field_for_path
 from resolver import ResolverError
 from resolver.documents import load_json
 from resolver.model import (
@@ -29,21 +30,9 @@ from resolver.model import (
 
 # --- the rule vocabulary, from the engine ---------------------------------------------------
 
-# Every rule field the editor shows, by its workspace-document name, in SPEC §2 order.
-RULE_FORM_FIELDS = (
-    "participation",
-    "mode",
-    "required",
-    "priority",
-    "maxItems",
-    "maxTokens",
-    "order",
-    "facets",
-    "currentness.maxAgeDays",
-    "currentness.field",
-    "currentness.onStale",
-    "currentness.onUnknown",
-)
+# Every rule field the editor shows, by its workspace-document name, in SPEC §2 order
+# (participation … facets, then currentness.maxAgeDays … currentness.onUnknown).
+RULE_FORM_FIELDS = (*RULE_FIELDS, *(f"currentness.{name}" for name in CURRENTNESS_FIELDS))
 MAIN_RULE_FIELDS = RULE_FORM_FIELDS[:7]
 CURRENTNESS_FORM_FIELDS = RULE_FORM_FIELDS[8:]
 RULE_CHOICES = {
@@ -99,15 +88,6 @@ def issue_in_words(message: str) -> str:
     return re.sub(r" \((?:consumers|layers|profiles)\[\d+\][^)]*\)", "", message)
 
 
-def _longest_prefix(path: str, fields: dict[str, str]) -> str | None:
-    path = re.sub(r"\[\d+\]", "", path)
-    while path:
-        if path in fields:
-            return fields[path]
-        path = path.rpartition(".")[0]
-    return None
-
-
 class EntryForm(forms.Form):
     """A form whose ``document()`` is one SPEC §2 entry; ``entry_fields`` maps the entry's
     paths (``render.format``) to the form's fields (``render_format``)."""
@@ -122,7 +102,7 @@ class EntryForm(forms.Form):
     def add_entry_issues(self, issues) -> None:
         """Put each issue (path relative to the entry) on its field, in words."""
         for issue in issues:
-            field = _longest_prefix(issue.path, self.entry_fields)
+            field = field_for_path(issue.path, self.entry_fields)
             field = field if field in self.fields and not self.fields[field].disabled else None
             message = issue_in_words(issue.message)
             if field is None and issue.path:
