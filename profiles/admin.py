@@ -47,7 +47,7 @@ from profiles.models import (
     Scenario,
     WorkspaceVersion,
 )
-from profiles.permissions import ADMINISTER, AdministerAdminMixin, user_can
+from profiles.permissions import ADMINISTER, AdministerAdminMixin, ReadOnlyAdminMixin, user_can
 from profiles.selectors import layer_keys_list
 from profiles.services import Conflict
 from profiles.validation import (
@@ -622,24 +622,16 @@ class ScenarioAdmin(WorkspaceAdmin):
 
 
 @admin.register(WorkspaceVersion)
-class WorkspaceVersionAdmin(AdministerAdminMixin, admin.ModelAdmin):
+class WorkspaceVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: the version changes with every workspace write."""
 
     list_display = ["counter", "token", "changed_at"]
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(DecisionLog)
-class DecisionLogAdmin(AdministerAdminMixin, admin.ModelAdmin):
-    """Read-only: the log records what was served; nobody edits it."""
+class DecisionLogAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Read-only: the log records what was served; nobody edits or deletes it (not even in
+    bulk; prune_decision_log applies the retention period)."""
 
     list_display = (
         "created_at",
@@ -657,16 +649,6 @@ class DecisionLogAdmin(AdministerAdminMixin, admin.ModelAdmin):
     date_hierarchy = "created_at"
     list_per_page = 100
     readonly_fields = [field.name for field in DecisionLog._meta.fields]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        # Also withdraws the bulk "delete selected" action; prune_decision_log applies retention.
-        return False
 
 
 # API tokens (other users' too) are ADMINISTER, like the rest of this admin. Accounts — users

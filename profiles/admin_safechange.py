@@ -16,20 +16,11 @@ from django.utils.html import format_html
 
 from profiles.environments import ChangeRequestRequired, profile_write_refusal
 from profiles.models import ChangeRequest, ChangeRequestApproval, Environment, ProfileVersion
-from profiles.permissions import AdministerAdminMixin
+from profiles.permissions import AdministerAdminMixin, ReadOnlyAdminMixin
 
 
-class ReadOnlyAdmin(AdministerAdminMixin, admin.ModelAdmin):
+class ReadOnlyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Records that staff read and nobody edits or deletes."""
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 def _protected(request, profile) -> bool:
@@ -118,20 +109,11 @@ class ProfileVersionAdmin(ReadOnlyAdmin):
         return format_html("<pre>{}</pre>", json.dumps(obj.document, indent=2, ensure_ascii=False))
 
 
-class ApprovalInline(AdministerAdminMixin, admin.TabularInline):
+class ApprovalInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = ChangeRequestApproval
     extra = 0
     can_delete = False
     readonly_fields = ["user", "created_at"]
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(ChangeRequest)

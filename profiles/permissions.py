@@ -246,3 +246,17 @@ class AdministerAdminMixin:
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return user_can(request.user, ADMINISTER)
+
+
+class ReadOnlyAdminMixin(AdministerAdminMixin):
+    """ModelAdmin/InlineModelAdmin mixin for records: staff (ADMINISTER) view them; nobody
+    adds, changes or deletes one (no bulk "delete selected" either)."""
+
+    def has_add_permission(self, request, *args, **kwargs) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
