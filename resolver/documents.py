@@ -17,10 +17,21 @@ Only JSON data is loaded: a YAML tag of the safe schema that builds something el
 at the value's path, naming its line and column (``!!python/…`` and unknown tags have no
 constructor at all).
 
+Loading a large document is dominated by building Python objects, so libyaml's node graph
+is turned into the document by one tight function (``_construct_plain``) that knows only
+the plain YAML types and checks the nesting on the way; anything else (other tags, merge
+keys, a duplicate key, an error) is built again by PyYAML's own constructor, so results and
+errors stay PyYAML's. The cyclic garbage collector is paused meanwhile: the millions of
+objects a large document allocates form no cycles, and its passes over them cost more than
+the parsing.
+
 This module is an edge of the package like ``cli.py``: ``import resolver`` does not load it
 (or PyYAML).
 """
 
+import contextlib
+import gc
+import io
 import json
 import re
 import secrets
@@ -29,17 +40,17 @@ from itertools import accumulate
 
 import yaml
 from yaml.constructor import SafeConstructor
-from yaml.nodes import MappingNode, ScalarNode
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from resolver.errors import RequestError, WorkspaceError
 from resolver.limits import MAX_ALIAS_NODES, MAX_DOCUMENT_DEPTH
 from resolver.values import parse_date
 
 try:
-    from yaml import CSafeDumper as _FastDumper
+    from yaml import CSafeDumper as _CSafeDumper
     from yaml import CSafeLoader as _FastSafeLoader
 except ImportError:  # PyYAML built without libyaml
-    _FastDumper = _FastSafeLoader = None
+    _CSafeDumper = _FastSafeLoader = None
 
 __all__ = ["DocumentLimitError", "dump_yaml", "load_document", "load_json"]
 
@@ -104,6 +115,10 @@ def dump_yaml(document) -> str:
     """
     if _FastDumper is None:
         return _dump(document, yaml.SafeDumper)
+    try:
+        return _dump_plain(document)
+    except _NotPlain:
+        pass
     differs, shared = _scan(document)
     if not differs:
         return _dump(document, _FastDumper)
@@ -190,13 +205,38 @@ def _decode(text: str | bytes, error) -> str:
 
 
 def _read_yaml(text: str, loader_class):
-    loader = loader_class(text)
-    # Without an "&" there is no anchor, so no alias: only the nesting needs checking.
-    loader.aliases_possible = "&" in text
+    with collection_paused():
+        loader = loader_class(text)
+        # Without an anchor there is no alias: only the nesting needs checking.
+        loader.aliases_possible = _ANCHOR.search(text) is not None
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
+
+
+# Where an anchor could start: an "&" before a name, not inside a word (an anchor is a token
+# of its own, so it follows a space, a line break, an indicator or nothing). A text without
+# one holds no aliases. Conservative: an "&amp;" in a body matches as well.
+_ANCHOR = re.compile(r"&(?<!\w&)\S")
+
+
+@contextlib.contextmanager
+def collection_paused():
+    """Pause the cyclic garbage collector while a large document's objects are built.
+
+    Each collection pass walks every object still alive, so building a document of a
+    million objects with the collector on costs several times the building itself. Objects
+    are still freed by reference counting; the collector resumes afterwards (unless it was
+    already off).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
     try:
-        return loader.get_single_data()
+        yield
     finally:
-        loader.dispose()
+        if enabled:
+            gc.enable()
 
 
 def check_nesting(root) -> None:
@@ -356,6 +396,9 @@ class _LimitedLoading:
     """Check the document limits on the composed node graph, before anything is built."""
 
     aliases_possible = True
+    # Whether plain nodes may be built by ``_construct_plain`` (its strings are the scalars'
+    # text as composed).
+    plain_construction = True
 
     def get_single_data(self):
         node = self.get_single_node()
@@ -363,7 +406,11 @@ class _LimitedLoading:
             return None
         if self.aliases_possible:
             check_document_limits(node)
-        else:
+        if self.plain_construction:
+            # Anything it does not build, or an error, is PyYAML's constructor's to give.
+            with contextlib.suppress(Exception):
+                return _construct_plain(self, node, shared={} if self.aliases_possible else None)
+        if not self.aliases_possible:
             check_nesting(node)
         try:
             return self.construct_document(node)
@@ -377,10 +424,84 @@ class _LimitedLoading:
             ) from None
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MAP_TAG = "tag:yaml.org,2002:map"
+# Scalars whose value depends on their tag and text alone (immutable values, built once per
+# distinct text).
+_PLAIN_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "timestamp")
+)
+
+
+class _NotPlain(Exception):
+    """The node graph holds something ``_construct_plain`` leaves to PyYAML's constructor."""
+
+
+def _construct_plain(loader, root, *, shared: dict | None):
+    """Return the document of a composed node graph, equal to the loader's own construction.
+
+    Only untagged-or-core mappings, sequences and scalars are built here; a mapping key
+    repeated, a merge key (``<<``), another tag or a container nested deeper than
+    ``MAX_DOCUMENT_DEPTH`` raises (the caller then runs PyYAML's constructor, which gives
+    the same document or the error). ``shared`` (when the text may hold aliases) keeps one
+    object per node, as PyYAML's constructor does.
+    """
+    scalars: dict = {}
+    constructors = loader.yaml_constructors
+
+    def build(node, level):
+        if node.__class__ is ScalarNode:
+            tag = node.tag
+            if tag == _STR_TAG:
+                return node.value
+            key = (tag, node.value)
+            value = scalars.get(key, scalars)
+            if value is scalars:
+                if tag not in _PLAIN_SCALAR_TAGS:
+                    raise _NotPlain
+                value = scalars[key] = constructors[tag](loader, node)
+            return value
+        if level > MAX_DOCUMENT_DEPTH:
+            raise _NotPlain
+        if shared is not None and id(node) in shared:
+            return shared[id(node)]
+        level += 1
+        if node.__class__ is MappingNode:
+            if node.tag != _MAP_TAG:
+                raise _NotPlain
+            value = {}
+            if shared is not None:
+                shared[id(node)] = value
+            for key_node, value_node in node.value:
+                if key_node.tag not in _KEY_TAGS:
+                    raise _NotPlain
+                key = build(key_node, level)
+                if key in value:
+                    raise _NotPlain
+                value[key] = build(value_node, level)
+            return value
+        if node.__class__ is not SequenceNode or node.tag != _SEQ_TAG:
+            raise _NotPlain
+        if shared is None:
+            return [build(child, level) for child in node.value]
+        value = shared[id(node)] = []
+        value.extend(build(child, level) for child in node.value)
+        return value
+
+    return build(root, 1)
+
+
+# A plain mapping's keys are scalars of these tags: not "<<" (merge) nor "=" (value), which
+# PyYAML's mapping constructor rewrites, nor containers.
+_KEY_TAGS = _PLAIN_SCALAR_TAGS | {_STR_TAG}
+
+
 class _PureLoader(_LimitedLoading, yaml.SafeLoader):
     """The pure-Python loader: nesting is refused while composing (its composer recurses)."""
 
     _depth = 0
+    plain_construction = False  # its strings join escaped surrogate pairs (construct_scalar)
 
     def compose_sequence_node(self, anchor):
         return self._nested(super().compose_sequence_node, anchor)
@@ -408,9 +529,44 @@ class _PureLoader(_LimitedLoading, yaml.SafeLoader):
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
+
+class _QuickResolving:
+    """PyYAML's tag resolution, in fewer steps: libyaml calls it for every node it reads and
+    twice for every scalar it writes.
+
+    The same implicit resolvers (a copy taken at import, by first character) and the same
+    default tags; the safe loader and dumper have no path resolvers, so that step is left out.
+    """
+
+    def resolve(self, kind, value, implicit):
+        if kind is ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _IMPLICIT_RESOLVERS.get(value[:1], _ANY_FIRST_RESOLVERS):
+                    if regexp.match(value):
+                        return tag
+            return _STR_TAG
+        return _SEQ_TAG if kind is SequenceNode else _MAP_TAG
+
+
+_ANY_FIRST_RESOLVERS = tuple(yaml.resolver.Resolver.yaml_implicit_resolvers.get(None, ()))
+_IMPLICIT_RESOLVERS = {
+    first: (*resolvers, *_ANY_FIRST_RESOLVERS)
+    for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    if first is not None
+}
+
 _FastLoader = (
-    type("_FastLoader", (_LimitedLoading, _FastSafeLoader), {"__doc__": "libyaml's loader."})
+    type(
+        "_FastLoader",
+        (_LimitedLoading, _QuickResolving, _FastSafeLoader),
+        {"__doc__": "libyaml's loader."},
+    )
     if _FastSafeLoader is not None
+    else None
+)
+_FastDumper = (
+    type("_FastDumper", (_QuickResolving, _CSafeDumper), {"__doc__": "libyaml's dumper."})
+    if _CSafeDumper is not None
     else None
 )
 
@@ -431,15 +587,95 @@ WIDTH = 100
 # as is), and any PyYAML writes double-quoted (a character it escapes, a space before or
 # after a line break), whose long lines the two fold differently. Mapping keys have two
 # more cases (``_key_differs``).
-_WRITTEN_DIFFERENTLY_BY_LIBYAML = re.compile(
-    "[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd]|\ufeff| \n|\n "
-)
+_UNSAFE_CHARACTER = "[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufffd]"
+_WRITTEN_DIFFERENTLY_BY_LIBYAML = re.compile(f"{_UNSAFE_CHARACTER}|\ufeff| \n|\n ")
 _CONTAINERS = (dict, list, tuple, set, frozenset)
 _LINE_START = re.compile("(?:^|(?<=[\n\x85\u2028\u2029]))(?=[^\n\x85\u2028\u2029])")
 
 
 def _dump(document, dumper, width: int = WIDTH) -> str:
     return yaml.dump(document, Dumper=dumper, sort_keys=False, allow_unicode=True, width=width)
+
+
+def _dump_pure(document, width: int = WIDTH) -> str:
+    return _dump(document, yaml.SafeDumper, width)
+
+
+def _dump_libyaml(document, width: int = WIDTH) -> str:
+    try:
+        return _dump_plain(document, width)
+    except _NotPlain:
+        return _dump(document, _FastDumper, width)
+
+
+def _dump_plain(document, width: int = WIDTH) -> str:
+    """Return ``_dump(document, _FastDumper, width)`` for a document of plain values, faster.
+
+    The nodes PyYAML's representer would build are built here in one pass (a str, int,
+    bool, float or None scalar, a dict, a list), and libyaml writes them. Raises
+    ``_NotPlain`` when that text could differ from PyYAML's pure-Python dumper's (a string
+    of ``_WRITTEN_DIFFERENTLY_BY_LIBYAML``, a key of ``_key_differs``) or the document holds
+    anything else: another type, a container twice (PyYAML writes an anchor).
+    """
+    stream = io.StringIO()
+    dumper = _FastDumper(
+        stream, default_flow_style=False, allow_unicode=True, width=width, sort_keys=False
+    )
+    strings: list[str] = []
+    containers: set[int] = set()
+    keys_checked: set[str] = set()
+
+    def node(value):
+        kind = value.__class__
+        if kind is str:
+            strings.append(value)
+            return ScalarNode(_STR_TAG, value)
+        if kind is dict or kind is list:
+            if id(value) in containers:
+                raise _NotPlain
+            containers.add(id(value))
+            if kind is list:
+                return SequenceNode(_SEQ_TAG, [node(item) for item in value], flow_style=False)
+            pairs = []
+            for key, item in value.items():
+                if key not in keys_checked:
+                    if _key_differs(key):
+                        raise _NotPlain
+                    keys_checked.add(key)
+                pairs.append((node(key), node(item)))
+            return MappingNode(_MAP_TAG, pairs, flow_style=False)
+        if kind is int or kind is bool or kind is float or value is None:
+            return dumper.represent_data(value)
+        raise _NotPlain
+
+    try:
+        with collection_paused():
+            root = node(document)
+            if _written_differently(strings):
+                raise _NotPlain
+            dumper.open()
+            dumper.serialize(root)
+            dumper.close()
+    finally:
+        dumper.dispose()
+    return stream.getvalue()
+
+
+_UNSAFE_CHARACTER_RE = re.compile(_UNSAFE_CHARACTER)
+
+
+def _written_differently(strings: list[str]) -> bool:
+    """Return whether any of ``strings`` matches ``_WRITTEN_DIFFERENTLY_BY_LIBYAML``.
+
+    One pass over all of them joined: an "x" between two strings forms no match.
+    """
+    text = "x".join(strings)
+    return (
+        " \n" in text
+        or "\n " in text
+        or "\ufeff" in text
+        or _UNSAFE_CHARACTER_RE.search(text) is not None
+    )
 
 
 def _scan(value) -> tuple[bool, bool]:
@@ -512,7 +748,7 @@ def _dump_in_pieces(document) -> str:
         body = line.lstrip(" ")
         indent = len(line) - len(body)
         run, fast = runs[body[2:]]  # the line is "<indent>- <marker>"
-        piece = _dump(run, _FastDumper if fast else yaml.SafeDumper, width=WIDTH - indent)
+        piece = (_dump_libyaml if fast else _dump_pure)(run, width=WIDTH - indent)
         # Every line of the piece moves right by the indentation, except empty ones; a quoted
         # string may also break its lines at U+0085, U+2028 or U+2029.
         lines[n] = _LINE_START.sub(" " * indent, piece[:-1])

@@ -11,10 +11,14 @@ from hypothesis import strategies as st
 
 from resolver import RequestError, WorkspaceError, compile_workspace
 from resolver.documents import (
+    _ANCHOR,
     RECURSIVE_ALIAS,
     TOO_DEEP,
     TOO_MANY_ALIAS_NODES,
+    _construct_plain,
+    _FastDumper,
     _FastLoader,
+    _NotPlain,
     _PureLoader,
     _read_yaml,
     dump_yaml,
@@ -357,6 +361,194 @@ def test_yaml_loaders__over_a_limit__refuse_alike(loader, text, message):
         _read_yaml(text, loader)
 
     assert str(raised.value) == message
+
+
+# -- libyaml's loader builds plain documents itself, with PyYAML's results and errors ---------
+
+
+class _PyYAMLConstruction(_FastLoader):
+    """The libyaml loader with PyYAML's own constructor for every document (the reference)."""
+
+    plain_construction = False
+
+
+def typed(value):
+    """Return ``value`` with every scalar's type beside it (1, 1.0 and True compare equal)."""
+    if isinstance(value, dict):
+        return {typed(key): typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [typed(item) for item in value]
+    return (type(value).__name__, repr(value))
+
+
+def loaded_both_ways(text: str):
+    """Return (result or error text) of the fast construction and of PyYAML's."""
+    outcomes = []
+    for loader in (_FastLoader, _PyYAMLConstruction):
+        try:
+            outcomes.append(typed(_read_yaml(text, loader)))
+        except Exception as exc:  # the errors must be the same too
+            outcomes.append(f"{type(exc).__name__}: {exc}")
+    return outcomes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\nb: 1.5\nc: true\nd: ~\ne: 2026-11-20\nf: 2026-11-20 10:00:00+01:00\ng: '1'\n",
+        "a: 0x1F\nb: 0o17\nc: 1_000\nd: .inf\ne: -.Inf\nf: .nan\ng: yes\nh: Off\n",
+        "a: 0000-01-01\nb: 2026-02-30\nc: 1e3\nd: +12\ne: 190:20:30\n",
+        "? [a, b]\n: 1\n",  # a sequence as a key: refused
+        "a: 1\n1: 2\n1.0: 3\n",  # 1 and 1.0 are the same key
+        "{true: a, 1: b}\n",
+        "a: !!str 12\nb: !!int '12'\nc: !!float 1\nd: !!binary aGk=\n",
+        "a: !!set {x, y}\n",
+        "a: !!omap [x: 1, y: 2]\nb: !!pairs [x: 1]\n",
+        "a: !custom x\n",
+        "base: {x: 1}\nitem: {<<: {x: 2, z: 3}, y: 2}\n",
+        "item:\n  <<: [{x: 1}, {x: 2, w: 0}]\n  y: 2\n",
+        "a: &a {x: [1, 2]}\nb: *a\nc: [*a, *a]\n",
+        "a: &s text\nb: *s\n",
+        "a: 1\nb: 2\na: 3\n",
+        "- " + "1" * 5000 + "\n",
+        "= : 1\n",
+        "!!map {a: 1}\n",
+        "--- !!seq [1]\n",
+        "'': 1\n? ''\n",
+        "",
+        "just text\n",
+    ],
+)
+def test_read_yaml__plain_construction__same_document_or_error_as_pyyamls_constructor(text):
+    fast, reference = loaded_both_ways(text)
+
+    assert fast == reference
+
+
+LOADED_SCALARS = st.one_of(
+    st.text(max_size=20),
+    st.integers(),
+    st.floats(),
+    st.booleans(),
+    st.none(),
+    st.dates(),
+    st.datetimes(timezones=st.just(dt.UTC)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    document=st.recursive(
+        LOADED_SCALARS,
+        lambda inner: (
+            st.lists(inner, max_size=4) | st.dictionaries(LOADED_SCALARS, inner, max_size=4)
+        ),
+        max_leaves=30,
+    ),
+    flow_style=st.sampled_from([False, True, None]),
+)
+def test_read_yaml__any_document__same_as_pyyamls_constructor(document, flow_style):
+    text = yaml.safe_dump(document, default_flow_style=flow_style, allow_unicode=True)
+
+    fast, reference = loaded_both_ways(text)
+
+    assert fast == reference
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.one_of(
+        st.text(max_size=30),
+        st.sampled_from(
+            [
+                "",
+                "~",
+                "null",
+                "Null",
+                "y",
+                "Yes",
+                "off",
+                "0",
+                "-0",
+                "0x1A",
+                "1_0",
+                "1e5",
+                ".5",
+                "-.inf",
+                ".NaN",
+                "2026-11-20",
+                "2026-11-20t10:00:00Z",
+                "<<",
+                "=",
+                "190:20:30",
+            ]
+        ),
+    ),
+    implicit=st.tuples(st.booleans(), st.booleans()),
+)
+def test_quick_resolving__any_scalar__same_tag_as_pyyamls_resolver(value, implicit):
+    loader = _FastLoader("")
+    try:
+        for kind in (yaml.ScalarNode, yaml.SequenceNode, yaml.MappingNode):
+            assert loader.resolve(kind, value, implicit) == yaml.resolver.Resolver.resolve(
+                loader, kind, value, implicit
+            )
+    finally:
+        loader.dispose()
+    assert _FastDumper.resolve is _FastLoader.resolve
+
+
+ANCHOR_TEXT = st.lists(
+    st.sampled_from([*"&&&a1 -:?,[]{}'\"!#|>\n\t", "\u2028", "\x85", "\ufeff", "é", "*a", "--- "]),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=ANCHOR_TEXT)
+def test_anchor_pattern__any_text_libyaml_reads_an_anchor_in__matches(text):
+    try:
+        tokens = list(yaml.scan(text, Loader=_FastLoader))
+    except yaml.YAMLError:
+        tokens = []  # a text libyaml refuses is refused whatever the pattern says
+    if any(isinstance(token, yaml.AnchorToken) for token in tokens):
+        assert _ANCHOR.search(text)
+
+
+def composed(text: str):
+    loader = _FastLoader(text)
+    try:
+        return loader, loader.get_single_node()
+    finally:
+        loader.dispose()
+
+
+def test_construct_plain__plain_document__built_without_pyyamls_constructor():
+    loader, node = composed("a: [1, 2.5, true, ~, 2026-11-20, text]\nb: {c: 'd'}\n")
+
+    assert _construct_plain(loader, node, shared=None) == {
+        "a": [1, 2.5, True, None, dt.date(2026, 11, 20), "text"],
+        "b": {"c": "d"},
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: 1\na: 2\n", "a: {<<: {b: 1}}\n", "a: !!set {b}\n", "a: !!binary aGk=\n", block(65)],
+)
+def test_construct_plain__anything_else__left_to_pyyamls_constructor(text):
+    loader, node = composed(text)
+
+    with pytest.raises(_NotPlain):
+        _construct_plain(loader, node, shared=None)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: &x 1\n", "- &x 1\n", "&x a: 1\n", "[&x 1, *x]", "{a: &x 1}", '{"a":&x 1}', "\ufeff&x 1"],
+)
+def test_anchor_pattern__anchor_anywhere__matches(text):
+    assert _ANCHOR.search(text)
 
 
 # -- load_json -------------------------------------------------------------------------------
