@@ -11,8 +11,8 @@ from profiles.concurrency import consumer_etag
 from profiles.forms import ConsumerForm, lock_key
 from profiles.mappers import map_consumer_to_resolver
 from profiles.models import Consumer, Profile
-from profiles.permissions import READ_CONFIG, WRITE_MATERIAL, capability_required, user_can
-from profiles.views.entries import confirm_delete, form_status, save_entry
+from profiles.permissions import READ_CONFIG, WRITE_MATERIAL, capability_required
+from profiles.views.entries import confirm_delete, entry_page, writable_by
 
 PER_PAGE = 25
 
@@ -43,23 +43,19 @@ def consumer_list(request):
 @require_http_methods(["GET", "POST"])
 def consumer_create(request):
     form = ConsumerForm(request.POST if request.method == "POST" else None)
-    response = save_entry(
+    return entry_page(
         request,
         form,
         lambda: services.consumer_create(document=form.document(), user=request.user),
         success="Consumer created.",
         next_url=reverse("consumer-list"),
+        context={
+            "title": "New consumer",
+            "submit": "Create consumer",
+            "crumbs": [("Consumers", reverse("consumer-list"))],
+            "cancel_url": reverse("consumer-list"),
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "title": "New consumer",
-        "submit": "Create consumer",
-        "crumbs": [("Consumers", reverse("consumer-list"))],
-        "cancel_url": reverse("consumer-list"),
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(READ_CONFIG, unsafe=WRITE_MATERIAL)
@@ -70,11 +66,8 @@ def consumer_edit(request, key):
     initial["etag"] = consumer_etag(consumer)
     form = ConsumerForm(request.POST if request.method == "POST" else None, initial=initial)
     lock_key(form)
-    writer = user_can(request.user, WRITE_MATERIAL)
-    if not writer:
-        for field in form.fields.values():
-            field.disabled = True
-    response = save_entry(
+    writer = writable_by(form, request.user, WRITE_MATERIAL)
+    return entry_page(
         request,
         form,
         lambda: services.consumer_update(
@@ -85,19 +78,15 @@ def consumer_edit(request, key):
         ),
         success=f"Consumer {key} saved.",
         next_url=reverse("consumer-list"),
+        context={
+            "title": f"Consumer {key}",
+            "submit": "Save consumer",
+            "read_only": not writer,
+            "delete_url": reverse("consumer-delete", args=[key]) if writer else None,
+            "crumbs": [("Consumers", reverse("consumer-list"))],
+            "cancel_url": reverse("consumer-list"),
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "title": f"Consumer {key}",
-        "submit": "Save consumer",
-        "read_only": not writer,
-        "delete_url": reverse("consumer-delete", args=[key]) if writer else None,
-        "crumbs": [("Consumers", reverse("consumer-list"))],
-        "cancel_url": reverse("consumer-list"),
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(WRITE_MATERIAL)

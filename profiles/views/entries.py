@@ -12,6 +12,7 @@ from django.shortcuts import render
 
 from profiles.concurrency import PreconditionFailed
 from profiles.environments import ChangeRequestRequired
+from profiles.permissions import user_can
 from profiles.services import Conflict, EntryInvalid
 
 STALE = (
@@ -40,6 +41,28 @@ def save_entry(request, form, write, *, success: str, next_url):
         messages.success(request, success)
         return HttpResponseRedirect(next_url(written) if callable(next_url) else next_url)
     return None
+
+
+def entry_page(request, form, write, *, success: str, next_url, context: dict):
+    """Return the create or edit page of one entry: a valid posted form is saved through
+    ``write()`` (see ``save_entry``), else the form is shown with its errors beside the
+    fields (``profiles/entry_form.html`` with ``context``: title, submit, crumbs…)."""
+    response = save_entry(request, form, write, success=success, next_url=next_url)
+    if response is not None:
+        return response
+    return render(
+        request, "profiles/entry_form.html", {"form": form, **context}, status=form_status(form)
+    )
+
+
+def writable_by(form, user, capability: str) -> bool:
+    """Return whether ``user`` has ``capability``; without it every field is disabled (the
+    page shows the entry read-only)."""
+    writer = user_can(user, capability)
+    if not writer:
+        for field in form.fields.values():
+            field.disabled = True
+    return writer
 
 
 def form_status(form) -> int:

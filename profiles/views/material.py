@@ -19,7 +19,7 @@ from profiles.permissions import (
     capability_required,
     user_can,
 )
-from profiles.views.entries import confirm_delete, form_status, save_entry
+from profiles.views.entries import confirm_delete, entry_page, writable_by
 
 LAYERS_PER_PAGE = 25
 ITEMS_PER_PAGE = 25
@@ -48,23 +48,19 @@ def layer_list(request):
 @require_http_methods(["GET", "POST"])
 def layer_create(request):
     form = LayerForm(request.POST if request.method == "POST" else None)
-    response = save_entry(
+    return entry_page(
         request,
         form,
         lambda: services.layer_create(document=form.document(), user=request.user),
         success="Layer created. Add its items next.",
         next_url=lambda layer: reverse("item-list", args=[layer.key]),
+        context={
+            "title": "New layer",
+            "submit": "Create layer",
+            "crumbs": [("Layers", reverse("layer-list"))],
+            "cancel_url": reverse("layer-list"),
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "title": "New layer",
-        "submit": "Create layer",
-        "crumbs": [("Layers", reverse("layer-list"))],
-        "cancel_url": reverse("layer-list"),
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(READ_CONFIG, unsafe=WRITE_MATERIAL)
@@ -76,11 +72,8 @@ def layer_edit(request, key):
     initial = LayerForm.initial_of(entry) | {"etag": layer_etag(layer)}
     form = LayerForm(request.POST if request.method == "POST" else None, initial=initial)
     lock_key(form)
-    writer = user_can(request.user, WRITE_MATERIAL)
-    if not writer:
-        for field in form.fields.values():
-            field.disabled = True
-    response = save_entry(
+    writer = writable_by(form, request.user, WRITE_MATERIAL)
+    return entry_page(
         request,
         form,
         lambda: services.layer_update(
@@ -92,23 +85,19 @@ def layer_edit(request, key):
         ),
         success=f"Layer {key} saved.",
         next_url=reverse("layer-list"),
+        context={
+            "layer": layer,
+            "title": f"Layer {key}",
+            "submit": "Save",
+            "read_only": not writer,
+            "delete_url": reverse("layer-delete", args=[key]) if writer else None,
+            "crumbs": [("Layers", reverse("layer-list"))],
+            "cancel_url": reverse("layer-list"),
+            "links": [("Items", reverse("item-list", args=[key]))]
+            if user_can(request.user, READ_MATERIAL)
+            else [],
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "layer": layer,
-        "title": f"Layer {key}",
-        "submit": "Save",
-        "read_only": not writer,
-        "delete_url": reverse("layer-delete", args=[key]) if writer else None,
-        "crumbs": [("Layers", reverse("layer-list"))],
-        "cancel_url": reverse("layer-list"),
-        "links": [("Items", reverse("item-list", args=[key]))]
-        if user_can(request.user, READ_MATERIAL)
-        else [],
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(WRITE_MATERIAL)
@@ -173,24 +162,20 @@ def item_create(request, key):
     form = ItemForm(
         request.POST if request.method == "POST" else None, initial={"metadata_text": "{}"}
     )
-    response = save_entry(
+    return entry_page(
         request,
         form,
         lambda: services.item_create(layer=key, document=form.document(), user=request.user),
         success="Item created.",
         next_url=reverse("item-list", args=[key]),
+        context={
+            "layer": layer,
+            "title": f"New item in {key}",
+            "submit": "Create item",
+            "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
+            "cancel_url": reverse("item-list", args=[key]),
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "layer": layer,
-        "title": f"New item in {key}",
-        "submit": "Create item",
-        "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
-        "cancel_url": reverse("item-list", args=[key]),
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(READ_MATERIAL, unsafe=WRITE_MATERIAL)
@@ -202,11 +187,8 @@ def item_edit(request, key, item_id):
     initial = ItemForm.initial_of(map_item_to_resolver(item)) | {"etag": item_etag(item)}
     form = ItemForm(request.POST if request.method == "POST" else None, initial=initial)
     form.fields["path"].disabled = True
-    writer = user_can(request.user, WRITE_MATERIAL)
-    if not writer:
-        for field in form.fields.values():
-            field.disabled = True
-    response = save_entry(
+    writer = writable_by(form, request.user, WRITE_MATERIAL)
+    return entry_page(
         request,
         form,
         lambda: services.item_update(
@@ -218,21 +200,17 @@ def item_edit(request, key, item_id):
         ),
         success=f"Item {item.path} saved.",
         next_url=reverse("item-list", args=[key]),
+        context={
+            "layer": layer,
+            "item": item,
+            "title": f"{key}/{item.path}",
+            "submit": "Save",
+            "read_only": not writer,
+            "delete_url": reverse("item-delete", args=[key, item.pk]) if writer else None,
+            "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
+            "cancel_url": reverse("item-list", args=[key]),
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "layer": layer,
-        "item": item,
-        "title": f"{key}/{item.path}",
-        "submit": "Save",
-        "read_only": not writer,
-        "delete_url": reverse("item-delete", args=[key, item.pk]) if writer else None,
-        "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
-        "cancel_url": reverse("item-list", args=[key]),
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(WRITE_MATERIAL)

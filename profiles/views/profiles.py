@@ -14,7 +14,7 @@ from profiles.models import Profile
 from profiles.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.selectors import profile_list_with_last_change, scenario_list
 from profiles.services import profile_resolve
-from profiles.views.entries import confirm_delete, form_status, save_entry
+from profiles.views.entries import confirm_delete, entry_page
 from resolver import ResolverError
 
 PER_PAGE = 25
@@ -150,24 +150,21 @@ def profile_create(request):
     """Create a profile (no rules: every layer starts on the default rule)."""
     form = ProfileForm(request.POST if request.method == "POST" else None)
     del form.fields["description"]
-    response = save_entry(
+    return entry_page(
         request,
         form,
         lambda: services.profile_create(document=form.document(), user=request.user),
         success="Profile created. Every layer is on the default rule: edit the rules here.",
         next_url=lambda profile: reverse("profile-editor", args=[profile.key]),
+        context={
+            "title": "New profile",
+            "submit": "Create profile",
+            "intro": "A new profile starts with every layer on the default rule; edit its "
+            "rules next.",
+            "crumbs": [("Profiles", reverse("profile-list"))],
+            "cancel_url": reverse("profile-list"),
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "title": "New profile",
-        "submit": "Create profile",
-        "intro": "A new profile starts with every layer on the default rule; edit its rules next.",
-        "crumbs": [("Profiles", reverse("profile-list"))],
-        "cancel_url": reverse("profile-list"),
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(WRITE_RULES)
@@ -181,7 +178,7 @@ def profile_duplicate(request, key):
         "name": f"{source.name or source.key} (copy)",
     }
     form = ProfileForm(request.POST if request.method == "POST" else None, initial=initial)
-    response = save_entry(
+    return entry_page(
         request,
         form,
         lambda: services.profile_create(
@@ -190,19 +187,15 @@ def profile_duplicate(request, key):
         ),
         success=f"Profile {source.key} duplicated.",
         next_url=lambda profile: reverse("profile-editor", args=[profile.key]),
+        context={
+            "title": f"Duplicate {source.key}",
+            "submit": "Duplicate",
+            "intro": f"The copy gets every rule of {source.key}. Two profiles cannot share "
+            "consumer, objective and environment: change one of them.",
+            "crumbs": [("Profiles", reverse("profile-list"))],
+            "cancel_url": reverse("profile-list"),
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "title": f"Duplicate {source.key}",
-        "submit": "Duplicate",
-        "intro": f"The copy gets every rule of {source.key}. Two profiles cannot share "
-        "consumer, objective and environment: change one of them.",
-        "crumbs": [("Profiles", reverse("profile-list"))],
-        "cancel_url": reverse("profile-list"),
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(WRITE_RULES)
@@ -214,7 +207,7 @@ def profile_edit(request, key):
     initial = ProfileForm.initial_of(document) | {"etag": profile_etag(profile)}
     form = ProfileForm(request.POST if request.method == "POST" else None, initial=initial)
     lock_key(form)
-    response = save_entry(
+    return entry_page(
         request,
         form,
         lambda: services.profile_update(
@@ -225,22 +218,18 @@ def profile_edit(request, key):
         ),
         success=f"Profile {key} saved.",
         next_url=reverse("profile-editor", args=[key]),
+        context={
+            "title": f"Profile {key}",
+            "submit": "Save profile",
+            "intro": "The profile's own fields. Its budget and rules are also in the editor.",
+            "delete_url": reverse("profile-delete", args=[key]),
+            "crumbs": [
+                ("Profiles", reverse("profile-list")),
+                (key, reverse("profile-editor", args=[key])),
+            ],
+            "cancel_url": reverse("profile-editor", args=[key]),
+        },
     )
-    if response is not None:
-        return response
-    context = {
-        "form": form,
-        "title": f"Profile {key}",
-        "submit": "Save profile",
-        "intro": "The profile's own fields. Its budget and rules are also in the editor.",
-        "delete_url": reverse("profile-delete", args=[key]),
-        "crumbs": [
-            ("Profiles", reverse("profile-list")),
-            (key, reverse("profile-editor", args=[key])),
-        ],
-        "cancel_url": reverse("profile-editor", args=[key]),
-    }
-    return render(request, "profiles/entry_form.html", context, status=form_status(form))
 
 
 @capability_required(WRITE_RULES)
