@@ -693,3 +693,37 @@ class ChangeRequestApproval(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} approved #{self.change_request_id}"
+
+
+# --- the item change log (incremental recompiles) ---------------------------------------------
+
+
+class ItemChange(models.Model):
+    """One entry of the item change log: which item of which layer a write changed.
+
+    Written in the transaction of the write, under the writers' lock, so the ids grow in
+    commit order. A worker keeping a compiled workspace reads the entries after the last one
+    it applied and re-reads just those items (``profiles.item_changes``, ``profiles.cache``).
+    ``path`` is None when the write changed the layer's items wholesale (an import): the
+    layer is read again in full. Old entries are pruned; the first entry left after pruning
+    is marked ``after_prune``, so a reader knows entries before it are gone.
+    """
+
+    class Op(models.TextChoices):
+        CREATE = "create", "item created"
+        UPDATE = "update", "item changed"
+        DELETE = "delete", "item deleted"
+        LAYER = "layer", "layer's items rewritten"
+
+    id = models.BigAutoField(primary_key=True)
+    # Not a foreign key: a deleted layer keeps its entries, so readers' positions stay valid.
+    layer_id = models.BigIntegerField()
+    path = models.CharField(max_length=255, null=True, blank=True)
+    op = models.CharField(max_length=8, choices=Op.choices)
+    after_prune = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"#{self.id} {self.op} {self.layer_id}/{self.path or '*'}"

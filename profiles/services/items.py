@@ -8,7 +8,7 @@ from django.db import IntegrityError
 
 from profiles.concurrency import check_if_match, item_etag, workspace_write
 from profiles.mappers import map_item_to_resolver, map_item_values
-from profiles.models import Item
+from profiles.models import Item, ItemChange
 from profiles.selectors import item_get, layer_get
 from profiles.services.writing import (
     assign,
@@ -19,6 +19,8 @@ from profiles.services.writing import (
     workspace_changed,
 )
 from profiles.validation import validate_item
+
+Op = ItemChange.Op
 
 
 def item_create(*, layer: str, document: dict, user=None) -> Item:
@@ -32,7 +34,7 @@ def item_create(*, layer: str, document: dict, user=None) -> Item:
             raise_if_invalid(validate_item(document), item)
             assign(item, map_item_values(document))
             save_row(item, user=user)
-            workspace_changed(layers=[stored_layer])
+            workspace_changed(items=[(stored_layer.pk, item.path, Op.CREATE)])
     except IntegrityError as exc:
         raise conflict_for(item) from exc
     return item
@@ -58,9 +60,13 @@ def item_update(
             entry = {"path": path} if replace else map_item_to_resolver(item)
             document = {**entry, **changes}
             raise_if_invalid(validate_item(document), item)
-            if assign(item, map_item_values(document)):
+            changed = assign(item, map_item_values(document))
+            if changed:
                 save_row(item, user=user)
-                workspace_changed(layers=[item.layer_id])
+                if "path" in changed:  # moved in place: its layer is read again
+                    workspace_changed(layers=[item.layer_id])
+                else:
+                    workspace_changed(items=[(item.layer_id, item.path, Op.UPDATE)])
     except IntegrityError as exc:
         raise conflict_for(item) from exc
     return item
@@ -72,4 +78,4 @@ def item_delete(*, layer: str, path: str, user=None, if_match: str | None = None
         item = item_get(layer=layer_get(key=layer), path=path, lock=True)
         check_if_match(if_match, item_etag(item))
         delete_row(item, user=user)
-        workspace_changed(layers=[item.layer_id])
+        workspace_changed(items=[(item.layer_id, path, Op.DELETE)])

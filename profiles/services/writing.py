@@ -3,6 +3,7 @@ history and author, database conflicts explained, and the content tokens bumped 
 
 from collections.abc import Iterable
 
+from profiles.item_changes import item_changes_record
 from profiles.models import (
     Consumer,
     Item,
@@ -112,11 +113,24 @@ def assign(row, values: dict) -> list[str]:
     return changed
 
 
-def workspace_changed(*, layers: Iterable[Layer | int] = (), profiles: bool = False) -> None:
+def workspace_changed(
+    *,
+    layers: Iterable[Layer | int] = (),
+    items: Iterable[tuple[int, str, str]] = (),
+    profiles: bool = False,
+) -> None:
     """Bump the workspace version, the content token of ``layers`` and, with ``profiles``,
-    the token of consumers, profiles and rules. Call inside the write's transaction."""
-    for layer_id in {layer.pk if isinstance(layer, Layer) else layer for layer in layers}:
+    the token of consumers, profiles and rules. Call inside the write's transaction.
+
+    ``items`` are the (layer id, path, op) of single-item writes (``ItemChange.Op``): their
+    layers' tokens are bumped too, and the item change log lets each worker re-read just
+    those items. The items of ``layers`` count as rewritten: workers re-read those layers.
+    """
+    rewritten = {layer.pk if isinstance(layer, Layer) else layer for layer in layers}
+    items = list(items)
+    for layer_id in rewritten | {layer_id for layer_id, _, _ in items}:
         Layer.objects.filter(pk=layer_id).update(content_token=new_token())
+    item_changes_record(items=items, layers=sorted(rewritten))
     WorkspaceVersion.bump(profiles=profiles)
 
 

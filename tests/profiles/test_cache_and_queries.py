@@ -1,21 +1,26 @@
 """The compiled-workspace cache and the cost of a resolution in SQL queries."""
 
 import gc
+import random
 import tracemalloc
 
 import pytest
 
-from profiles import cache
+from profiles import cache, item_changes
 from profiles.mappers import map_rows_to_document
 from profiles.models import Item, Rule
 from profiles.selectors import workspace_rows_get
 from profiles.services import (
+    item_create,
+    item_delete,
     item_update,
     layer_update,
     profile_resolve,
+    profile_update,
     rule_delete,
     workspace_import,
 )
+from resolver import compile_workspace
 from tests.profiles.conftest import REQUEST, small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -159,7 +164,23 @@ def test_workspace_get__100_item_edits_each_resolved__memory_stays_flat():
     assert grown < 256 * 1024, f"memory grew by {grown:,} bytes over 100 edits"
 
 
-def test_workspace_get__one_item_edited__rereads_only_that_layer():
+def fresh_compilation():
+    """Return the document and compilation of the stored rows, read and compiled anew."""
+    document = map_rows_to_document(workspace_rows_get())
+    return document, compile_workspace(document)
+
+
+def assert_current(requests=(REQUEST,)) -> None:
+    """Assert the cached workspace equals a fresh compilation of the stored rows."""
+    cached = cache.workspace_get()
+    document, fresh = fresh_compilation()
+    assert cached.document == document
+    assert cached.compiled.workspace == fresh.workspace
+    for request in requests:
+        assert cached.compiled.resolve(request) == fresh.resolve(request)
+
+
+def test_workspace_get__one_item_edited__reads_only_that_item():
     workspace_import(document=small_workspace(layers=4, items=20))
     profile_resolve(profile="profile-0", request=REQUEST)
     item = Item.objects.filter(layer__key="layer-002").first()
@@ -167,6 +188,135 @@ def test_workspace_get__one_item_edited__rereads_only_that_layer():
     edit_item(item, 7)
     after = profile_resolve(profile="profile-0", request=REQUEST)
 
-    assert cache.layers_read == 1
-    assert cache.workspace_get().document == map_rows_to_document(workspace_rows_get())
+    assert (cache.layers_read, cache.items_read, cache.compiled_document) == (0, 1, False)
+    assert_current()
     assert after == profile_resolve(profile="profile-0", request=REQUEST)
+
+
+# A catch-up after item writes: the version, the change log, the layer rows, the changed
+# items. After a profile write: the version, the log, the layer rows, consumers, profiles,
+# rules (no item).
+ITEM_EDIT_QUERIES = 4
+PROFILE_EDIT_QUERIES = 6
+
+
+@pytest.mark.parametrize(("layers", "items"), [(3, 4), (30, 20)])
+def test_workspace_get__after_an_item_or_a_profile_edit__constant_queries_whatever_the_size(
+    layers, items, django_assert_num_queries
+):
+    # Given a compiled workspace of `layers` × `items` (the second has 50 times the items)
+    workspace_import(document=small_workspace(layers=layers, items=items, profiles=4))
+    cache.workspace_get()
+
+    # When an item is edited, or a profile's budget, the next read catches up
+    item_update(layer="layer-000", path="docs/item-0001.md", changes={"body": "Card refunds."})
+    with django_assert_num_queries(ITEM_EDIT_QUERIES):
+        cache.workspace_get()
+    items_read_after_item_edit = cache.items_read
+    profile_update(key="profile-1", changes={"budget": 900})
+    with django_assert_num_queries(PROFILE_EDIT_QUERIES):
+        cache.workspace_get()
+
+    # Then each costs the same number of queries at both sizes, and reads no layer whole
+    assert items_read_after_item_edit == 1
+    assert (cache.layers_read, cache.items_read) == (0, 0)
+    assert_current()
+
+
+def test_workspace_get__items_created_deleted_recreated_and_moved__match_a_fresh_compilation():
+    workspace_import(document=small_workspace(layers=3, items=6))
+    cache.workspace_get()
+    layer = "layer-000"
+
+    # A new item, an item deleted, an item deleted and created again (it moves to the end),
+    # an item whose path changes (its layer is read again), all before one catch-up
+    item_create(layer=layer, document={"path": "docs/new.md", "body": "New refund card note."})
+    item_delete(layer=layer, path="docs/item-0002.md")
+    item_delete(layer=layer, path="docs/item-0003.md")
+    item_create(layer=layer, document={"path": "docs/item-0003.md", "body": "Cards again."})
+    item_update(layer=layer, path="docs/item-0004.md", changes={"title": "Retitled"})
+    assert_current()
+    assert (cache.layers_read, cache.items_read) == (0, 3)
+    paths = [item["path"] for item in cache.workspace_get().document["layers"][0]["items"]]
+    assert paths[-2:] == ["docs/new.md", "docs/item-0003.md"]
+
+    item_update(layer=layer, path="docs/item-0005.md", changes={"path": "docs/renamed.md"})
+    assert_current()
+    assert cache.layers_read == 1
+
+
+def test_workspace_get__log_pruned_past_the_worker__reads_everything_again():
+    workspace_import(document=small_workspace(layers=3, items=6))
+    cache.workspace_get()
+    item_update(layer="layer-001", path="docs/item-0001.md", changes={"body": "Pruned away."})
+
+    item_changes.item_changes_prune(before=item_changes.item_changes_last() + 1)
+    assert_current()
+
+    assert cache.layers_read == 3
+
+
+def test_workspace_get__layer_fields_changed__items_kept_without_reading_them():
+    workspace_import(document=small_workspace(layers=3, items=6))
+    cache.workspace_get()
+
+    layer_update(key="layer-002", changes={"name": "Renamed layer"})
+    assert_current()
+    assert (cache.layers_read, cache.items_read, cache.compiled_document) == (0, 0, True)
+
+    # Both at once: the layer's fields and one of its items
+    layer_update(key="layer-002", changes={"name": "Renamed again"})
+    item_update(layer="layer-002", path="docs/item-0001.md", changes={"title": "Both"})
+    assert_current()
+
+
+def test_workspace_get__many_items_of_a_layer_changed__reads_that_layer_once():
+    workspace_import(document=small_workspace(layers=2, items=40))
+    cache.workspace_get()
+
+    for number in range(20):
+        item_update(
+            layer="layer-001", path=f"docs/item-{number:04d}.md", changes={"title": f"T{number}"}
+        )
+    assert_current()
+
+    assert (cache.layers_read, cache.items_read) == (1, 40)
+
+
+def test_workspace_get__random_writes_between_reads__always_match_a_fresh_compilation():
+    # Given a workspace compiled once, then a seeded sequence of writes of every kind, with a
+    # read after a random number of them
+    rng = random.Random(20261201)
+    workspace_import(document=small_workspace(layers=4, items=8))
+    cache.workspace_get()
+    retrieve = {**REQUEST, "profile": "profile-1", "input": {"message": "refund note cards"}}
+    created = 0
+    for step in range(60):
+        layer = f"layer-{rng.randrange(4):03d}"
+        paths = list(
+            Item.objects.filter(layer__key=layer)
+            .order_by("position")
+            .values_list("path", flat=True)
+        )
+        action = rng.choice(["create", "update", "update", "delete", "move", "layer", "profile"])
+        if action == "create" or not paths:
+            created += 1
+            body = rng.choice(["Refund note.", "Card reissue steps.", "Cards refund fast."])
+            item_create(layer=layer, document={"path": f"docs/new-{created}.md", "body": body})
+        elif action == "update":
+            path = rng.choice(paths)
+            changes = rng.choice([{"body": f"Refund {step} cards."}, {"title": f"Title {step}"}])
+            item_update(layer=layer, path=path, changes=changes)
+        elif action == "delete":
+            item_delete(layer=layer, path=rng.choice(paths))
+        elif action == "move":
+            created += 1
+            item_update(layer=layer, path=rng.choice(paths), changes={"path": f"m/{created}.md"})
+        elif action == "layer":
+            layer_update(key=layer, changes={"description": f"Described at step {step}"})
+        else:
+            profile_update(key="profile-0", changes={"budget": 700 + step})
+        # Then every read equals a fresh compilation of the stored rows
+        if rng.random() < 0.5:
+            assert_current(requests=(REQUEST, retrieve))
+    assert_current(requests=(REQUEST, retrieve))
