@@ -663,8 +663,10 @@ class PageForm(HTMLParser):
         if self._skipping:
             return
         if tag == "option" and self._select:
-            if "selected" in attrs or not self.fields[self._select]:
+            # A browser sends the selected option, else the first one (even an empty value).
+            if "selected" in attrs or self._first_option:
                 self.fields[self._select] = attrs.get("value", "")
+                self._first_option = False
             return
         name = attrs.get("name")
         if not name:
@@ -681,6 +683,7 @@ class PageForm(HTMLParser):
             self.fields[name] = ""
         elif tag == "select":
             self._select = name
+            self._first_option = True
             self.fields[name] = ""
 
     def handle_endtag(self, tag):
@@ -694,6 +697,21 @@ class PageForm(HTMLParser):
     def handle_data(self, data):
         if self._textarea:
             self.fields[self._textarea] += data.removeprefix("\n")
+
+
+@pytest.mark.parametrize(
+    ("options", "sent"),
+    [
+        ('<option value="" selected>(default)</option><option value="warn">warn</option>', ""),
+        ('<option value="">(default)</option><option value="warn">warn</option>', ""),
+        ('<option value="a">a</option><option value="b" selected>b</option>', "b"),
+    ],
+)
+def test_page_form__select__sends_what_a_browser_sends(options, sent):
+    parser = PageForm()
+    parser.feed(f'<form><select name="on">{options}</select></form>')
+
+    assert parser.fields == {"on": sent}
 
 
 def page_fields(client, url: str) -> dict:
