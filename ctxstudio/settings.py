@@ -265,6 +265,10 @@ if os.environ.get("CACHE_URL"):
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    if DEBUG:
+        # Development (make run: one runserver process): a per-process cache is enough for
+        # the login counters. Production without CACHE_URL still gets axes.W001.
+        SILENCED_SYSTEM_CHECKS = ["axes.W001"]
 
 LOGGING = {
     "version": 1,

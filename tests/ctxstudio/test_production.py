@@ -162,3 +162,11 @@ def test_operations_doc__every_environment_variable_of_the_server__listed():
 
     assert "WRITE_LOCK_TIMEOUT" in variables
     assert {name for name in variables if f"`{name}`" not in operations} == set()
+
+
+def test_check__development_defaults__no_warning_about_the_per_process_cache():
+    # make run: DEBUG on, one runserver process, the local-memory cache — nothing to warn about.
+    result = run_manage("check", "--fail-level", "WARNING", DEBUG="true", CACHE_URL="")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "axes.W001" not in result.stdout + result.stderr
