@@ -1,10 +1,10 @@
 """The preview as an API call, for developers: the same request as curl, Python ``requests``
 and JavaScript ``fetch``.
 
-A saved profile is called at ``POST /api/v1/resolve`` with ``"detail": "summary"`` (what
-applications should send); a draft with unsaved edits at ``POST /api/v1/profiles/<key>/preview``
-with exactly the edits that differ from the saved profile. The studio shows the answer the
-call gets, resolved the same way.
+A saved profile is called at ``POST /api/v1/resolve``, a draft with unsaved edits at
+``POST /api/v1/profiles/<key>/preview`` with exactly the edits that differ from the saved
+profile; both with ``"detail": "summary"`` (what applications should send). The studio shows
+the answer the call gets, resolved the same way.
 """
 
 import json as json_module
@@ -23,7 +23,7 @@ SUMMARY = "summary"
 class ApiCall:
     url: str
     body: dict
-    detail: str  # the detail of the answer: "summary" (resolve) or "full" (preview)
+    detail: str = SUMMARY  # the detail of the answer
 
     @property
     def body_json(self) -> str:
@@ -63,14 +63,14 @@ def api_call(
     edits = rule_edits(saved_rules, overrides)
     if not edits and budget == saved_budget:
         url = request.build_absolute_uri(reverse("api:resolve"))
-        return ApiCall(url, {"profile": profile, **sample, "detail": SUMMARY}, SUMMARY)
+        return ApiCall(url, {"profile": profile, **sample, "detail": SUMMARY})
     body: dict[str, Any] = {}
     if edits:
         body["rules"] = edits
     if budget != saved_budget:
         body["budget"] = budget
     url = request.build_absolute_uri(reverse("api:profile-preview", args=[profile]))
-    return ApiCall(url, body | sample, "full")
+    return ApiCall(url, body | sample | {"detail": SUMMARY})
 
 
 def snippets(call: ApiCall) -> dict[str, str]:

@@ -204,6 +204,7 @@ def test_handoff__unsaved_edit__preview_call_with_only_the_edited_rule(editor_cl
     curl = html_module.unescape(html.split('id="snippet-curl"')[1].split("</pre>")[0])
     body = json.loads(curl.split("-d '", 1)[1].rsplit("'", 1)[0])
     assert "/api/v1/profiles/support-answer/preview" in curl
+    assert body["detail"] == "summary"
     assert body["budget"] == 700
     assert list(body["rules"]) == ["kb"]
     assert body["rules"]["kb"]["participation"] == "exclude"
