@@ -24,6 +24,7 @@ from profiles import cache
 from profiles.environments import protected_environments, protected_write_check
 from profiles.mappers import RULE_FIELDS, map_profile_to_resolver
 from profiles.models import Profile, ProfileVersion, Rule
+from resolver import EncodedResolution
 
 # The response header of a resolution that names the profile version that answered.
 PROFILE_VERSION_HEADER = "X-Profile-Version"
@@ -135,15 +136,24 @@ def profile_version_number(*, profile_key: str) -> int | None:
     return None if latest is None else latest.number
 
 
-def workspace_resolve_versioned(*, request: dict) -> tuple[dict, int | None]:
+def workspace_resolve_versioned(
+    *, request: dict, encoded: bool = False
+) -> tuple[dict | EncodedResolution, int | None]:
     """Resolve a SPEC §3 request; return the resolution and the answering profile's version.
 
     The version comes from the same snapshot as the rules that were resolved, so it names
     exactly the rules that produced the answer (None for a profile that has no version).
+    With ``encoded`` the resolution is a ``resolver.EncodedResolution``: the response bytes
+    and the small top-level fields (``CompiledWorkspace.resolve_json``).
     """
     snapshot = cache.workspace_get()
-    resolution = snapshot.compiled.resolve(request)
-    version = snapshot.profile_versions.get(resolution["profile"]["key"])
+    if encoded:
+        resolution = snapshot.compiled.resolve_json(request)
+        key = resolution.head["profile"]["key"]
+    else:
+        resolution = snapshot.compiled.resolve(request)
+        key = resolution["profile"]["key"]
+    version = snapshot.profile_versions.get(key)
     return resolution, version or None
 
 

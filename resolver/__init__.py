@@ -7,8 +7,14 @@ Public API (other packages depend on these exact names):
 * ``CompiledWorkspace.resolve(request) -> dict`` returns the resolution JSON (SPEC §7);
   raises ``RequestError`` (``INVALID_REQUEST`` / ``PROFILE_NOT_FOUND``). The resolution is
   read-only: its records are shared with the compiled workspace and other resolutions.
+* ``CompiledWorkspace.resolve_json(request) -> EncodedResolution``: the same resolution as
+  the bytes the API and the CLI write (``.data`` is ``json_text(resolve(request)).encode()``,
+  built without a Python object per listed item) and its small top-level fields (``.head``).
 * ``CompiledWorkspace.with_profile_draft(profile_key, rules=..., budget=...)`` returns a
   workspace whose profile carries unsaved edits, sharing the compiled layer indexes.
+* Keeping a compiled workspace current: ``compile_workspace(document, previous=compiled,
+  tokens={layer_key: token})`` and ``CompiledWorkspace.with_layer_changes(layer_key,
+  upsert=[...], delete=[...], token=...)`` (see ``resolver.engine``).
 * ``resolve(document, request) -> dict`` compiles and resolves in one call.
 * ``validate_workspace(document) -> list[ValidationIssue]`` reports every error in document order.
 * ``validate_consumer(entry, path=...)``, ``validate_layer(entry, path=..., items=False)``,
@@ -28,6 +34,7 @@ limits; needs PyYAML) and ``resolver.cli``. The limits themselves are in ``resol
 
 from resolver.engine import CompiledWorkspace, compile_workspace, resolve
 from resolver.errors import RequestError, ResolverError, ValidationIssue, WorkspaceError
+from resolver.report import EncodedResolution
 from resolver.validation import (
     merge_rule,
     validate_consumer,
@@ -39,6 +46,7 @@ from resolver.validation import (
 
 __all__ = [
     "CompiledWorkspace",
+    "EncodedResolution",
     "RequestError",
     "ResolverError",
     "ValidationIssue",

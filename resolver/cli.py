@@ -115,6 +115,17 @@ def _print_json(value, *, pretty: bool = False) -> None:
     sys.stdout.write(json_text(value, pretty=pretty))
 
 
+def _print_bytes(data: bytes) -> None:
+    """Write UTF-8 JSON bytes (``resolve_json``) to standard output as they are."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream put in place of stdout
+        sys.stdout.write(data.decode())
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
 def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
@@ -134,15 +145,21 @@ def main(argv=None) -> int:
             return EXIT_OK
         # When both are bad, the workspace's error is the one reported (SPEC §3).
         workspace = compile_workspace(load_document(text))
-        resolution = workspace.resolve(build_request(args))
+        request = build_request(args)
+        if args.command == "resolve" and args.pretty:
+            _print_json(workspace.resolve(request), pretty=True)
+            return EXIT_OK
+        # The bytes the API writes too (``json_text`` of the resolution, built without it).
+        encoded = workspace.resolve_json(request)
     except ResolverError as exc:
         _print_json(exc.as_dict())
         return EXIT_ERROR
     if args.command == "render":
-        if resolution["status"] == "BLOCKED":
-            sys.stderr.write(json.dumps(resolution["blockers"], ensure_ascii=False) + "\n")
+        head = encoded.head
+        if head["status"] == "BLOCKED":
+            sys.stderr.write(json.dumps(head["blockers"], ensure_ascii=False) + "\n")
             return EXIT_BLOCKED
-        sys.stdout.write(resolution["output"]["text"])
+        sys.stdout.write(head["output"]["text"])
         return EXIT_OK
-    _print_json(resolution, pretty=args.pretty)
+    _print_bytes(encoded.data)
     return EXIT_OK

@@ -56,7 +56,7 @@ from resolver.index import (
 )
 from resolver.model import Item, Profile, Rule
 from resolver.render import OutputMeter, Renderer
-from resolver.report import resolution_json
+from resolver.report import EncodedResolution, encoded_resolution, resolution_json
 from resolver.request import Request, parse_request
 from resolver.text import cut, estimate, paragraphs, query_terms, tokenize
 from resolver.trace import (
@@ -504,7 +504,24 @@ class CompiledWorkspace:
         with _collector_paused():
             return self._resolve(request, clock)
 
+    def resolve_json(self, request: dict, *, clock=system_clock) -> EncodedResolution:
+        """Resolve a SPEC §3 request and return the resolution as the API and CLI write it.
+
+        ``result.data`` is exactly ``json_text(self.resolve(request)).encode()`` (compact
+        JSON, UTF-8, final newline), written without building the resolution's long lists:
+        they are joined from JSON fragments each layer index prepares once per item.
+        ``result.head`` holds the top-level fields other than ``layers``, ``references`` and
+        ``currentnessExcluded`` (status, profile, budget, blockers, warnings, output…).
+        Raises what ``resolve`` raises.
+        """
+        with _collector_paused():
+            return encoded_resolution(*self._run(request, clock))
+
     def _resolve(self, request: dict, clock) -> dict:
+        return resolution_json(*self._run(request, clock))
+
+    def _run(self, request: dict, clock) -> tuple[list[LayerTrace], Context, str]:
+        """Run the stages; return the traces in render order, the context and the text."""
         parsed = parse_request(request, layer_keys=self.layer_keys, clock=clock)
         profile = self.select_profile(parsed)
         consumer = self.consumers[profile.consumer]
@@ -527,7 +544,7 @@ class CompiledWorkspace:
         meter = admit(traces, ctx)
         text = render(traces, ctx)
         assert len(text) == meter.length, "output length arithmetic out of step with rendering"
-        return resolution_json(traces, ctx, text)
+        return traces, ctx, text
 
     def with_profile_draft(
         self, profile_key: str, *, rules: dict | None = None, budget: int | None = None

@@ -17,10 +17,12 @@ of the slots are empty, the next change compacts them. Lists of slots are numpy 
 arrays.
 """
 
+import json
 import math
 from array import array
 from collections import Counter
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 
 import numpy as np
 
@@ -41,6 +43,15 @@ def instant_microseconds(instant) -> int:
     """Return a UTC datetime as integer microseconds since 0001-01-01 (exact, sortable)."""
     seconds = instant.toordinal() * 86_400 + instant.hour * 3_600 + instant.minute * 60
     return (seconds + instant.second) * 1_000_000 + instant.microsecond
+
+
+# Compact JSON, exactly as the CLI and the API write a resolution (``report.json_text``).
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def json_fragment(value) -> bytes:
+    """Return a value's compact JSON in UTF-8, followed by a comma (an element of a list)."""
+    return (compact_json(value) + ",").encode()
 
 
 def object_array(values) -> np.ndarray:
@@ -108,10 +119,6 @@ class LayerIndex:
             self._path_rank = rank
         return self._path_rank
 
-    def path_list(self, indices: np.ndarray) -> list[str]:
-        """Return the paths of some items (a fresh list)."""
-        return self.gather(("path",), indices)
-
     # -- shared records --------------------------------------------------------------------
     #
     # Records are kept in path order, so that the lists a resolution takes from them (all in
@@ -157,6 +164,8 @@ class LayerIndex:
         """Build the records ``key`` of every item, in path order."""
         order = self.by_path.tolist()
         kind = key[0]
+        if kind == "json":
+            return object_array(self._json_fragments(key[1:], order))
         if kind == "path":
             return object_array([self.paths[i] for i in order])
         if kind == "ref":
@@ -192,21 +201,40 @@ class LayerIndex:
             )
         return object_array([self._record(key, i) for i in order])
 
-    def reference_records(self, indices: np.ndarray, reason: str, rendered: bool) -> list:
-        """Return the ``references`` records of some items with this reason and flag (SPEC §7)."""
-        return self.gather(("ref", reason, rendered), indices)
+    def _json_fragments(self, key: tuple, order: list[int]) -> list[bytes]:
+        """Return the records ``key`` of the items in ``order`` as JSON fragments.
 
-    def materialized_reference_records(self, indices: np.ndarray, reason: str) -> list:
-        """Return the ``materialized.references`` records of some items with this reason."""
-        return self.gather(("materialized-ref", reason), indices)
-
-    def unit_records(self, indices: np.ndarray, field: str, scored: bool) -> list:
-        """Return the ``materialized.items`` records of some items, without relevance or flag.
-
-        ``scored`` gives the record of an item that scored 0 (score 0.0, no matched terms)
-        in a layer where relevance was computed; otherwise score is null.
+        A fragment is ``json_fragment(record)``: the record's compact JSON in UTF-8 and a
+        comma. The common kinds are written directly (strings escaped by the encoder's own
+        function), the others encoded record by record; both give the same bytes.
         """
-        return self.gather(("unit", field, scored), indices)
+        kind = key[0]
+        text = encode_basestring
+        paths = self.paths
+        if kind == "path":
+            return [(text(paths[i]) + ",").encode() for i in order]
+        if kind == "ref":
+            head = f'"layer":{text(self.layer.key)},"item":'
+            rendered = "true" if key[2] else "false"
+            tail = f',"reason":{text(key[1])},"rendered":{rendered}}},'
+            refs, titles = self.refs, self.titles
+            return [
+                f'{{"ref":{text(refs[i])},{head}{text(paths[i])},"title":{text(titles[i])}{tail}'.encode()
+                for i in order
+            ]
+        if kind == "materialized-ref":
+            tail = f',"reason":{text(key[1])}}},'
+            return [f'{{"item":{text(paths[i])}{tail}'.encode() for i in order]
+        if kind == "unit":
+            score = "0.0" if key[2] else "null"
+            days = self.recency_dates(key[1]).days
+            middle = f',"score":{score},"matchedTerms":[],"date":'
+            return [
+                f'{{"item":{text(paths[i])}{middle}{"null" if days[i] is None else text(days[i])}'
+                ',"notCurrent":null},'.encode()
+                for i in order
+            ]
+        return [json_fragment(record) for record in self._build_records(key).tolist()]
 
     def reference_lines(self, renderer) -> tuple[np.ndarray, np.ndarray]:
         """Return each item's reference line in the renderer's format, and their lengths."""
@@ -230,6 +258,8 @@ class LayerIndex:
     def _record(self, key: tuple, i: int):
         """Return item i's entry of the shared records ``key`` (as the bulk builders make it)."""
         kind = key[0]
+        if kind == "json":
+            return json_fragment(self._record(key[1:], i))
         if kind == "path":
             return self.paths[i]
         if kind == "ref":

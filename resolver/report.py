@@ -1,6 +1,16 @@
-"""The resolution JSON (SPEC §7), produced in this one place from the layer traces."""
+"""The resolution JSON (SPEC §7), produced in this one place from the layer traces.
+
+Two forms of the same resolution: ``resolution_json`` gives it as plain Python objects (what
+``CompiledWorkspace.resolve`` returns), ``encoded_resolution`` as the bytes ``json_text``
+would give for those objects (what the API and the CLI write). The encoded form never builds
+one object per listed item: the lists that grow with a layer are joined from JSON fragments
+each layer index prepares once per item (``LayerIndex.gather`` of a ``("json", …)`` key).
+Both forms come from the same functions below, which take the lists from a ``Lists`` mode.
+"""
 
 import json
+from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -11,6 +21,8 @@ from resolver.index import (
     STALE_FLAG,
     UNDATED,
     UNKNOWN_FLAG,
+    compact_json,
+    json_fragment,
 )
 from resolver.text import estimate
 from resolver.trace import admitted_overflow, warning
@@ -22,17 +34,119 @@ def json_text(value, *, pretty: bool = False) -> str:
 
     Compact by default: the C encoder is several times faster than an indented dump, which
     matters for a resolution with thousands of references. ``pretty`` indents for people.
+    ``EncodedResolution.data`` is ``json_text(resolution).encode()``, written without it.
     """
     if pretty:
         return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return compact_json(value) + "\n"
 
 
-def resolution_json(traces, ctx, text: str) -> dict:
+@dataclass(frozen=True, slots=True)
+class EncodedResolution:
+    """A resolution as the bytes the API and the CLI write, with its small top-level fields.
+
+    ``data`` is exactly ``json_text(resolution).encode()`` for the resolution ``resolve``
+    returns for the same request (compact JSON, UTF-8, a final newline). ``head`` holds the
+    resolution's top-level fields except the three lists that grow with the layers
+    (``layers``, ``references``, ``currentnessExcluded``): the status, profile, budget,
+    blockers, warnings and output, for a caller that logs or routes on them without
+    parsing ``data``. Read-only, like a resolution.
+    """
+
+    data: bytes
+    head: dict
+
+
+GROWING_FIELDS = ("layers", "references", "currentnessExcluded")
+
+
+class Lists:
+    """How a resolution holds its long lists: as lists of shared records (``resolve``)."""
+
+    def gather(self, index, key: tuple, indices: np.ndarray) -> list:
+        """Return the elements of the records ``key`` of some items, in their order."""
+        return index.gather(key, indices)
+
+    def element(self, record: dict):
+        """Return the element of a record built for this resolution alone."""
+        return record
+
+    def finish(self, parts: list[list]):
+        """Return the value in the resolution of the list made of these parts, in order."""
+        if len(parts) == 1:
+            return parts[0]
+        return list(chain.from_iterable(parts))
+
+
+PLAIN = Lists()
+
+
+class EncodedLists(Lists):
+    """Lists as JSON fragments, each list standing in the resolution as a placeholder.
+
+    A placeholder is the string ``"\\x00<n>"``; no string of a resolution contains U+0000
+    (SPEC §2.2's text rule holds for every string of the workspace and the request), so in
+    the compact JSON of the resolution ``"\\u0000<n>"`` is that placeholder and nothing else.
+    ``encode`` puts the joined fragments of list ``n`` in its place.
+    """
+
+    def __init__(self):
+        self.lists: list[list[list[bytes]]] = []  # each list's parts
+
+    def gather(self, index, key: tuple, indices: np.ndarray) -> list:
+        return index.gather(("json", *key), indices)
+
+    def element(self, record: dict) -> bytes:
+        return json_fragment(record)
+
+    def finish(self, parts: list[list]):
+        parts = [part for part in parts if part]
+        if not parts:
+            return []
+        self.lists.append(parts)
+        return f"\x00{len(self.lists) - 1}"
+
+    def encode(self, resolution: dict) -> bytes | None:
+        """Return the bytes of a resolution holding placeholders, None if they cannot be told
+        apart (only possible with a string that breaks the text rule)."""
+        pieces = compact_json(resolution).split('"\\u0000')
+        if len(pieces) != len(self.lists) + 1:
+            return None
+        used = set()
+        out: list[bytes] = []
+        text = pieces[0]
+        for piece in pieces[1:]:
+            end = piece.find('"')
+            number = piece[:end]
+            if not number.isdecimal() or int(number) >= len(self.lists) or number in used:
+                return None
+            used.add(number)
+            out.append((text + "[").encode())
+            for part in self.lists[int(number)]:
+                out += part
+            out[-1] = out[-1][:-1]  # the last element's comma
+            text = "]" + piece[end + 1 :]
+        out.append((text + "\n").encode())
+        return b"".join(out)
+
+
+def encoded_resolution(traces, ctx, text: str) -> EncodedResolution:
+    """Return the resolution of a request as the bytes ``json_text`` would give for it."""
+    lists = EncodedLists()
+    resolution = resolution_json(traces, ctx, text, lists)
+    data = lists.encode(resolution)
+    if data is None:  # cannot happen with validated text; stay exact anyway
+        data = json_text(resolution_json(traces, ctx, text)).encode()
+    head = {name: value for name, value in resolution.items() if name not in GROWING_FIELDS}
+    return EncodedResolution(data, head)
+
+
+def resolution_json(traces, ctx, text: str, lists: Lists = PLAIN) -> dict:
     """Return the resolution of a request as plain JSON-able objects.
 
     With ``detail: summary`` (SPEC §7.1) the lists that grow with the layer are never built:
     only what is rendered is listed, with the full lengths in ``counts`` / ``referenceCounts``.
+    ``lists`` gives the form of the long lists (see ``encoded_resolution``).
     """
     profile = ctx.profile
     summary = ctx.request.detail == "summary"
@@ -68,8 +182,8 @@ def resolution_json(traces, ctx, text: str) -> dict:
             "characters": len(text),
             "byLayer": by_layer,
         },
-        "layers": [layer_record(trace, ctx, summary=summary) for trace in traces],
-        "references": references(traces, rendered_only=summary),
+        "layers": [layer_record(trace, ctx, summary=summary, lists=lists) for trace in traces],
+        "references": references(traces, rendered_only=summary, lists=lists),
         "output": None
         if blockers
         else {"format": ctx.renderer.format, "text": text, "estimatedTokens": tokens},
@@ -136,7 +250,7 @@ def currentness_excluded(traces, ctx) -> list:
     return out
 
 
-def layer_record(trace, ctx, *, summary: bool = False) -> dict:
+def layer_record(trace, ctx, *, summary: bool = False, lists: Lists = PLAIN) -> dict:
     """Return one layer's record; a summary lists only what is rendered, plus ``counts``."""
     rule = trace.rule
     layer = trace.layer
@@ -188,10 +302,10 @@ def layer_record(trace, ctx, *, summary: bool = False) -> dict:
         (skipped, R.NOT_RETRIEVED),
     ):
         if len(indices):
-            references += index.materialized_reference_records(indices, reason)
+            references.append(lists.gather(index, ("materialized-ref", reason), indices))
     record["materialized"] = {
-        "items": materialized_items(trace, ctx, units),
-        "references": references,
+        "items": materialized_items(trace, ctx, units, lists),
+        "references": lists.finish(references),
     }
     derived = {}
     if "summary" in rule.facets:
@@ -200,8 +314,10 @@ def layer_record(trace, ctx, *, summary: bool = False) -> dict:
         derived["excerpt"] = len(trace.units)
     record["projected"] = {"facets": list(rule.facets), "derived": derived}
     record["rendered"] = {
-        "items": index.path_list(trace.units[:admitted]),
-        "trimmed": [] if summary else index.path_list(trace.units[admitted:]),
+        "items": lists.finish([lists.gather(index, ("path",), trace.units[:admitted])]),
+        "trimmed": []
+        if summary
+        else lists.finish([lists.gather(index, ("path",), trace.units[admitted:])]),
         "characters": trace.block_characters,
         "estimatedTokens": estimate(trace.block_characters),
     }
@@ -214,7 +330,7 @@ def layer_record(trace, ctx, *, summary: bool = False) -> dict:
     return record
 
 
-def materialized_items(trace, ctx, units: np.ndarray) -> list[dict]:
+def materialized_items(trace, ctx, units: np.ndarray, lists: Lists = PLAIN):
     """The given content units with their score, matched terms, date and not-current flag.
 
     Units without a score or a flag share the index's prepared records; the others (items
@@ -223,7 +339,7 @@ def materialized_items(trace, ctx, units: np.ndarray) -> list[dict]:
     index = trace.index
     field = trace.rule.currentness.field if trace.rule.currentness else "updated"
     scores = trace.scores
-    records = index.unit_records(units, field, scored=scores is not None)
+    records = lists.gather(index, ("unit", field, scores is not None), units)
     special = np.zeros(len(units), dtype=bool)
     if scores is not None:
         special |= trace.hit[units]
@@ -231,31 +347,33 @@ def materialized_items(trace, ctx, units: np.ndarray) -> list[dict]:
         special |= trace.flags[units] != 0
     positions = np.flatnonzero(special).tolist()
     if not positions:
-        return records
+        return lists.finish([records])
     days = index.recency_dates(field).days
     chosen = units[positions].tolist()
     unit_scores = scores[chosen].tolist() if scores is not None else [None] * len(chosen)
     for position, i, score in zip(positions, chosen, unit_scores, strict=True):
         flagged = warning(trace, ctx, i)
         hit = scores is not None and bool(trace.hit[i])
-        records[position] = {
-            "item": index.paths[i],
-            "score": None if score is None else round(score, 6),
-            "matchedTerms": index.matched_terms(ctx.terms, i) if hit else [],
-            "date": days[i],
-            "notCurrent": flagged[0] if flagged else None,
-        }
-    return records
+        records[position] = lists.element(
+            {
+                "item": index.paths[i],
+                "score": None if score is None else round(score, 6),
+                "matchedTerms": index.matched_terms(ctx.terms, i) if hit else [],
+                "date": days[i],
+                "notCurrent": flagged[0] if flagged else None,
+            }
+        )
+    return lists.finish([records])
 
 
-def references(traces, *, rendered_only: bool = False) -> list:
+def references(traces, *, rendered_only: bool = False, lists: Lists = PLAIN):
     """Every reference of the selected layers, grouped by layer in render order.
 
     Within a layer: content units (trimmed inline items, or on-demand references), then
     overflow (token-limited before beyond-maxItems), then the items not retrieved. With
     ``rendered_only`` (a summary) the references that are not rendered are never built.
     """
-    out: list[dict] = []
+    listed: list[list] = []
     for trace in traces:
         if not trace.selected:
             continue
@@ -276,8 +394,8 @@ def references(traces, *, rendered_only: bool = False) -> list:
                 continue
             indices, reason, rendered = part
             if len(indices) and (rendered or not rendered_only):
-                out += trace.index.reference_records(indices, reason, rendered)
-    return out
+                listed.append(lists.gather(trace.index, ("ref", reason, rendered), indices))
+    return lists.finish(listed)
 
 
 def reference_counts(traces) -> dict:

@@ -4,6 +4,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 
+from resolver import EncodedResolution
 from resolver.cli import dump_yaml
 from resolver.report import json_text
 
@@ -14,6 +15,8 @@ class ResolutionJSONRenderer(JSONRenderer):
     def render(self, data, accepted_media_type=None, renderer_context=None):
         if data is None:
             return b""
+        if isinstance(data, EncodedResolution):  # resolve_json's bytes: written as they are
+            return data.data
         return json_text(data).encode()
 
 

@@ -116,10 +116,10 @@ class ResolveView(ResolutionView):
         body = body_object(request)
         if "scenario" in body:
             body = request_from_scenario(body, body.pop("scenario"))
-        resolution, version = workspace_resolve_versioned(request=body)
+        resolution, version = workspace_resolve_versioned(request=body, encoded=True)
         decision_log_record(
             request_data=body,
-            resolution=resolution,
+            resolution=resolution.head,
             source=DecisionLog.Source.API,
             started=started,
             user=request.user,
@@ -184,10 +184,11 @@ class PreviewView(ResolutionView):
             request={name: body[name] for name in PREVIEW_REQUEST_FIELDS if name in body},
             rule_overrides=body.get("rules"),
             budget_override=body.get("budget"),
+            encoded=True,
         )
         decision_log_record(
             request_data=body,
-            resolution=resolution,
+            resolution=resolution.head,
             source=DecisionLog.Source.PREVIEW,
             started=started,
             user=request.user,

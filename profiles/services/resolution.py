@@ -3,7 +3,7 @@
 from profiles import cache
 from profiles.mappers import json_safe
 from profiles.models import Profile
-from resolver import CompiledWorkspace
+from resolver import CompiledWorkspace, EncodedResolution
 from resolver.request import DETAILS
 
 
@@ -14,7 +14,8 @@ def profile_resolve(
     rule_overrides: dict | None = None,
     budget_override: int | None = None,
     compiled: CompiledWorkspace | None = None,
-) -> dict:
+    encoded: bool = False,
+) -> dict | EncodedResolution:
     """Resolve a request for one profile against the stored workspace; return SPEC §7 JSON.
 
     ``profile`` is a Profile or its key; it replaces any profile selection of ``request``
@@ -23,7 +24,9 @@ def profile_resolve(
     ``resolver.RequestError`` (bad request, unknown profile) and ``resolver.WorkspaceError``
     (invalid overrides, or stored rows that do not form a valid workspace). Never writes.
     ``compiled`` resolves against a compilation the caller already holds (one version read
-    per request instead of one per call).
+    per request instead of one per call). With ``encoded`` the result is a
+    ``resolver.EncodedResolution`` (the response bytes and the small top-level fields), as
+    the API writes it.
     """
     profile_key = profile.key if isinstance(profile, Profile) else str(profile)
     request = {
@@ -38,6 +41,8 @@ def profile_resolve(
         compiled = compiled.with_profile_draft(
             profile_key, rules=rule_overrides, budget=budget_override
         )
+    if encoded:
+        return compiled.resolve_json(request)
     return compiled.resolve(request)
 
 

@@ -276,6 +276,16 @@ def compile_workspace(document, **options):
     return compile_document(document, **options)
 
 
+def served(compiled, request):
+    """Return what the API and the CLI write for a request: the resolution's JSON bytes.
+
+    Every "ours" timing is this call (``CompiledWorkspace.resolve_json``: request in, the
+    exact response bytes out), not ``resolve``, whose dict a server would still have to
+    serialize.
+    """
+    return compiled.resolve_json(request).data
+
+
 def layer_record(resolution, layer_key):
     return next(layer for layer in resolution["layers"] if layer["layer"] == layer_key)
 
@@ -367,17 +377,27 @@ def bench_retrieve(items, message, sizes, log):
     }
     summary_request = {**request, "detail": "summary"}
     summary = compiled.resolve(summary_request)
-    summary_bytes = len(json_text(summary).encode())
+    summary_bytes = len(served(compiled, summary_request))
     checks["summary lists only what is rendered, with the full counts"] = all(
         reference["rendered"] for reference in summary["references"]
     ) and summary["referenceCounts"] == reference_counts(resolution)
+    checks["the bytes served equal json_text of resolve() (full and summary)"] = (
+        served(compiled, request) == json_text(resolution).encode()
+        and served(compiled, summary_request) == json_text(summary).encode()
+    )
     settle()
     cases = {
-        "ours": lambda: compiled.resolve(request),
-        "ours-summary": lambda: compiled.resolve(summary_request),
+        "ours": lambda: served(compiled, request),
+        "ours-summary": lambda: served(compiled, summary_request),
+        "ours-dict": lambda: compiled.resolve(request),
     }
     cases.update({peer.name: peer.rank for peer in peers})
     medians, reps = measure(cases, sizes)
+    # Timed apart: its 40 MB of garbage per call would evict everyone's data in the group.
+    dumped = [
+        time_once(lambda: json_text(compiled.resolve(request)).encode())
+        for _ in range(max(sizes.min_reps, 3))
+    ]
     label = f"retrieve {len(items):,} items, 6-word query"
     rows = [
         ratio_row(
@@ -415,6 +435,20 @@ def bench_retrieve(items, message, sizes, log):
             passed=summary_bytes <= 65_536,
             note="bytes",
         ),
+        Row(
+            "retrieve-dict",
+            f"{label}: resolve() -> dict, not serialized (Python callers)",
+            medians["ours-dict"],
+            reps=reps,
+            note="info",
+        ),
+        Row(
+            "retrieve-dict-dumped",
+            f"{label}: resolve() + json_text, the API's bytes before resolve_json",
+            statistics.median(dumped),
+            reps=len(dumped),
+            note="info",
+        ),
     ]
     return rows, checks
 
@@ -442,7 +476,7 @@ def bench_incremental(sizes, log):
         document, request = workloads.mixed_workspace(count)
         tokens = {layer["key"]: 1 for layer in document["layers"]}
         compiled = compile_workspace(document, tokens=tokens)
-        compiled.resolve(request)
+        served(compiled, request)
         position = next(n for n, layer in enumerate(document["layers"]) if layer["key"] == "kb")
         kb = document["layers"][position]
         middle = len(kb["items"]) // 2
@@ -470,7 +504,7 @@ def bench_incremental(sizes, log):
 
         def first_after_edit(request=request):
             changed = edit()
-            return time_once(lambda: changed.resolve(request))
+            return time_once(lambda: served(changed, request))
 
         def compile_profiles(compiled=compiled, changed=profile_changed, tokens=tokens):
             return compile_workspace(changed, previous=compiled, tokens=tokens)
@@ -480,10 +514,10 @@ def bench_incremental(sizes, log):
 
         def first_after_compile(request=request):
             changed = compile_layer()
-            return time_once(lambda: changed.resolve(request))
+            return time_once(lambda: served(changed, request))
 
         def warm(compiled=compiled, request=request):
-            return compiled.resolve(request)
+            return served(compiled, request)
 
         reps = max(sizes.min_reps, 3)
         timed = [
@@ -531,7 +565,7 @@ def bench_fit(sizes, log):
         settle()
         medians, reps = measure(
             {
-                "ours": lambda request=request: compiled.resolve(request),
+                "ours": lambda request=request: served(compiled, request),
                 "priompt": lambda budget=budget: peer.render(budget),
             },
             sizes,
@@ -564,7 +598,7 @@ def bench_scaling(items, message, sizes, log):
         request = workloads.request(mode, message)
         medians, reps = measure(
             {
-                count: lambda count=count, request=request: compiled[count].resolve(request)
+                count: lambda count=count, request=request: served(compiled[count], request)
                 for count in (small, large)
             },
             sizes,
@@ -598,7 +632,7 @@ def compile_cold(document, message):
     compiled = compile_workspace(document)
     compile_ns = CLOCK["now"]() - start
     for mode in ("retrieve", "inline"):
-        compiled.resolve(workloads.request(mode, message))
+        served(compiled, workloads.request(mode, message))
     return {
         "compiled": compiled,
         "compile_ns": compile_ns,
@@ -644,7 +678,7 @@ def bench_live_preview(sizes, log):
     compiled = compile_workspace(document)
     status = compiled.resolve(request)["status"]
     settle()
-    medians, reps = measure({"ours": lambda: compiled.resolve(request)}, sizes)
+    medians, reps = measure({"ours": lambda: served(compiled, request)}, sizes)
     return [
         Row(
             "live-preview",

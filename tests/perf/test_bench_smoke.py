@@ -20,6 +20,8 @@ EXPECTED_ROWS = {
     "retrieve-vs-rank-bm25",
     "retrieve-summary-vs-bm25s",
     "retrieve-summary-bytes",
+    "retrieve-dict",
+    "retrieve-dict-dumped",
     "fit-2000-vs-priompt",
     "fit-8000-vs-priompt",
     "fit-32000-vs-priompt",
