@@ -43,6 +43,8 @@ def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None
     """
     if mode not in IMPORT_MODES:
         raise ValueError(f"unknown import mode {mode!r} (use merge or replace)")
+    if "\x00" in text:
+        return _refused_job(text=text, mode=mode, layer=layer, user=user)
     job = ImportJob.objects.create(
         user=user if getattr(user, "pk", None) else None,
         mode=mode,
@@ -54,6 +56,44 @@ def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None
     ImportJob.objects.filter(pk=job.pk, task_id="").update(task_id=str(result.id))
     job.refresh_from_db()
     return job
+
+
+def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
+    """Record an upload with a NUL character as a job that failed at once.
+
+    PostgreSQL's text cannot hold NUL, so such a source is never stored; no YAML or JSON
+    document holds a raw NUL either, so the parser's own error is the job's outcome.
+    """
+    try:
+        services.workspace_parse(text=text)
+    except WorkspaceImportError as exc:
+        error = exc.as_dict()["error"]
+    else:  # not reached by YAML or JSON; kept so the job never runs with a lost source
+        error = {"code": "INVALID_WORKSPACE", "message": "the file contains NUL", "path": ""}
+    error = _without_nul(error)  # nothing the parser quotes may carry the NUL into storage
+    now = timezone.now()
+    return ImportJob.objects.create(
+        user=user if getattr(user, "pk", None) else None,
+        mode=mode,
+        layer=layer or "",
+        source_bytes=len(text.encode("utf-8", "surrogatepass")),
+        status=ImportJob.Status.FAILED,
+        phase="failed",
+        error=error,
+        started_at=now,
+        finished_at=now,
+    )
+
+
+def _without_nul(value):
+    """``value`` with every NUL in its strings written as the four characters ``\\x00``."""
+    if isinstance(value, str):
+        return value.replace("\0", "\\x00")
+    if isinstance(value, dict):
+        return {key: _without_nul(entry) for key, entry in value.items()}
+    if isinstance(value, list):
+        return [_without_nul(entry) for entry in value]
+    return value
 
 
 @task()

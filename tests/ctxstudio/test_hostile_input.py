@@ -127,21 +127,7 @@ ALIAS_BOMB = "\n".join(
 # --- known defects: (test function, case id) -> (where it fails, on which databases) --------
 
 ANY, POSTGRESQL = ("sqlite", "postgresql"), ("postgresql",)
-JOB_SOURCE = (
-    "imports.import_job_start stores the text with its NUL in ImportJob.source (importexport)"
-)
-COMMAND_UTF8 = "import_workspace reads the file as UTF-8 without catching the error (importexport)"
-KNOWN_DEFECTS = {
-    **{
-        ("test_api_workspace", f"raw-nul-byte-{kind}-{mode}"): (JOB_SOURCE, POSTGRESQL)
-        for kind in ("yaml", "json")
-        for mode in ("merge", "replace")
-    },
-    ("test_studio_upload", "raw-nul-byte-yaml"): (JOB_SOURCE, POSTGRESQL),
-    ("test_studio_upload", "raw-nul-byte-json"): (JOB_SOURCE, POSTGRESQL),
-    ("test_import_workspace_command", "not-utf8-yaml"): (COMMAND_UTF8, ANY),
-    ("test_import_workspace_command", "not-utf8-json"): (COMMAND_UTF8, ANY),
-}
+KNOWN_DEFECTS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
 
 
 @pytest.fixture(autouse=True)

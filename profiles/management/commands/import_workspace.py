@@ -32,6 +32,11 @@ class Command(BaseCommand):
                     text = handle.read()
         except OSError as exc:
             raise CommandError(f"cannot read {name}: {exc.strerror}", returncode=2) from exc
+        except UnicodeDecodeError as exc:
+            raise CommandError(
+                f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason}); nothing was imported.",
+                returncode=2,
+            ) from exc
         mode = "replace" if options["replace"] else "merge"
         try:
             summary = workspace_import(text=text, mode=mode)
