@@ -460,25 +460,41 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
     def rule_count(self, obj):
         return obj.rule_total
 
+    # A save of the add or change page is one service call, fields and rules together, so
+    # it makes one profile version (safe change): save_model only remembers the fields, the
+    # rules inline (save_formset) adds the rules, and save_related writes both. Other views
+    # that save the form alone (the history's revert) write the fields at once.
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        request._profile_admin_write = {}
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
     def service_save(self, request, obj, change):
-        """Save the profile's own fields; its rules follow in ``save_formset``."""
-        document = _entry(
+        fields = self.entry_fields(obj)
+        if not change:
+            return services.profile_create(document=fields, user=request.user)
+        return services.profile_update(key=self.stored(obj).key, changes=fields, user=request.user)
+
+    def save_model(self, request, obj, form, change):
+        pending = getattr(request, "_profile_admin_write", None)
+        if pending is None:
+            return super().save_model(request, obj, form, change)
+        pending.update(
+            key=self.stored(obj).key if change else None, fields=self.entry_fields(obj), rules={}
+        )
+
+    @staticmethod
+    def entry_fields(obj) -> dict:
+        return _entry(
             map_profile_to_resolver(obj, [], consumer_key=obj.consumer.key, layer_keys={}),
             PROFILE_ENTRY_FIELDS,
         )
-        if not change:
-            return services.profile_create(document=document, user=request.user)
-        return services.profile_update(
-            key=self.stored(obj).key, changes=document, user=request.user
-        )
-
-    def service_delete(self, request, obj):
-        services.profile_delete(key=obj.key, user=request.user)
 
     def save_formset(self, request, form, formset, change):
-        """Save the rule inline as the profile's whole set of rules, in one service call."""
+        """Collect the rule inline as the profile's whole set of rules (written with the
+        fields in ``save_related``)."""
         formset.save(commit=False)  # fills new/changed/deleted_objects for the change message
-        profile = form.instance
+        pending = request._profile_admin_write
         deleted = set(formset.deleted_forms)
         rules = {
             rule_form.instance.layer.key: map_rule_to_resolver(rule_form.instance)
@@ -487,9 +503,31 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
             and getattr(rule_form, "cleaned_data", None)
             and (rule_form.instance.pk is not None or rule_form.has_changed())
         }
-        stored = Rule.objects.filter(profile=profile).values_list("layer__key", flat=True)
-        changes = {**dict.fromkeys(stored), **rules}
-        services.profile_update(key=profile.key, changes={"rules": changes}, user=request.user)
+        if pending["key"] is not None:
+            stored = Rule.objects.filter(profile__key=pending["key"])
+            rules = {**dict.fromkeys(stored.values_list("layer__key", flat=True)), **rules}
+        pending["rules"] = rules
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        pending = request._profile_admin_write
+        if pending["key"] is None:
+            saved = services.profile_create(
+                document={**pending["fields"], "rules": pending["rules"]}, user=request.user
+            )
+        else:
+            saved = services.profile_update(
+                key=pending["key"],
+                changes={**pending["fields"], "rules": pending["rules"]},
+                user=request.user,
+            )
+        obj = form.instance
+        obj.pk = saved.pk
+        obj._state.adding = False
+        obj.refresh_from_db()
+
+    def service_delete(self, request, obj):
+        services.profile_delete(key=obj.key, user=request.user)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):

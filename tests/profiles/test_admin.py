@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
-from profiles.models import Item, Layer, Profile, Rule, Scenario
+from profiles.models import Item, Layer, Profile, ProfileVersion, Rule, Scenario
 from profiles.services import workspace_import
 from tests.profiles.conftest import NOW, small_workspace
 
@@ -166,6 +166,25 @@ def test_admin_profile_save__budget_changed__history_shows_who_changed_which_fie
     assert "1234" in history.text
 
 
+def test_admin_profile_save__fields_and_a_rule_changed__one_version_with_both(
+    admin_client, admin_user, workspace
+):
+    url = reverse("admin:profiles_profile_change", args=[workspace.pk])
+    versions = ProfileVersion.objects.filter(profile_key=workspace.key)
+    before = versions.count()
+
+    response = admin_client.post(
+        url, profile_form_data(workspace, budget=1234, **{"rules-0-max_items": "2"})
+    )
+
+    assert response.status_code == 302, response.text[:2000]
+    assert versions.count() == before + 1
+    latest = versions.order_by("-number").first()
+    assert latest.author == admin_user
+    assert latest.document["budget"] == 1234
+    assert latest.document["rules"]["layer-000"]["maxItems"] == 2
+
+
 def test_admin_profile_save__rule_required_and_excluded__shows_the_engine_message_and_saves_nothing(
     admin_client, workspace
 ):
@@ -244,6 +263,11 @@ def test_admin_profile_add__with_a_rule__creates_both_and_records_the_author(
     )
     assert profile.created_by == admin_user
     assert rule.created_by == admin_user
+    version = ProfileVersion.objects.get(profile_key="new-profile")  # one, with its rule
+    assert version.number == 1
+    assert version.document["rules"] == {
+        "layer-001": {"participation": "include", "mode": "on-demand"}
+    }
 
 
 def test_admin_profile_add__selection_taken__shows_the_engine_message(admin_client, workspace):
