@@ -235,6 +235,7 @@ SPECTACULAR_SETTINGS = {
         "CurrentnessActionEnum": "profiles.models.CurrentnessAction",
         "ChangeRequestStatusEnum": "profiles.models.ChangeRequestStatus",
         "ResolutionStatusEnum": ["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"],
+        "ImportJobModeEnum": "profiles.services.workspace.IMPORT_MODES",
     },
 }
 

@@ -1,8 +1,8 @@
 """The import job resource: ``GET /api/v1/workspace/imports/<id>`` (status, progress, result).
 
 ``POST /api/v1/workspace`` (``views.WorkspaceView``) answers 202 with this record; its ``url``
-is polled until ``status`` is ``succeeded`` (``summary`` says what changed) or ``failed``
-(``error`` in the API's error shape, ``issues`` with every path in the file).
+is polled until ``status`` is ``succeeded`` (``summary`` counts and names what changed) or
+``failed`` (``error`` in the API's error shape, ``issues`` with every path in the file).
 """
 
 from django.http import Http404
@@ -16,6 +16,8 @@ from profiles.api.schema import ApiAutoSchema
 from profiles.imports import import_job_document
 from profiles.models import ImportJob
 from profiles.permissions import ADMINISTER, IMPORT_EXPORT, capability_permission, user_can
+from profiles.services import IMPORT_MODES
+from profiles.services.workspace import NAMES_LISTED
 
 
 class ImportErrorSerializer(serializers.Serializer):
@@ -23,6 +25,50 @@ class ImportErrorSerializer(serializers.Serializer):
     message = serializers.CharField()
     path = serializers.CharField()
     issues = serializers.ListField(child=serializers.DictField(), required=False)
+
+
+class ImportCountsSerializer(serializers.Serializer):
+    created = serializers.IntegerField(min_value=0)
+    updated = serializers.IntegerField(min_value=0)
+    deleted = serializers.IntegerField(min_value=0)
+    unchanged = serializers.IntegerField(min_value=0)
+
+
+def _names_field(action: str):
+    return serializers.ListField(
+        child=serializers.CharField(),
+        max_length=NAMES_LISTED,
+        help_text=f"The first {NAMES_LISTED} {action}; the count minus these is how many more.",
+    )
+
+
+class ImportNamesSerializer(serializers.Serializer):
+    created = _names_field("created")
+    updated = _names_field("updated")
+    deleted = _names_field("deleted")
+
+
+class ImportNamesByKindSerializer(serializers.Serializer):
+    consumers = ImportNamesSerializer(help_text="By key.")
+    layers = ImportNamesSerializer(help_text="By key.")
+    items = ImportNamesSerializer(help_text="As LAYER/PATH.")
+    profiles = ImportNamesSerializer(help_text="By key.")
+    rules = ImportNamesSerializer(help_text="As PROFILE/LAYER.")
+
+
+class ImportSummarySerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=IMPORT_MODES)
+    changed = serializers.BooleanField()
+    consumers = ImportCountsSerializer()
+    layers = ImportCountsSerializer()
+    items = ImportCountsSerializer()
+    profiles = ImportCountsSerializer()
+    rules = ImportCountsSerializer()
+    names = ImportNamesByKindSerializer(
+        required=False,
+        help_text="What was created, updated and deleted, per kind (jobs finished before "
+        "names were recorded have none).",
+    )
 
 
 class ImportJobSerializer(serializers.Serializer):
@@ -39,8 +85,8 @@ class ImportJobSerializer(serializers.Serializer):
     createdAt = serializers.DateTimeField()
     startedAt = serializers.DateTimeField(allow_null=True)
     finishedAt = serializers.DateTimeField(allow_null=True)
-    summary = serializers.DictField(
-        allow_null=True, help_text="When succeeded: created/updated/deleted/unchanged per kind."
+    summary = ImportSummarySerializer(
+        allow_null=True, help_text="When succeeded: what changed, counted and named per kind."
     )
     error = ImportErrorSerializer(allow_null=True, help_text="When failed; nothing was written.")
 

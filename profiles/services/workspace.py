@@ -9,6 +9,7 @@ token, and the version is bumped explicitly once for the whole import.
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import yaml
@@ -64,14 +65,32 @@ def workspace_export(*, format: str | None = None) -> dict | str:
 # --- import -------------------------------------------------------------------------------
 
 
+# A summary names at most this many rows per kind and action; the counts stay exact.
+NAMES_LISTED = 50
+NAMED_ACTIONS = ("created", "updated", "deleted")
+
+
 @dataclass
 class ImportSummary:
-    """What an import changed, per kind of row: created, updated, deleted, unchanged."""
+    """What an import changed, per kind of row: created, updated, deleted, unchanged.
+
+    ``counts`` are exact. ``names`` lists what was created, updated and deleted: consumers,
+    layers and profiles by key, items as ``layer/path``, rules as ``profile/layer``, in the
+    file's order (deletions in the stored order), at most ``NAMES_LISTED`` per kind and
+    action, so a 50,000-item import keeps a small summary; the count minus the names listed
+    is how many more there are.
+    """
 
     mode: str
     counts: dict[str, dict[str, int]] = field(
         default_factory=lambda: {
             kind: {"created": 0, "updated": 0, "deleted": 0, "unchanged": 0}
+            for kind in ("consumers", "layers", "items", "profiles", "rules")
+        }
+    )
+    names: dict[str, dict[str, list[str]]] = field(
+        default_factory=lambda: {
+            kind: {action: [] for action in NAMED_ACTIONS}
             for kind in ("consumers", "layers", "items", "profiles", "rules")
         }
     )
@@ -83,18 +102,92 @@ class ImportSummary:
             for counts in self.counts.values()
         )
 
-    def add(self, kind: str, action: str, number: int = 1) -> None:
+    def add(self, kind: str, action: str, number: int = 1, names=()) -> None:
+        """Count ``number`` rows; ``names`` (keys, or (layer, path) / (profile, layer)
+        pairs, an iterable read only as far as the list has room) names them."""
         self.counts[kind][action] += number
+        if names:
+            self.name(kind, action, names)
+
+    def name(self, kind: str, action: str, names) -> None:
+        """List the first of ``names`` (counted elsewhere) while the list has room."""
+        listed = self.names[kind].get(action)
+        if listed is None or len(listed) >= NAMES_LISTED:
+            return
+        for name in islice(names, NAMES_LISTED - len(listed)):
+            listed.append(name if isinstance(name, str) else "/".join(name))
+
+    def name_deletions(self, rows, target: dict) -> None:
+        """Name the stored rows the target document does not keep (and the items and rules
+        their deletion takes along); ``_delete`` counts them as it deletes."""
+        consumer_keys = {canonical_string(entry["key"]) for entry in target.get("consumers") or []}
+        item_paths = {
+            canonical_string(entry["key"]): {
+                canonical_string(item["path"]) for item in entry.get("items") or []
+            }
+            for entry in target.get("layers") or []
+        }
+        rule_layers = {
+            canonical_string(entry["key"]): {
+                canonical_string(layer_key) for layer_key in entry.get("rules") or {}
+            }
+            for entry in target.get("profiles") or []
+        }
+        self.name(
+            "consumers",
+            "deleted",
+            (row.key for row in rows.consumers if row.key not in consumer_keys),
+        )
+        self.name(
+            "layers", "deleted", (row.key for row in rows.layers if row.key not in item_paths)
+        )
+        self.name(
+            "items",
+            "deleted",
+            (
+                (layer.key, item.path)
+                for layer in rows.layers
+                for item in layer.workspace_items
+                if item.path not in item_paths.get(layer.key, ())
+            ),
+        )
+        self.name(
+            "profiles", "deleted", (row.key for row in rows.profiles if row.key not in rule_layers)
+        )
+        self.name(
+            "rules",
+            "deleted",
+            (
+                (profile.key, rule.layer.key)
+                for profile in rows.profiles
+                for rule in profile.workspace_rules
+                if rule.layer.key not in rule_layers.get(profile.key, ())
+            ),
+        )
 
     def as_dict(self) -> dict:
-        return {"mode": self.mode, "changed": self.changed, **self.counts}
+        return {"mode": self.mode, "changed": self.changed, **self.counts, "names": self.names}
+
+    def lines(self) -> list[str]:
+        """Return the summary in words, a line per kind: counts, then what they name."""
+        lines = []
+        for kind, counts in self.counts.items():
+            figures = []
+            for action, number in counts.items():
+                if not number:
+                    continue
+                listed = self.names[kind].get(action)
+                if listed:
+                    more = number - len(listed)
+                    named = ", ".join(listed) + (f" and {more} more" if more else "")
+                    figures.append(f"{number} {action} ({named})")
+                else:
+                    figures.append(f"{number} {action}")
+            lines.append(f"{kind}: {', '.join(figures) or 'none'}")
+        return lines
 
     def __str__(self) -> str:
-        parts = []
-        for kind, counts in self.counts.items():
-            figures = ", ".join(f"{number} {action}" for action, number in counts.items() if number)
-            parts.append(f"{kind}: {figures or 'none'}")
-        return "; ".join(parts)
+        return "; ".join(self.lines())
 
 
 def workspace_parse(*, text: str) -> dict:
@@ -320,7 +413,7 @@ def _upsert(
             update_fields.add("updated_at")
             to_update.append(instance)
             touched.add(lookup_key)
-            summary.add(kind, "updated")
+            summary.add(kind, "updated", names=(lookup_key,))
         else:
             summary.add(kind, "unchanged")
         result[lookup_key] = instance
@@ -333,7 +426,7 @@ def _upsert(
         )
         for (lookup_key, _), instance in zip(to_create, created, strict=True):
             result[lookup_key] = instance
-        summary.add(kind, "created", len(to_create))
+        summary.add(kind, "created", len(to_create), names=(key for key, _ in to_create))
     if to_update:
         moment = timezone.now()
         for instance in to_update:
@@ -394,6 +487,7 @@ def _synchronize(rows, target: dict, *, user, summary: ImportSummary) -> set[int
     profile_keys = {values["key"] for values, _ in profiles_wanted}
 
     # Deletions first, so a removed profile never blocks a new one with its selection.
+    summary.name_deletions(rows, target)
     _delete(Profile.objects.exclude(key__in=profile_keys).order_by("pk"), "profiles", summary)
     _delete(Layer.objects.exclude(key__in=layer_keys).order_by("pk"), "layers", summary)
 

@@ -71,8 +71,32 @@ def workspace_import_job(request, job_id):
     issues = (job.error or {}).get("issues") or ([job.error] if job.error else [])
     summary = job.summary or {}
     # A dict's "items" key would shadow .items() in the template: pass the rows ready-made.
-    rows = [(kind, counts) for kind, counts in summary.items() if isinstance(counts, dict)]
-    context = {"job": job, "issues": issues, "summary": summary, "summary_rows": rows}
+    rows = [
+        (kind, counts)
+        for kind, counts in summary.items()
+        if kind != "names" and isinstance(counts, dict)
+    ]
+    context = {
+        "job": job,
+        "issues": issues,
+        "summary": summary,
+        "summary_rows": rows,
+        "named_changes": _named_changes(summary),
+    }
     if request.htmx:
         return render(request, "profiles/import_job.html#job", context)
     return render(request, "profiles/import_job.html", context)
+
+
+def _named_changes(summary: dict) -> list[dict]:
+    """Return what a job's summary names, per kind and action: the names listed and how many
+    more were counted (a job finished before names were recorded has none)."""
+    changes = []
+    for kind, by_action in (summary.get("names") or {}).items():
+        for action, names in by_action.items():
+            number = (summary.get(kind) or {}).get(action) or 0
+            if names:
+                changes.append(
+                    {"kind": kind, "action": action, "names": names, "more": number - len(names)}
+                )
+    return changes

@@ -166,3 +166,17 @@ def test_import__database_task_backend__queued_until_the_worker_runs_it(settings
     assert Layer.objects.count() == 3
     result = backend.get_result(job.task_id)
     assert (result.status, result.return_value) == ("SUCCESSFUL", "succeeded")
+
+
+def test_import_job__succeeded__summary_counts_and_names_what_changed(small, editor_client):
+    document = small_workspace()
+    document["consumers"][0]["name"] = "Renamed"
+    document["layers"][0]["items"].append({"path": "docs/new.md", "title": "New"})
+
+    job = job_of(editor_client, post_import(editor_client, document))
+
+    summary = job["summary"]
+    assert summary["consumers"]["updated"] == 1
+    assert summary["names"]["consumers"] == {"created": [], "updated": ["assistant"], "deleted": []}
+    assert summary["names"]["items"]["created"] == ["layer-000/docs/new.md"]
+    assert summary["names"]["profiles"] == {"created": [], "updated": [], "deleted": []}

@@ -65,6 +65,38 @@ def finished_import() -> ImportJob:
     )
 
 
+def succeeded_import() -> ImportJob:
+    """An import that changed rows: the summary table and the names it lists."""
+    counts = {"created": 0, "updated": 0, "deleted": 0, "unchanged": 1}
+    names = {"created": [], "updated": [], "deleted": []}
+    return ImportJob.objects.create(
+        user=User.objects.get(username="editor"),
+        status=ImportJob.Status.SUCCEEDED,
+        phase="done",
+        progress=100,
+        summary={
+            "mode": "replace",
+            "changed": True,
+            "consumers": counts,
+            "layers": counts,
+            "items": {"created": 60, "updated": 1, "deleted": 2, "unchanged": 0},
+            "profiles": {**counts, "updated": 1},
+            "rules": counts,
+            "names": {
+                "consumers": names,
+                "layers": names,
+                "items": {
+                    "created": [f"kb/docs/{n}.md" for n in range(50)],
+                    "updated": ["kb/faq.md"],
+                    "deleted": ["kb/old.md", "kb/older.md"],
+                },
+                "profiles": {**names, "updated": ["support-answer"]},
+                "rules": names,
+            },
+        },
+    )
+
+
 # Not pages: a redirect, a file download, fragments and POST-only actions.
 NOT_PAGES = {
     "home",
@@ -173,6 +205,21 @@ def test_axe__customised_admin_pages__no_serious_or_critical_violation(
     for name, path in ADMIN_PAGES.items():
         page.goto(live_server.url + path(workspace))
         check(page, name, found)
+    assert not found, report(found)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe__import_job_page_naming_changes__no_serious_or_critical_violation(
+    signed_in, live_server, workspace, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    page.goto(f"{live_server.url}/workspace/imports/{succeeded_import().pk}/")
+    expect(page.get_by_text("and 10 more")).to_have_count(1)
+
+    check(page, f"import job, succeeded ({scheme})", found)
+
     assert not found, report(found)
 
 

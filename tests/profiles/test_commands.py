@@ -63,6 +63,19 @@ def test_import_workspace__broken_file__exits_2_listing_errors_and_writes_nothin
     assert Item.objects.count() == 0
 
 
+def test_import_workspace__changes__output_names_them(tmp_path):
+    run("import_workspace", str(write_yaml(tmp_path, "a.yaml", small_workspace())))
+    document = small_workspace()
+    document["profiles"][1]["budget"] = 900
+
+    out = run("import_workspace", str(write_yaml(tmp_path, "b.yaml", document)))
+
+    lines = out.splitlines()
+    assert lines[0] == f"Imported {tmp_path / 'b.yaml'} (merge):"
+    assert "  profiles: 1 updated (profile-1), 1 unchanged" in lines
+    assert "  consumers: 2 unchanged" in lines
+
+
 def test_import_workspace__replace_flag__deletes_rows_the_file_lacks(tmp_path):
     run("import_workspace", str(write_yaml(tmp_path, "a.yaml", small_workspace(profiles=3))))
 

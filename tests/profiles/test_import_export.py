@@ -253,3 +253,65 @@ def test_workspace_export__rule_fields_not_given__stay_absent_and_priorities_kee
         "layer-002": {},
     }
     assert type(rules["layer-000"]["priority"]) is int
+
+
+# -- what the summary names ----------------------------------------------------------------
+
+
+def test_workspace_import__merge__summary_names_what_was_created_and_updated():
+    workspace_import(document=small_workspace())
+    document = small_workspace()
+    document["layers"][0]["name"] = "Renamed"
+    document["layers"][0]["items"][0]["title"] = "Changed title"
+    document["layers"][0]["items"].append({"path": "docs/new.md", "title": "New"})
+    document["profiles"][1]["budget"] = 900
+    document["profiles"][1]["rules"]["layer-000"]["maxItems"] = 5
+
+    summary = workspace_import(document=document)
+
+    names = summary.as_dict()["names"]
+    assert names["layers"] == {"created": [], "updated": ["layer-000"], "deleted": []}
+    assert names["items"] == {
+        "created": ["layer-000/docs/new.md"],
+        "updated": ["layer-000/docs/item-0000.md"],
+        "deleted": [],
+    }
+    assert names["profiles"]["updated"] == ["profile-1"]
+    assert names["rules"]["updated"] == ["profile-1/layer-000"]
+    assert names["consumers"] == {"created": [], "updated": [], "deleted": []}
+    assert "profiles: 1 updated (profile-1), 1 unchanged" in str(summary)
+
+
+def test_workspace_import__replace__summary_names_deletions_with_what_they_take_along():
+    workspace_import(document=small_workspace(layers=3, items=4, profiles=2))
+
+    summary = workspace_import(
+        document=small_workspace(layers=2, items=2, profiles=1), mode="replace"
+    )
+
+    names = summary.as_dict()["names"]
+    assert names["layers"]["deleted"] == ["layer-002"]
+    assert names["profiles"]["deleted"] == ["profile-1"]
+    assert sorted(names["items"]["deleted"]) == sorted(
+        [f"layer-00{layer}/docs/item-000{item}.md" for layer in (0, 1) for item in (2, 3)]
+        + [f"layer-002/docs/item-000{item}.md" for item in range(4)]
+    )
+    # A rule goes with its profile (profile-1) or with its layer (layer-002).
+    assert sorted(names["rules"]["deleted"]) == [
+        "profile-0/layer-002",
+        "profile-1/layer-000",
+        "profile-1/layer-002",
+    ]
+    for kind in ("consumers", "layers", "items", "profiles", "rules"):
+        assert summary.counts[kind]["deleted"] == len(names[kind]["deleted"]), kind
+
+
+def test_workspace_import__many_items__names_at_most_50_and_counts_them_all():
+    summary = workspace_import(document=small_workspace(layers=1, items=120, profiles=1))
+
+    listed = summary.as_dict()["names"]["items"]["created"]
+    assert summary.counts["items"]["created"] == 120
+    assert listed == [f"layer-000/docs/item-{n:04d}.md" for n in range(50)]
+    assert "items: 120 created (layer-000/docs/item-0000.md, " in str(summary)
+    assert "layer-000/docs/item-0049.md and 70 more)" in str(summary)
+    assert len(json.dumps(summary.as_dict())) < 5_000

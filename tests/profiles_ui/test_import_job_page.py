@@ -1,8 +1,11 @@
 """The studio's import page: a progress bar that polls itself (htmx), then the result."""
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from profiles.models import ImportJob
+from resolver.documents import dump_yaml
+from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -56,3 +59,19 @@ def test_import_job_page__another_users_job__404_unless_you_administer(
 
     assert client.get(f"/workspace/imports/{job.pk}/").status_code == 404
     assert editor_client.get(f"/workspace/imports/{job.pk}/").status_code == 200
+
+
+def test_import_job_page__uploaded_file_changed_rows__names_them_with_and_n_more(editor_client):
+    # Given a file of one layer with 60 items and a profile
+    document = small_workspace(layers=1, items=60, profiles=1)
+    upload = SimpleUploadedFile("w.yaml", dump_yaml(document).encode())
+
+    page = editor_client.post(
+        "/workspace/upload/", {"file": upload, "mode": "merge"}, follow=True
+    ).content.decode()
+
+    assert "Imported." in page
+    assert "<li>Profiles created: <code>profile-0</code></li>" in page
+    assert "<li>Layers created: <code>layer-000</code></li>" in page
+    assert "<code>layer-000/docs/item-0049.md</code> and 10 more</li>" in page
+    assert "layer-000/docs/item-0050.md" not in page

@@ -48,5 +48,9 @@ class Command(BaseCommand):
             ) from exc
         except ChangeRequestRequired as exc:
             raise CommandError(f"{name}: {exc}; nothing was imported.", returncode=2) from exc
-        verb = "Imported" if summary.changed else "Nothing to change:"
-        self.stdout.write(f"{verb} {name} ({mode}) — {summary}")
+        if summary.changed:
+            self.stdout.write(f"Imported {name} ({mode}):")
+        else:
+            self.stdout.write(f"Nothing to change: {name} ({mode}) equals the workspace.")
+        for line in summary.lines():
+            self.stdout.write(f"  {line}")
