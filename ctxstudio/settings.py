@@ -199,7 +199,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Token first: an anonymous request then gets 401 with "WWW-Authenticate: Token".
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "profiles.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # Each view names its capabilities (profiles.permissions); one that forgets gets this.
