@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule
-from profiles.selectors import WorkspaceRows
+from profiles.selectors import WorkspaceRows, WorkspaceValues
 from resolver.values import canonical
 
 # Document field of a rule -> model field (currentness handled separately).
@@ -152,11 +152,35 @@ def map_rows_to_document(rows: WorkspaceRows) -> dict:
     }
 
 
+def map_values_to_document(values: WorkspaceValues) -> dict:
+    """Return the workspace document of value rows (``WorkspaceValues``), in document order."""
+    consumer_keys = {consumer.id: consumer.key for consumer in values.consumers}
+    layer_keys = {layer.id: layer.key for layer in values.layers}
+    return {
+        "version": 1,
+        "consumers": [map_consumer_to_resolver(consumer) for consumer in values.consumers],
+        "layers": [
+            map_layer_to_resolver(layer, values.items.get(layer.id, [])) for layer in values.layers
+        ],
+        "profiles": [
+            map_profile_to_resolver(
+                profile,
+                values.rules.get(profile.id, []),
+                consumer_key=consumer_keys.get(profile.consumer_id, ""),
+                layer_keys=layer_keys,
+            )
+            for profile in values.profiles
+        ],
+    }
+
+
 # --- document -> row values -------------------------------------------------------------
 
 
 def canonical_string(value: Any) -> str:
     """Return a scalar as the canonical string of SPEC §4.2 (strings as is), as the engine does."""
+    if value.__class__ is str:  # the common case, first (an import maps every item)
+        return value
     text = canonical(value)
     return str(value) if text is None else text
 
@@ -165,8 +189,22 @@ def _optional_string(value: Any) -> str | None:
     return None if value is None else canonical_string(value)
 
 
+# Values json_safe returns as they are (checked by exact type first: the common case).
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def json_safe(value: Any) -> Any:
     """Return metadata with YAML dates as ISO strings, so it fits a JSON column unchanged."""
+    kind = value.__class__
+    if kind in _JSON_SCALARS:
+        return value
+    if kind is dict:
+        return {
+            key if key.__class__ is str else canonical_string(key): (
+                item if item.__class__ in _JSON_SCALARS else json_safe(item)
+            )
+            for key, item in value.items()
+        }
     if isinstance(value, dt.datetime):
         return value.isoformat()
     if isinstance(value, dt.date):

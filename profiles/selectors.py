@@ -271,6 +271,44 @@ def item_values_iterate(*, layer_ids=None, chunk_size: int = 2000):
     )
 
 
+@dataclass
+class WorkspaceValues:
+    """Every stored row of the workspace as named value rows, in document order: the fields
+    its history records (``id`` and every tracked field; no timestamps). An import compares
+    and rewrites these.
+
+    ``items`` maps a layer id to its items, ``rules`` a profile id to its rules.
+    """
+
+    consumers: list
+    layers: list
+    items: dict[int, list]
+    profiles: list
+    rules: dict[int, list]
+
+
+def _tracked_values(model, *order):
+    columns = [field.attname for field in model.history.model.tracked_fields]
+    return model.objects.order_by(*order).values_list(*columns, named=True)
+
+
+def workspace_values_get() -> WorkspaceValues:
+    """Return the whole workspace as value rows (``WorkspaceValues``) in five queries."""
+    items: dict[int, list] = {}
+    for item in _tracked_values(Item, "layer_id", "position", "id"):
+        items.setdefault(item.layer_id, []).append(item)
+    rules: dict[int, list] = {}
+    for rule in _tracked_values(Rule, "profile_id", "position", "id"):
+        rules.setdefault(rule.profile_id, []).append(rule)
+    return WorkspaceValues(
+        consumers=list(_tracked_values(Consumer, "position", "id")),
+        layers=list(_tracked_values(Layer, "position", "id")),
+        items=items,
+        profiles=list(_tracked_values(Profile, "position", "id")),
+        rules=rules,
+    )
+
+
 # --- history ---------------------------------------------------------------------------------
 
 # The models whose changes make up the workspace's history.

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
+from profiles.bulk_writes import BulkWriter
 from profiles.concurrency import workspace_write
 from profiles.mappers import (
     canonical_string,
@@ -25,9 +25,10 @@ from profiles.mappers import (
     map_profile_values,
     map_rows_to_document,
     map_rule_values,
+    map_values_to_document,
 )
 from profiles.models import Consumer, Item, Layer, Profile, Rule
-from profiles.selectors import workspace_rows_get
+from profiles.selectors import workspace_rows_get, workspace_values_get
 from profiles.services.writing import author, workspace_changed
 from profiles.validation import WorkspaceValidationError, document_issues
 from profiles.versions import profile_versions_record
@@ -36,7 +37,6 @@ from resolver.documents import dump_yaml
 from resolver.documents import load_document as load_workspace_text
 
 IMPORT_MODES = ("merge", "replace")
-BATCH_SIZE = 500
 
 
 class WorkspaceImportError(WorkspaceValidationError):
@@ -118,8 +118,10 @@ class ImportSummary:
             listed.append(name if isinstance(name, str) else "/".join(name))
 
     def name_deletions(self, rows, target: dict) -> None:
-        """Name the stored rows the target document does not keep (and the items and rules
-        their deletion takes along); ``_delete`` counts them as it deletes."""
+        """Name the stored rows (``WorkspaceValues``) the target document does not keep (and
+        the items and rules their deletion takes along); ``_delete`` counts them as it
+        deletes."""
+        layer_keys = {layer.id: layer.key for layer in rows.layers}
         consumer_keys = {canonical_string(entry["key"]) for entry in target.get("consumers") or []}
         item_paths = {
             canonical_string(entry["key"]): {
@@ -147,7 +149,7 @@ class ImportSummary:
             (
                 (layer.key, item.path)
                 for layer in rows.layers
-                for item in layer.workspace_items
+                for item in rows.items.get(layer.id, ())
                 if item.path not in item_paths.get(layer.key, ())
             ),
         )
@@ -158,10 +160,10 @@ class ImportSummary:
             "rules",
             "deleted",
             (
-                (profile.key, rule.layer.key)
+                (profile.key, layer_keys[rule.layer_id])
                 for profile in rows.profiles
-                for rule in profile.workspace_rules
-                if rule.layer.key not in rule_layers.get(profile.key, ())
+                for rule in rows.rules.get(profile.id, ())
+                if layer_keys[rule.layer_id] not in rule_layers.get(profile.key, ())
             ),
         )
 
@@ -229,10 +231,10 @@ def workspace_import(
 
     summary = ImportSummary(mode=mode)
     with workspace_write():
-        rows = workspace_rows_get()
+        stored = workspace_values_get()
         merged = None
         if mode == "merge" and _mergeable(document):
-            merged = _merge_documents(map_rows_to_document(rows), document)
+            merged = _merge_documents(map_values_to_document(stored), document)
         if merged is None:
             # Replace, or a file too malformed to merge: the file alone must be valid.
             target = document
@@ -244,7 +246,8 @@ def workspace_import(
             issues = [_issue_in_file(issue, origins) for issue in document_issues(target)]
         if issues:
             raise WorkspaceImportError(issues)
-        changed_layers = _synchronize(rows, target, user=author(user), summary=summary)
+        writer = BulkWriter(user=author(user), now=timezone.now())
+        changed_layers = _synchronize(stored, target, writer=writer, summary=summary)
         if summary.changed:
             counts = summary.counts
             profiles_changed = any(
@@ -256,7 +259,7 @@ def workspace_import(
             if profiles_changed:
                 # Safe change: a version per changed profile; protected environments refuse.
                 profile_versions_record(
-                    keys=[profile.key for profile in rows.profiles]
+                    keys=[profile.key for profile in stored.profiles]
                     + [canonical_string(entry["key"]) for entry in target.get("profiles") or []],
                     user=user,
                 )
@@ -369,76 +372,48 @@ def _issue_in_file(issue: ValidationIssue, origins: dict) -> ValidationIssue:
     )
 
 
-def _changed_fields(instance, values: dict) -> list[str]:
-    return [name for name, value in values.items() if getattr(instance, name) != value]
-
-
 def _upsert(
     model,
     kind: str,
-    wanted: list[tuple[dict, dict]],
+    wanted: list[tuple[Any, dict]],
     existing: dict[Any, Any],
     *,
-    user,
+    writer: BulkWriter,
     summary: ImportSummary,
-    tracked: bool = True,
     touched: set | None = None,
-) -> dict:
-    """Create or update rows; ``wanted`` is [(lookup, values)], ``existing`` maps lookup keys.
+) -> dict[Any, int]:
+    """Create or update rows; ``wanted`` is [(lookup key, values)], ``existing`` maps lookup
+    keys to the stored value rows (``WorkspaceValues``). Rows whose values are all equal are
+    not written.
 
-    Return every wanted row by its lookup key (created rows with their primary keys); the
-    lookup keys of rows created or updated are added to ``touched``.
+    Return the id of every wanted row by its lookup key; the lookup keys of rows created or
+    updated are added to ``touched``.
     """
     touched = set() if touched is None else touched
     to_create, to_update, update_fields = [], [], set()
-    result = {}
+    ids = {}
     for lookup_key, values in wanted:
-        instance = existing.get(lookup_key)
-        if instance is None:
-            instance = model(**values)
-            if tracked:
-                instance.created_by = user
-                instance.updated_by = user
-            to_create.append((lookup_key, instance))
+        row = existing.get(lookup_key)
+        if row is None:
+            to_create.append((lookup_key, values))
             touched.add(lookup_key)
             continue
-        changed = _changed_fields(instance, values)
+        ids[lookup_key] = row.id
+        changed = [name for name, value in values.items() if getattr(row, name) != value]
         if changed:
-            for name in changed:
-                setattr(instance, name, values[name])
             update_fields.update(changed)
-            if tracked:
-                instance.updated_by = user
-                update_fields.add("updated_by")
-            update_fields.add("updated_at")
-            to_update.append(instance)
+            to_update.append(row._asdict() | values)
             touched.add(lookup_key)
             summary.add(kind, "updated", names=(lookup_key,))
         else:
             summary.add(kind, "unchanged")
-        result[lookup_key] = instance
     if to_create:
-        created = bulk_create_with_history(
-            [instance for _, instance in to_create],
-            model,
-            batch_size=BATCH_SIZE,
-            default_user=user,
-        )
-        for (lookup_key, _), instance in zip(to_create, created, strict=True):
-            result[lookup_key] = instance
+        created = writer.create(model, [values for _, values in to_create])
+        for (lookup_key, _), row_id in zip(to_create, created, strict=True):
+            ids[lookup_key] = row_id
         summary.add(kind, "created", len(to_create), names=(key for key, _ in to_create))
-    if to_update:
-        moment = timezone.now()
-        for instance in to_update:
-            instance.updated_at = moment
-        bulk_update_with_history(
-            to_update,
-            model,
-            sorted(update_fields),
-            batch_size=BATCH_SIZE,
-            default_user=user,
-        )
-    return result
+    writer.update(model, to_update, sorted(update_fields))
+    return ids
 
 
 _KIND_BY_MODEL = {
@@ -458,8 +433,8 @@ def _delete(queryset, kind: str, summary: ImportSummary) -> None:
             summary.add(_KIND_BY_MODEL[label], "deleted", number)
 
 
-def _synchronize(rows, target: dict, *, user, summary: ImportSummary) -> set[int]:
-    """Make the stored workspace equal to the (valid) target document.
+def _synchronize(stored, target: dict, *, writer: BulkWriter, summary: ImportSummary) -> set[int]:
+    """Make the stored workspace (``stored``: its value rows) equal to the (valid) target.
 
     Return the ids of the layers whose own fields or items changed.
     """
@@ -487,28 +462,26 @@ def _synchronize(rows, target: dict, *, user, summary: ImportSummary) -> set[int
     profile_keys = {values["key"] for values, _ in profiles_wanted}
 
     # Deletions first, so a removed profile never blocks a new one with its selection.
-    summary.name_deletions(rows, target)
+    summary.name_deletions(stored, target)
     _delete(Profile.objects.exclude(key__in=profile_keys).order_by("pk"), "profiles", summary)
     _delete(Layer.objects.exclude(key__in=layer_keys).order_by("pk"), "layers", summary)
 
-    stored_consumers = {consumer.key: consumer for consumer in rows.consumers}
-    consumers = _upsert(
+    consumer_ids = _upsert(
         Consumer,
         "consumers",
         [(values["key"], values) for values in consumers_wanted],
-        stored_consumers,
-        user=user,
+        {consumer.key: consumer for consumer in stored.consumers},
+        writer=writer,
         summary=summary,
     )
 
-    stored_layers = {layer.key: layer for layer in rows.layers if layer.key in layer_keys}
     changed_layers: set = set()
-    layers = _upsert(
+    layer_ids = _upsert(
         Layer,
         "layers",
         [(values["key"], values) for values, _ in layers_wanted],
-        stored_layers,
-        user=user,
+        {layer.key: layer for layer in stored.layers if layer.key in layer_keys},
+        writer=writer,
         summary=summary,
         touched=changed_layers,
     )
@@ -520,51 +493,49 @@ def _synchronize(rows, target: dict, *, user, summary: ImportSummary) -> set[int
         layer_values["key"]: {values["path"] for values in items}
         for layer_values, items in layers_wanted
     }
-    for layer in rows.layers:
+    for layer in stored.layers:
         if layer.key not in layer_keys:
             continue
         wanted_paths = paths_wanted[layer.key]
-        for item in layer.workspace_items:
+        for item in stored.items.get(layer.id, ()):
             if item.path in wanted_paths:
                 stored_items[(layer.key, item.path)] = item
             else:
-                stale_item_ids.append(item.pk)
+                stale_item_ids.append(item.id)
                 changed_layers.add(layer.key)
     _delete(Item.objects.filter(pk__in=stale_item_ids).order_by("pk"), "items", summary)
     items_wanted = []
     for layer_values, items in layers_wanted:
-        layer = layers[layer_values["key"]]
+        layer_key = layer_values["key"]
+        layer_id = layer_ids[layer_key]
         for values in items:
-            items_wanted.append(((layer.key, values["path"]), values | {"layer_id": layer.pk}))
+            values["layer_id"] = layer_id
+            items_wanted.append(((layer_key, values["path"]), values))
     items_touched: set = set()
     _upsert(
         Item,
         "items",
         items_wanted,
         stored_items,
-        user=user,
+        writer=writer,
         summary=summary,
-        tracked=False,
         touched=items_touched,
     )
     changed_layers.update(layer_key for layer_key, _ in items_touched)
 
-    stored_profiles = {
-        profile.key: profile for profile in rows.profiles if profile.key in profile_keys
-    }
-    profiles = _upsert(
+    profile_ids = _upsert(
         Profile,
         "profiles",
         [
             (
                 values["key"],
                 {k: v for k, v in values.items() if k != "consumer"}
-                | {"consumer_id": consumers[values["consumer"]].pk},
+                | {"consumer_id": consumer_ids[values["consumer"]]},
             )
             for values, _ in profiles_wanted
         ],
-        stored_profiles,
-        user=user,
+        {profile.key: profile for profile in stored.profiles if profile.key in profile_keys},
+        writer=writer,
         summary=summary,
     )
     _delete(Consumer.objects.exclude(key__in=consumer_keys).order_by("pk"), "consumers", summary)
@@ -574,26 +545,27 @@ def _synchronize(rows, target: dict, *, user, summary: ImportSummary) -> set[int
     wanted_rule_keys = {
         (values["key"], layer_key) for values, rules in profiles_wanted for layer_key, _ in rules
     }
-    layer_key_by_id = {layer.pk: key for key, layer in layers.items()}
-    for profile in rows.profiles:
+    layer_key_by_id = {layer_id: key for key, layer_id in layer_ids.items()}
+    for profile in stored.profiles:
         if profile.key not in profile_keys:
             continue
-        for rule in profile.workspace_rules:
+        for rule in stored.rules.get(profile.id, ()):
             rule_key = (profile.key, layer_key_by_id.get(rule.layer_id))
             if rule_key in wanted_rule_keys:
                 stored_rules[rule_key] = rule
             else:
-                stale_rule_ids.append(rule.pk)
+                stale_rule_ids.append(rule.id)
     _delete(Rule.objects.filter(pk__in=stale_rule_ids).order_by("pk"), "rules", summary)
     rules_wanted = []
     for profile_values, rules in profiles_wanted:
-        profile = profiles[profile_values["key"]]
+        profile_key = profile_values["key"]
         for layer_key, values in rules:
             rules_wanted.append(
                 (
-                    (profile.key, layer_key),
-                    values | {"profile_id": profile.pk, "layer_id": layers[layer_key].pk},
+                    (profile_key, layer_key),
+                    values
+                    | {"profile_id": profile_ids[profile_key], "layer_id": layer_ids[layer_key]},
                 )
             )
-    _upsert(Rule, "rules", rules_wanted, stored_rules, user=user, summary=summary)
-    return {layers[key].pk for key in changed_layers}
+    _upsert(Rule, "rules", rules_wanted, stored_rules, writer=writer, summary=summary)
+    return {layer_ids[key] for key in changed_layers}

@@ -1,0 +1,129 @@
+"""What an import writes: rows with their authors and dates, and a history record per row
+written or changed with the content django-simple-history gives it."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from profiles.bulk_writes import BulkWriter
+from profiles.models import Consumer, Item, Layer, Profile, Rule
+from profiles.services import item_create, workspace_import
+from tests.profiles.conftest import small_workspace
+
+pytestmark = pytest.mark.django_db
+
+MODELS = (Consumer, Layer, Item, Profile, Rule)
+
+
+def tracked(model) -> list[str]:
+    return [field.attname for field in model.history.model.tracked_fields]
+
+
+def rows_by_id(model) -> dict:
+    return {row["id"]: row for row in model.objects.values(*tracked(model))}
+
+
+def history_by_id(model, history_type: str) -> dict:
+    records = model.history.filter(history_type=history_type).values(
+        *tracked(model), "history_user_id", "history_change_reason", "history_date"
+    )
+    return {record["id"]: record for record in records}
+
+
+@pytest.fixture
+def author():
+    return get_user_model().objects.create_user("importer")
+
+
+def test_workspace_import__fresh__records_each_row_created_with_its_fields_and_author(author):
+    workspace_import(document=small_workspace(layers=3, items=5), user=author)
+
+    for model in MODELS:
+        rows = rows_by_id(model)
+        created = history_by_id(model, "+")
+        assert rows, model
+        assert set(created) == set(rows), model
+        for row_id, row in rows.items():
+            record = created[row_id]
+            assert {name: record[name] for name in tracked(model)} == row, model
+            assert record["history_user_id"] == author.pk
+            assert record["history_change_reason"] is None
+        assert model.history.exclude(history_type="+").count() == 0
+    for model in (Consumer, Layer, Profile, Rule):
+        assert set(model.objects.values_list("created_by_id", "updated_by_id")) == {
+            (author.pk, author.pk)
+        }
+    for model in MODELS:
+        assert not model.objects.filter(created_at__isnull=True).exists()
+        assert not model.objects.filter(updated_at__isnull=True).exists()
+
+
+def test_workspace_import__changed_rows__get_one_change_record_each_as_they_are_now(author):
+    document = small_workspace(layers=2, items=4)
+    workspace_import(document=document)
+    document["layers"][0]["name"] = "Renamed"
+    document["layers"][1]["items"][2]["body"] = "A new body."
+    document["layers"][1]["items"][3]["metadata"] = {"updated": "2024-05-01", "tags": ["x"]}
+    first_rule_layer = next(iter(document["profiles"][0]["rules"]))
+    document["profiles"][0]["rules"][first_rule_layer] = {"maxItems": 2}
+    item_created_at = dict(Item.objects.values_list("id", "created_at"))
+
+    summary = workspace_import(document=document, user=author)
+
+    assert summary.counts["layers"]["updated"] == 1
+    assert summary.counts["items"]["updated"] == 2
+    assert summary.counts["rules"]["updated"] == 1
+    changed = {model: history_by_id(model, "~") for model in MODELS}
+    assert {model.__name__: len(records) for model, records in changed.items()} == {
+        "Consumer": 0,
+        "Layer": 1,
+        "Item": 2,
+        "Profile": 0,
+        "Rule": 1,
+    }
+    for model, records in changed.items():
+        rows = rows_by_id(model)
+        for row_id, record in records.items():
+            assert {name: record[name] for name in tracked(model)} == rows[row_id]
+            assert record["history_user_id"] == author.pk
+    layer = Layer.objects.get(key=document["layers"][0]["key"])
+    assert layer.name == "Renamed"
+    assert layer.updated_by_id == author.pk and layer.created_by_id is None
+    item = Item.objects.get(
+        layer__key=document["layers"][1]["key"], path=document["layers"][1]["items"][3]["path"]
+    )
+    assert item.metadata == {"updated": "2024-05-01", "tags": ["x"]}
+    assert item.created_at == item_created_at[item.pk] < item.updated_at
+    rule = Rule.objects.get(
+        profile__key=document["profiles"][0]["key"], layer__key=first_rule_layer
+    )
+    assert rule.max_items == 2 and rule.mode is None
+
+
+def test_workspace_import__then_a_single_item_write__gets_a_fresh_id():
+    workspace_import(document=small_workspace(layers=1, items=6))
+    largest = max(Item.objects.values_list("id", flat=True))
+
+    item = item_create(layer="layer-000", document={"path": "after/import.md"})
+
+    assert item.pk > largest
+
+
+def test_bulk_writer__row_the_database_refuses__raises_djangos_integrity_error():
+    workspace_import(document=small_workspace(layers=1, items=2))
+    layer = Layer.objects.get()
+    writer = BulkWriter(user=None, now=timezone.now())
+    row = {
+        "layer_id": layer.pk,
+        "path": "docs/item-0000.md",
+        "title": "",
+        "body": "",
+        "metadata": {},
+        "position": 9,
+    }
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        writer.create(Item, [row])
+
+    assert Item.objects.count() == 2
