@@ -11,6 +11,7 @@ paths that must be unique are the database's to enforce; ``duplicate_issues`` wo
 conflict for a form.
 """
 
+import datetime as dt
 import math
 import re
 from typing import Any
@@ -27,7 +28,7 @@ from profiles.mappers import (
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
 from resolver import RequestError, ValidationIssue, validate_workspace
 from resolver.clock import system_clock
-from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
+from resolver.limits import MAX_METADATA_LEVELS, TEXT_RULE_MESSAGE, violates_text_rule
 from resolver.request import parse_request
 
 # PostgreSQL's integer column (PositiveIntegerField) holds at most this.
@@ -111,8 +112,12 @@ def _finite_issues(value: Any, path: str) -> list[ValidationIssue]:
 
 
 def _item_storage_issues(item: Any, path: str) -> list[ValidationIssue]:
-    if not isinstance(item, dict):
+    if not isinstance(item, dict) or _item_storable(item):
         return []
+    return _item_storage_issues_in_full(item, path)
+
+
+def _item_storage_issues_in_full(item: dict, path: str) -> list[ValidationIssue]:
     issues = []
     for name, value in item.items():
         if name == "metadata":
@@ -121,6 +126,58 @@ def _item_storage_issues(item: Any, path: str) -> list[ValidationIssue]:
         else:
             issues += text_issues(value, _join(path, str(name)))
     return issues
+
+
+# Values with no storage issue of their own (floats are checked, strings collected).
+_STORABLE_SCALARS = frozenset({int, bool, type(None), dt.date, dt.datetime})
+
+
+def _item_storable(item: dict) -> bool:
+    """Return True when an item certainly has no storage issue, checked in one quick pass
+    (an import checks every item): its texts joined pass the text rule, its metadata holds
+    only finite numbers. Anything less common is left to the full check."""
+    texts: list[str] = []
+    for name, value in item.items():
+        kind = value.__class__
+        if kind is str:
+            texts.append(value)
+        elif name == "metadata" and kind is dict:
+            if not _plain_metadata(value, texts):
+                return False
+        elif kind not in _STORABLE_SCALARS:
+            return False
+    return not violates_text_rule("".join(texts))
+
+
+def _plain_metadata(metadata: dict, texts: list[str]) -> bool:
+    """Collect the keys and strings of plain metadata into ``texts``. Return False for a
+    non-finite number, a key that is no string, a value of another kind, or nesting deeper
+    than the engine allows."""
+    stack = [(metadata, 1)]
+    while stack:
+        node, level = stack.pop()
+        if level > MAX_METADATA_LEVELS:
+            return False
+        if node.__class__ is dict:
+            for key in node:
+                if key.__class__ is not str:
+                    return False
+            texts.extend(node)
+            children = node.values()
+        else:
+            children = node
+        for child in children:
+            kind = child.__class__
+            if kind is str:
+                texts.append(child)
+            elif kind is dict or kind is list:
+                stack.append((child, level + 1))
+            elif kind is float:
+                if not math.isfinite(child):
+                    return False
+            elif kind not in _STORABLE_SCALARS:
+                return False
+    return True
 
 
 def _rule_storage_issues(rule: Any, path: str) -> list[ValidationIssue]:
