@@ -26,6 +26,7 @@ from profiles.exports import workspace_document_read
 from profiles.mappers import canonical_string
 from profiles.models import ImportJob
 from profiles.services import IMPORT_MODES, ImportSummary, WorkspaceImportError
+from profiles.validation import issues_in_text
 from resolver import ValidationIssue
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,9 @@ def import_job_run(*, job_id: str) -> ImportJob:
         _advance(job, PHASE_WRITING)
         summary = _import(document, mode=job.mode, layer=job.layer or None, user=job.user)
     except WorkspaceImportError as exc:
-        _finish(job, ImportJob.Status.FAILED, error=exc.as_dict()["error"])
+        # Each issue names its entry and its line in the file (the source is read again).
+        located = WorkspaceImportError(issues_in_text(exc.issues, text=job.source))
+        _finish(job, ImportJob.Status.FAILED, error=located.as_dict()["error"])
     except ChangeRequestRequired as exc:  # the file changes a profile of a protected environment
         _finish(
             job,

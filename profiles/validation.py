@@ -29,6 +29,7 @@ from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
 from resolver import RequestError, ValidationIssue, validate_workspace
 from resolver.clock import system_clock
 from resolver.limits import MAX_METADATA_LEVELS, TEXT_RULE_MESSAGE, violates_text_rule
+from resolver.locations import locate_issues
 from resolver.request import parse_request
 
 # PostgreSQL's integer column (PositiveIntegerField) holds at most this.
@@ -56,9 +57,33 @@ class WorkspaceValidationError(Exception):
                 "code": "INVALID_WORKSPACE",
                 "message": str(first),
                 "path": first.path,
-                "issues": [{"path": issue.path, "message": issue.message} for issue in self.issues],
+                "issues": [issue.as_dict() for issue in self.issues],
             }
         }
+
+
+# What the import adds to the message of an issue that is not in the file but in the stored
+# workspace the file merges into (services.workspace and imports word them).
+_NOT_IN_THE_FILE = ("(in the stored workspace)", "(conflicts with stored ")
+
+
+def issues_in_text(issues: list[ValidationIssue], *, text: str) -> list[ValidationIssue]:
+    """Return import issues with the entry each concerns and its line and column in ``text``.
+
+    Run only when there are issues (it reads the text again). An issue about the stored
+    workspace, not the file, is left as it is: its path is not one of the file's.
+    """
+    issues = list(issues)
+    in_file = [
+        position
+        for position, issue in enumerate(issues)
+        if issue.path and not any(words in issue.message for words in _NOT_IN_THE_FILE)
+    ]
+    if in_file:
+        located = locate_issues(text, [issues[position] for position in in_file])
+        for position, issue in zip(in_file, located, strict=True):
+            issues[position] = issue
+    return issues
 
 
 # --- what the database cannot store -------------------------------------------------------

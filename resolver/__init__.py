@@ -27,9 +27,11 @@ Public API (other packages depend on these exact names):
   draft preview and the saving of rules share it.
 
 The package imports nothing from Django and performs no I/O; only ``resolver.cli`` reads files.
-Two edge modules are imported explicitly, never by ``import resolver``: ``resolver.documents``
+Three edge modules are imported explicitly, never by ``import resolver``: ``resolver.documents``
 (``load_document``, ``load_json``, ``dump_yaml``: YAML/JSON text within the SPEC §2.2 document
-limits; needs PyYAML) and ``resolver.cli``. The limits themselves are in ``resolver.limits``.
+limits; needs PyYAML), ``resolver.locations`` (``locate_issues``: the entry and the line and
+column of each issue in the text) and ``resolver.cli``. The limits themselves are in
+``resolver.limits``.
 """
 
 from resolver.engine import CompiledWorkspace, compile_workspace, resolve

@@ -1,7 +1,7 @@
 """Command line: ``python -m resolver resolve|render|validate`` (SPEC §8).
 
-This module and ``resolver.documents`` (which parses the text it reads) are the only ones of
-the package that touch files or YAML.
+This module, ``resolver.documents`` (which parses the text it reads) and ``resolver.locations``
+(which finds an issue's line in it) are the only ones of the package that touch files or YAML.
 """
 
 import argparse
@@ -12,6 +12,7 @@ from resolver.documents import TOO_DEEP, dump_yaml, json_depth, load_document
 from resolver.engine import compile_workspace
 from resolver.errors import INVALID_REQUEST, RequestError, ResolverError, WorkspaceError
 from resolver.limits import MAX_DOCUMENT_DEPTH
+from resolver.locations import locate_issues
 from resolver.report import json_text
 from resolver.validation import validate_workspace
 
@@ -138,7 +139,8 @@ def main(argv=None) -> int:
                 return EXIT_ERROR
             issues = validate_workspace(document)
             if issues:
-                for issue in issues:
+                # Each names its entry and the line and column of its value in the file.
+                for issue in locate_issues(text, issues):
                     print(issue)
                 return EXIT_ERROR
             print("ok")

@@ -9,13 +9,54 @@ PROFILE_NOT_FOUND = "PROFILE_NOT_FOUND"
 
 @dataclass(frozen=True)
 class ValidationIssue:
-    """One problem found in a workspace document: where it is and what is wrong."""
+    """One problem found in a workspace document: where it is and what is wrong.
+
+    ``path`` is the document path (``profiles[0].rules.tickets.maxItems``). An issue found in
+    a text (an import, ``validate``) may also say which entry it concerns (``entry``: ``rule
+    support-answer/tickets``) and where the value is written: ``line`` and ``column``
+    (1-based) and, when the path goes through a YAML alias, the alias's ``alias_line`` and
+    ``alias_column`` (``resolver.locations.locate_issues`` fills them in).
+    """
 
     path: str
     message: str
+    entry: str | None = None
+    line: int | None = None
+    column: int | None = None
+    alias_line: int | None = None
+    alias_column: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
+        text = f"{self.path}: {self.message}" if self.path else self.message
+        where = self.where
+        return f"{text} ({where})" if where else text
+
+    @property
+    def where(self) -> str:
+        """Return the entry and the line in words (``rule a/b, line 12, column 7``), or ""."""
+        parts = [self.entry] if self.entry else []
+        if self.line is not None:
+            parts.append(f"line {self.line}, column {self.column}")
+            if self.alias_line is not None:
+                parts.append(
+                    f"through the alias on line {self.alias_line}, column {self.alias_column}"
+                )
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict:
+        """Return the issue as the API lists it: ``path`` and ``message``, then ``entry``,
+        ``line``, ``column``, ``aliasLine`` and ``aliasColumn`` when known."""
+        document = {"path": self.path, "message": self.message}
+        for name, value in (
+            ("entry", self.entry),
+            ("line", self.line),
+            ("column", self.column),
+            ("aliasLine", self.alias_line),
+            ("aliasColumn", self.alias_column),
+        ):
+            if value is not None:
+                document[name] = value
+        return document
 
 
 class ResolverError(Exception):

@@ -2,7 +2,8 @@
 
 ``POST /api/v1/workspace`` (``views.WorkspaceView``) answers 202 with this record; its ``url``
 is polled until ``status`` is ``succeeded`` (``summary`` counts and names what changed) or
-``failed`` (``error`` in the API's error shape, ``issues`` with every path in the file).
+``failed`` (``error`` in the API's error shape, ``issues`` with every path in the file, the
+entry it concerns and its line and column).
 """
 
 from django.http import Http404
@@ -20,11 +21,35 @@ from profiles.services import IMPORT_MODES
 from profiles.services.workspace import NAMES_LISTED
 
 
+class ImportIssueSerializer(serializers.Serializer):
+    """One error of a failed import: its path in the file and where it is written."""
+
+    path = serializers.CharField(help_text='Document path, e.g. "profiles[0].rules.tickets".')
+    message = serializers.CharField()
+    entry = serializers.CharField(
+        required=False,
+        help_text='The entry it concerns: "consumer K", "layer K", "item LAYER/PATH", '
+        '"profile K" or "rule PROFILE/LAYER".',
+    )
+    line = serializers.IntegerField(
+        required=False, min_value=1, help_text="Line of the value in the file (1-based)."
+    )
+    column = serializers.IntegerField(
+        required=False, min_value=1, help_text="Column of the value (1-based)."
+    )
+    aliasLine = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="When the value is reached through a YAML alias: the alias's line.",
+    )
+    aliasColumn = serializers.IntegerField(required=False, min_value=1)
+
+
 class ImportErrorSerializer(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
     path = serializers.CharField()
-    issues = serializers.ListField(child=serializers.DictField(), required=False)
+    issues = ImportIssueSerializer(many=True, required=False)
 
 
 class ImportCountsSerializer(serializers.Serializer):

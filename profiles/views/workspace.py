@@ -20,6 +20,7 @@ from profiles.permissions import (
     capability_required,
     user_can,
 )
+from resolver import ValidationIssue
 
 
 @capability_required(READ_MATERIAL, IMPORT_EXPORT)
@@ -68,7 +69,10 @@ def workspace_import_job(request, job_id):
     job = ImportJob.objects.filter(pk=job_id).first()
     if job is None or (job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)):
         raise Http404("no such import")
-    issues = (job.error or {}).get("issues") or ([job.error] if job.error else [])
+    issues = [
+        _issue_shown(issue)
+        for issue in (job.error or {}).get("issues") or ([job.error] if job.error else [])
+    ]
     summary = job.summary or {}
     # A dict's "items" key would shadow .items() in the template: pass the rows ready-made.
     rows = [
@@ -100,3 +104,17 @@ def _named_changes(summary: dict) -> list[dict]:
                     {"kind": kind, "action": action, "names": names, "more": number - len(names)}
                 )
     return changes
+
+
+def _issue_shown(issue: dict) -> dict:
+    """Return an issue of a failed job with its entry and line in words (``where``)."""
+    located = ValidationIssue(
+        path=issue.get("path") or "",
+        message=issue.get("message") or "",
+        entry=issue.get("entry"),
+        line=issue.get("line"),
+        column=issue.get("column"),
+        alias_line=issue.get("aliasLine"),
+        alias_column=issue.get("aliasColumn"),
+    )
+    return {"path": located.path, "message": located.message, "where": located.where}

@@ -1,6 +1,9 @@
 """Workspace imports as background jobs: 202 and a job URL, progress, one layer at a time,
 and a run through the real database task backend and its worker."""
 
+import json
+from pathlib import Path
+
 import pytest
 from django.core.management import call_command
 from django.tasks import task_backends
@@ -13,6 +16,8 @@ from tests.api.conftest import API, token_client
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db
+
+DEMO = Path(__file__).resolve().parents[2] / "profiles" / "demo" / "workspace.yaml"
 
 
 @pytest.fixture
@@ -180,3 +185,52 @@ def test_import_job__succeeded__summary_counts_and_names_what_changed(small, edi
     assert summary["names"]["consumers"] == {"created": [], "updated": ["assistant"], "deleted": []}
     assert summary["names"]["items"]["created"] == ["layer-000/docs/new.md"]
     assert summary["names"]["profiles"] == {"created": [], "updated": [], "deleted": []}
+
+
+def test_import_job__rule_error_through_a_yaml_alias__issues_name_profile_line_and_alias(
+    editor_client,
+):
+    # Given the demo workspace whose tickets rule (an anchor two profiles use) is invalid
+    text = DEMO.read_text(encoding="utf-8").replace("maxItems: 3", "maxItems: -3", 1)
+    line = text[: text.index("maxItems: -3")].count("\n") + 1
+    alias_line = text[: text.index("tickets: *tickets")].count("\n") + 1
+
+    response = editor_client.post(API + "workspace", text, content_type="application/yaml")
+
+    error = job_of(editor_client, response)["error"]
+    assert error["issues"] == [
+        {
+            "path": "profiles[0].rules.tickets.maxItems",
+            "message": "must be an integer >= 0",
+            "entry": "rule support-answer/tickets",
+            "line": line,
+            "column": 17,
+        },
+        {
+            "path": "profiles[1].rules.tickets.maxItems",
+            "message": "must be an integer >= 0",
+            "entry": "rule support-answer-staging/tickets",
+            "line": line,
+            "column": 17,
+            "aliasLine": alias_line,
+            "aliasColumn": 14,
+        },
+    ]
+    assert error["path"] == "profiles[0].rules.tickets.maxItems"
+    assert error["message"].endswith(f"(rule support-answer/tickets, line {line}, column 17)")
+    assert not Profile.objects.exists()
+
+
+def test_import_job__json_file_with_an_item_error__issue_names_the_item_and_its_line(
+    small, editor_client
+):
+    document = small_workspace()
+    document["layers"][1]["items"][2]["title"] = ["not", "text"]
+    text = json.dumps(document, indent=2)
+
+    response = editor_client.post(API + "workspace", text, content_type="application/json")
+
+    (issue,) = job_of(editor_client, response)["error"]["issues"]
+    assert issue["path"] == "layers[1].items[2].title"
+    assert issue["entry"] == "item layer-001/docs/item-0002.md"
+    assert text.splitlines()[issue["line"] - 1].strip() == '"title": ['

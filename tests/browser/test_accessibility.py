@@ -61,7 +61,20 @@ def finished_import() -> ImportJob:
         status=ImportJob.Status.FAILED,
         phase="finished",
         progress=100,
-        error={"issues": [{"path": "layers[0].key", "message": "is required"}]},
+        error={
+            "issues": [
+                {"path": "layers[0].key", "message": "is required"},
+                {
+                    "path": "profiles[1].rules.kb.maxItems",
+                    "message": "must be an integer >= 0",
+                    "entry": "rule qa-review/kb",
+                    "line": 212,
+                    "column": 17,
+                    "aliasLine": 240,
+                    "aliasColumn": 9,
+                },
+            ]
+        },
     )
 
 

@@ -76,6 +76,28 @@ def test_import_workspace__changes__output_names_them(tmp_path):
     assert "  consumers: 2 unchanged" in lines
 
 
+def test_import_workspace__rule_error_through_a_yaml_alias__prints_profile_and_line(tmp_path):
+    text = (DEMO / "workspace.yaml").read_text(encoding="utf-8")
+    text = text.replace("maxItems: 3", "maxItems: -3", 1)
+    line = text[: text.index("maxItems: -3")].count("\n") + 1
+    source = tmp_path / "demo.yaml"
+    source.write_text(text, encoding="utf-8")
+    errors = StringIO()
+
+    with pytest.raises(CommandError):
+        call_command("import_workspace", str(source), stdout=StringIO(), stderr=errors)
+
+    lines = errors.getvalue().splitlines()
+    assert lines[0] == (
+        "profiles[0].rules.tickets.maxItems: must be an integer >= 0 "
+        f"(rule support-answer/tickets, line {line}, column 17)"
+    )
+    assert lines[1].startswith(
+        "profiles[1].rules.tickets.maxItems: must be an integer >= 0 "
+        f"(rule support-answer-staging/tickets, line {line}, column 17, through the alias on line "
+    )
+
+
 def test_import_workspace__replace_flag__deletes_rows_the_file_lacks(tmp_path):
     run("import_workspace", str(write_yaml(tmp_path, "a.yaml", small_workspace(profiles=3))))
 

@@ -12,7 +12,8 @@ from profiles.services import (
     workspace_import,
     workspace_resolve,
 )
-from resolver import RequestError, resolve
+from profiles.validation import issues_in_text
+from resolver import RequestError, ValidationIssue, resolve
 from tests.profiles.conftest import (
     INVALID_WORKSPACE_CASES,
     WORKSPACE_CASES,
@@ -315,3 +316,17 @@ def test_workspace_import__many_items__names_at_most_50_and_counts_them_all():
     assert "items: 120 created (layer-000/docs/item-0000.md, " in str(summary)
     assert "layer-000/docs/item-0049.md and 70 more)" in str(summary)
     assert len(json.dumps(summary.as_dict())) < 5_000
+
+
+def test_issues_in_text__issue_about_the_stored_workspace__gets_no_line_from_the_file():
+    text = "profiles:\n- key: answer\n  budget: -1\n"
+    issues = [
+        ValidationIssue("profiles[0].budget", "must be at least 1"),
+        ValidationIssue("profiles[0].budget", "must be at least 1 (in the stored workspace)"),
+        ValidationIssue("profiles[0]", "clashes (conflicts with stored profile other)"),
+    ]
+
+    in_file, stored, conflict = issues_in_text(issues, text=text)
+
+    assert (in_file.entry, in_file.line, in_file.column) == ("profile answer", 3, 11)
+    assert (stored, conflict) == (issues[1], issues[2])

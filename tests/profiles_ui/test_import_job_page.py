@@ -1,5 +1,7 @@
 """The studio's import page: a progress bar that polls itself (htmx), then the result."""
 
+from pathlib import Path
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
@@ -8,6 +10,8 @@ from resolver.documents import dump_yaml
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db
+
+DEMO = Path(__file__).resolve().parents[2] / "profiles" / "demo" / "workspace.yaml"
 
 
 def test_import_job_page__running__progress_bar_that_polls_its_fragment(editor_client, editor):
@@ -75,3 +79,21 @@ def test_import_job_page__uploaded_file_changed_rows__names_them_with_and_n_more
     assert "<li>Layers created: <code>layer-000</code></li>" in page
     assert "<code>layer-000/docs/item-0049.md</code> and 10 more</li>" in page
     assert "layer-000/docs/item-0050.md" not in page
+
+
+def test_import_job_page__rule_error_through_an_alias__lists_profile_and_line(editor_client):
+    text = DEMO.read_text(encoding="utf-8").replace("maxItems: 3", "maxItems: -3", 1)
+    line = text[: text.index("maxItems: -3")].count("\n") + 1
+    alias_line = text[: text.index("tickets: *tickets")].count("\n") + 1
+    upload = SimpleUploadedFile("demo.yaml", text.encode())
+
+    page = editor_client.post(
+        "/workspace/upload/", {"file": upload, "mode": "merge"}, follow=True
+    ).content.decode()
+
+    assert "Nothing was imported: 2 errors." in page
+    assert (
+        "<code>profiles[1].rules.tickets.maxItems</code>: must be an integer &gt;= 0 — "
+        f"rule support-answer-staging/tickets, line {line}, column 17, "
+        f"through the alias on line {alias_line}, column 14</li>"
+    ) in page

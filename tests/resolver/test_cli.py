@@ -13,6 +13,7 @@ from resolver import resolve
 from tests.resolver.test_conformance import match
 
 ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "profiles" / "demo" / "workspace.yaml"
 CONFORMANCE = Path(__file__).resolve().parent / "conformance"
 NOW = "2026-11-29T12:00:00Z"
 
@@ -472,6 +473,24 @@ def test_validate__several_errors__prints_one_per_line_in_document_order(tmp_pat
         "layers[1].items[1].path",
         "profiles[0].budget",
         "profiles[1].rules.kb.mode",
+    ]
+
+
+def test_validate__rule_shared_by_a_yaml_alias__each_error_names_its_profile_and_line():
+    # Given the demo workspace whose tickets rule, shared by two profiles, is invalid
+    text = DEMO.read_text(encoding="utf-8").replace("maxItems: 3", "maxItems: -3", 1)
+    line = text[: text.index("maxItems: -3")].count("\n") + 1
+    alias_line = text[: text.index("tickets: *tickets")].count("\n") + 1
+
+    completed = run_cli("validate", "-", stdin=text)
+
+    assert completed.returncode == 2
+    assert completed.stdout.splitlines() == [
+        "profiles[0].rules.tickets.maxItems: must be an integer >= 0 "
+        f"(rule support-answer/tickets, line {line}, column 17)",
+        "profiles[1].rules.tickets.maxItems: must be an integer >= 0 "
+        f"(rule support-answer-staging/tickets, line {line}, column 17, "
+        f"through the alias on line {alias_line}, column 14)",
     ]
 
 

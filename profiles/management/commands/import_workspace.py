@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from profiles.environments import ChangeRequestRequired
 from profiles.services import WorkspaceImportError, workspace_import
+from profiles.validation import issues_in_text
 
 
 class Command(BaseCommand):
@@ -41,7 +42,7 @@ class Command(BaseCommand):
         try:
             summary = workspace_import(text=text, mode=mode)
         except WorkspaceImportError as exc:
-            for issue in exc.issues:
+            for issue in issues_in_text(exc.issues, text=text):
                 self.stderr.write(str(issue))
             raise CommandError(
                 f"{name}: {len(exc.issues)} error(s); nothing was imported.", returncode=2
