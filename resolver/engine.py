@@ -222,13 +222,20 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
     order = rule.effective_order
     summary = ctx.request.detail == "summary"
     ranked = trace.candidates  # path order
+    tie_break = None  # ranked is in path order
     if rule.mode == "retrieve" or order == "relevance":
-        trace.scores, trace.hit = index.bm25(ctx.terms, ranked)
+        trace.scores, trace.hit, trace.terms_in = index.bm25(ctx.terms, ranked)
         if rule.mode == "retrieve":
-            retrieved = trace.hit[ranked]
-            if not summary:  # a summary reports only their count
-                trace.not_retrieved = ranked[~retrieved]
-            ranked = ranked[retrieved]
+            if summary and order == "relevance":
+                # A summary reports only their count, and ranks the retrieved items by score
+                # and path rank: they need not be put in path order first.
+                ranked = np.flatnonzero(trace.hit)  # only candidates are hits
+                tie_break = index.path_rank
+            else:
+                retrieved = trace.hit[ranked]
+                if not summary:
+                    trace.not_retrieved = ranked[~retrieved]
+                ranked = ranked[retrieved]
             trace.not_retrieved_count = len(trace.candidates) - len(ranked)
     total = len(ranked)
     beyond = total - rule.max_items if rule.max_items is not None else 0
@@ -238,7 +245,7 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
             # Only the kept items and the overflow references the budget could admit are
             # listed in a summary: rank just those (a partial selection).
             needed = rule.max_items + index.reference_capacity(ctx.renderer, ctx.profile.budget)
-        ranked = rank_by_score(ranked, trace.scores, needed)
+        ranked = rank_by_score(ranked, trace.scores, needed, tie_break)
     elif order == "recency":
         # Dated items by instant descending (exact microseconds), undated last, then path.
         micros = index.recency_dates(_recency_field(rule)).micros[ranked]
@@ -255,19 +262,26 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
     trace.units = ranked
 
 
-def rank_by_score(ranked: np.ndarray, scores: np.ndarray, needed: int) -> np.ndarray:
-    """Return the first ``needed`` of a path-ordered array by score descending, then path.
+def rank_by_score(
+    ranked: np.ndarray, scores: np.ndarray, needed: int, path_rank: np.ndarray | None = None
+) -> np.ndarray:
+    """Return the first ``needed`` of some items by score descending, then path.
 
-    Scores are non-negative floats, whose IEEE bit patterns order as the values do; a stable
-    sort of the integers is the faster sort. With ``needed`` below the length, only the items
-    scoring at least the ``needed``-th best score are sorted.
+    ``ranked`` is in path order, or else ``path_rank`` gives each item's position in path
+    order. Scores are non-negative floats, whose IEEE bit patterns order as the values do; a
+    stable sort of the integers is the faster sort. With ``needed`` below the length, only
+    the items scoring at least the ``needed``-th best score are sorted.
     """
     keys = scores[ranked].view(np.int64)
     if needed < len(ranked) // 2:
         threshold = np.partition(keys, len(keys) - needed)[len(keys) - needed]
         inside = keys >= threshold
         ranked, keys = ranked[inside], keys[inside]
-    return ranked[np.argsort(-keys, kind="stable")][:needed]
+    if path_rank is None:
+        order = np.argsort(-keys, kind="stable")
+    else:
+        order = np.lexsort((path_rank[ranked], -keys))
+    return ranked[order][:needed]
 
 
 def _fit_layer_tokens(trace: LayerTrace, ctx: Context, ranked: np.ndarray, limit: int) -> int:

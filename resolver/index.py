@@ -101,6 +101,7 @@ class LayerIndex:
         self._records: dict[tuple, np.ndarray] = {}  # path order
         self._record_lists: dict[tuple, list] = {}  # the same, as lists (for slices)
         self._lines: dict[tuple, np.ndarray] = {}  # reference lines, item order
+        self._shortest_line: dict[str, int] = {}  # per format, over the live items
         self._postings: dict[str, tuple[np.ndarray, np.ndarray]] | None = None
         self._lengths: np.ndarray | None = None
         self._total_length = 0
@@ -286,8 +287,12 @@ class LayerIndex:
 
     def reference_capacity(self, renderer, budget: int) -> int:
         """Return a number of this layer's reference lines that never fits in the budget."""
-        _, lengths = self.reference_lines(renderer)
-        return 4 * budget // (int(lengths[self.by_path].min()) + 1) + 1
+        shortest = self._shortest_line.get(renderer.format)
+        if shortest is None:
+            _, lengths = self.reference_lines(renderer)
+            shortest = int(lengths[self.by_path].min())
+            self._shortest_line[renderer.format] = shortest
+        return 4 * budget // (shortest + 1) + 1
 
     # -- itemFilter ------------------------------------------------------------------------
 
@@ -395,18 +400,25 @@ class LayerIndex:
         self._lengths = np.frombuffer(lengths) if self.size else np.zeros(0)
         self._total_length = int(sum(lengths))
 
-    def matched_terms(self, terms: tuple[str, ...], i: int) -> list[str]:
-        """Return the query terms that occur in item i, in query order."""
+    def matched_terms(self, terms: tuple[str, ...], items: np.ndarray) -> list[list[str]]:
+        """Return, for each of some items, the query terms that occur in it, in query order.
+
+        One vectorized search of each term's posting for all the items at once (a summary or
+        a retrieve layer asks this for a handful of items; a search per item and term cost
+        more than the scoring).
+        """
         if self._postings is None:
             self._build_postings()
-        found = []
+        found: list[list[str]] = [[] for _ in range(len(items))]
         for term in terms:
             posting = self._postings.get(term)
-            if posting is not None:
-                term_ids = posting[0]
-                at = int(term_ids.searchsorted(i))
-                if at < len(term_ids) and term_ids[at] == i:
-                    found.append(term)
+            if posting is None or not len(posting[0]):
+                continue
+            term_ids = posting[0]
+            at = term_ids.searchsorted(items)
+            np.minimum(at, len(term_ids) - 1, out=at)
+            for position in np.flatnonzero(term_ids[at] == items).tolist():
+                found[position].append(term)
         return found
 
     def _length_norm(self, avgdl: float) -> np.ndarray:
@@ -420,8 +432,10 @@ class LayerIndex:
     def bm25(self, terms: tuple[str, ...], corpus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Score the corpus (item indices) against the query terms with BM25 (SPEC §5).
 
-        Return ``(scores, hit)``: per item of the layer the unrounded score and whether at
-        least one query term occurs in it (items outside the corpus score 0, no hit).
+        Return ``(scores, hit, terms_in)``: per item of the layer the unrounded score,
+        whether at least one query term occurs in it (items outside the corpus score 0, no
+        hit), and which: bit ``t`` of ``terms_in`` is set when query term ``t`` occurs (None
+        beyond 64 query terms; ``matched_terms`` answers then).
 
         The per-posting arithmetic is the formula's, operation for operation, in float64,
         and each term's part is added to the running sums in query-term order: every score
@@ -431,9 +445,14 @@ class LayerIndex:
             self._build_postings()
         scores = np.zeros(self.size)
         hit = np.zeros(self.size, dtype=bool)
+        terms_in = None
+        for bits in (8, 16, 32, 64):
+            if len(terms) <= bits:
+                terms_in = np.zeros(self.size, dtype=f"uint{bits}")
+                break
         n = len(corpus)
         if not terms or not n:
-            return scores, hit
+            return scores, hit, terms_in
         if n == self.count:
             total = self._total_length
             member = None
@@ -442,11 +461,11 @@ class LayerIndex:
             member = np.zeros(self.size, dtype=bool)
             member[corpus] = True
         if total == 0:
-            return scores, hit
+            return scores, hit, terms_in
         avgdl = total / n
         norm = self._length_norm(avgdl)
         factor = K1 + 1
-        for term in terms:
+        for number, term in enumerate(terms):
             posting = self._postings.get(term)
             if posting is None:
                 continue
@@ -459,8 +478,13 @@ class LayerIndex:
                 continue
             idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
             scores[term_ids] += idf * term_tfs * factor / (term_tfs + norm[term_ids])
-            hit[term_ids] = True
-        return scores, hit
+            if terms_in is None:
+                hit[term_ids] = True
+            else:
+                terms_in[term_ids] |= terms_in.dtype.type(1 << number)
+        if terms_in is not None:
+            np.not_equal(terms_in, 0, out=hit)
+        return scores, hit, terms_in
 
     # -- incremental change -----------------------------------------------------------------
 
@@ -563,6 +587,7 @@ class LayerIndex:
             new._derived = _grown_array(
                 self._derived, size, rebuilt, lambda i: summary_is_derived(items[i])
             )
+        new._shortest_line = {}
         new._lines = {
             key: _grown_array(lines, size, rebuilt, lambda i, key=key: new._record(key, i))
             for key, lines in self._lines.items()
@@ -686,6 +711,7 @@ class LayerIndex:
         new._summaries = None if self._summaries is None else _gathered(self._summaries, keep)
         new._derived = None if self._derived is None else self._derived[keep]
         new._lines = {key: lines[keep] for key, lines in self._lines.items()}
+        new._shortest_line = self._shortest_line  # the same live items
         new._norm = None
         new._postings, new._lengths, new._total_length = None, None, 0
         if self._postings is not None:

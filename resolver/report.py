@@ -349,16 +349,28 @@ def materialized_items(trace, ctx, units: np.ndarray, lists: Lists = PLAIN):
     if not positions:
         return lists.finish([records])
     days = index.recency_dates(field).days
-    chosen = units[positions].tolist()
+    chosen = units[positions]
     unit_scores = scores[chosen].tolist() if scores is not None else [None] * len(chosen)
-    for position, i, score in zip(positions, chosen, unit_scores, strict=True):
+    matched = []
+    if scores is not None:
+        found = chosen[trace.hit[chosen]]
+        if trace.terms_in is None:
+            matched = index.matched_terms(ctx.terms, found)
+        else:
+            terms = ctx.terms
+            matched = [
+                [term for number, term in enumerate(terms) if bits >> number & 1]
+                for bits in trace.terms_in[found].tolist()
+            ]
+        matched.reverse()  # popped in unit order below
+    for position, i, score in zip(positions, chosen.tolist(), unit_scores, strict=True):
         flagged = warning(trace, ctx, i)
         hit = scores is not None and bool(trace.hit[i])
         records[position] = lists.element(
             {
                 "item": index.paths[i],
                 "score": None if score is None else round(score, 6),
-                "matchedTerms": index.matched_terms(ctx.terms, i) if hit else [],
+                "matchedTerms": matched.pop() if hit else [],
                 "date": days[i],
                 "notCurrent": flagged[0] if flagged else None,
             }

@@ -73,7 +73,7 @@ def test_bm25__any_corpus_and_query__bit_identical_to_the_sequential_sum(texts, 
     documents = [f"{item['title']}\n{item['body']}" for item in items]
 
     for chosen in (list(range(len(items))), corpus):
-        scores, hit = index.bm25(terms, np.array(chosen, dtype=np.intp))
+        scores, hit, _ = index.bm25(terms, np.array(chosen, dtype=np.intp))
         expected = sequential_bm25(documents, chosen, terms)
 
         assert {i for i in range(len(items)) if hit[i]} == set(expected)
@@ -116,3 +116,35 @@ def test_summary__large_layer__equals_the_summary_derived_from_the_full_resoluti
     summary = workspace.resolve({**request, "detail": "summary"})
 
     assert summary == summary_of(full)
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(words, words), min_size=1, max_size=30),
+    words,
+    st.integers(1, 70),
+)
+def test_matched_terms__any_query_length__the_query_terms_each_item_contains(
+    texts, message, filler
+):
+    # Given a query that may have more distinct terms than the per-item term bits hold (64)
+    message = " ".join([message, *(f"zq{n}x" for n in range(filler))])
+    items = [{"path": f"d{n:03d}", "title": t, "body": b} for n, (t, b) in enumerate(texts)]
+    items.append({"path": "zz", "title": "fill", "body": message})
+    document = layer_document(items)
+    document["profiles"][0]["budget"] = 100_000
+    document["profiles"][0]["rules"] = {"kb": {"mode": "retrieve", "participation": "include"}}
+    terms = query_terms(message)
+
+    # When it is resolved
+    resolution = compile_workspace(document).resolve(
+        {"profile": "p", "input": {"message": message}, "now": "2026-11-29"}
+    )
+
+    # Then each retrieved item lists the query terms it contains, in query order
+    documents = {item["path"]: f"{item['title']}\n{item['body']}" for item in items}
+    listed = resolution["layers"][0]["materialized"]["items"]
+    assert listed
+    for record in listed:
+        tokens = set(tokenize(documents[record["item"]]))
+        assert record["matchedTerms"] == [term for term in terms if term in tokens]
