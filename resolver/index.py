@@ -106,6 +106,7 @@ class LayerIndex:
         self._lengths: np.ndarray | None = None
         self._total_length = 0
         self._norm: tuple[float, np.ndarray] | None = None
+        self._term_parts: dict[str, np.ndarray] = {}  # whole-layer corpus only
 
     def ref(self, i: int) -> str:
         """Return item i's reference, ``<layer key>/<item path>``."""
@@ -476,8 +477,15 @@ class LayerIndex:
             df = len(term_ids)
             if not df:
                 continue
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            scores[term_ids] += idf * term_tfs * factor / (term_tfs + norm[term_ids])
+            # Over the whole layer a term's part of each score does not depend on the
+            # request: computed once (the same operations, so the same bits), then reused.
+            part = self._term_parts.get(term) if member is None else None
+            if part is None:
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                part = idf * term_tfs * factor / (term_tfs + norm[term_ids])
+                if member is None:
+                    self._term_parts[term] = part
+            scores[term_ids] += part
             if terms_in is None:
                 hit[term_ids] = True
             else:
@@ -608,6 +616,7 @@ class LayerIndex:
             new._records[key] = records
 
         new._norm = None
+        new._term_parts = {}
         new._postings, new._lengths, new._total_length = None, None, 0
         if self._postings is not None:
             new._patch_postings(self, changes)
@@ -713,6 +722,7 @@ class LayerIndex:
         new._lines = {key: lines[keep] for key, lines in self._lines.items()}
         new._shortest_line = self._shortest_line  # the same live items
         new._norm = None
+        new._term_parts = {}
         new._postings, new._lengths, new._total_length = None, None, 0
         if self._postings is not None:
             new._postings = {
