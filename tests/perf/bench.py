@@ -1,6 +1,6 @@
 """Benchmark the resolver against peers run in the same process: ``python -m tests.perf.bench``.
 
-Compares a warm ``CompiledWorkspace.resolve`` with
+Compares a warm ``CompiledWorkspace.resolve_json`` (request in, response bytes out) with
 
 * bm25s and rank-bm25 ranking one 20,000-item layer for a 6-word query (score, then a stable
   sort: ties by document index, which is path order here);
