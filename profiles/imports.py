@@ -113,6 +113,12 @@ def _without_nul(value):
     return value
 
 
+def import_job_get(*, job_id) -> ImportJob | None:
+    """Return the import job with this id (None when there is none), without its source:
+    a client polls the job while it runs, and the source may be megabytes."""
+    return ImportJob.objects.defer("source").filter(pk=job_id).first()
+
+
 @task()
 def workspace_import_task(job_id: str) -> str:
     """Run one import job (the worker's entry point); return its final status."""

@@ -14,7 +14,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from profiles.api.schema import ApiAutoSchema
-from profiles.imports import import_job_document
+from profiles.imports import import_job_document, import_job_get
 from profiles.models import ImportJob
 from profiles.permissions import ADMINISTER, IMPORT_EXPORT, capability_permission, user_can
 from profiles.services import IMPORT_MODES
@@ -137,7 +137,7 @@ class ImportJobView(APIView):
         responses={200: ImportJobSerializer},
     )
     def get(self, request, job_id):
-        job = ImportJob.objects.filter(pk=job_id).first()
+        job = import_job_get(job_id=job_id)
         # Another user's job is not shown (nor said to exist) unless you administer.
         if job is None or (
             job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)

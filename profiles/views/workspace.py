@@ -11,8 +11,7 @@ from django_htmx.http import HttpResponseClientRedirect
 from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.exports import workspace_export_chunks
 from profiles.forms import WorkspaceUploadForm
-from profiles.imports import import_job_start
-from profiles.models import ImportJob
+from profiles.imports import import_job_get, import_job_start
 from profiles.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
@@ -66,7 +65,7 @@ def workspace_upload(request):
 @require_GET
 def workspace_import_job(request, job_id):
     """Show an import's progress (the page polls its own fragment), then its result."""
-    job = ImportJob.objects.filter(pk=job_id).first()
+    job = import_job_get(job_id=job_id)
     if job is None or (job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)):
         raise Http404("no such import")
     issues = [

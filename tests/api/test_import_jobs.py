@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.tasks import task_backends
+from django.test.utils import CaptureQueriesContext
 
 from profiles.imports import import_job_start
 from profiles.models import ImportJob, Item, Layer, Profile
@@ -234,3 +236,20 @@ def test_import_job__json_file_with_an_item_error__issue_names_the_item_and_its_
     assert issue["path"] == "layers[1].items[2].title"
     assert issue["entry"] == "item layer-001/docs/item-0002.md"
     assert text.splitlines()[issue["line"] - 1].strip() == '"title": ['
+
+
+def test_import_job__polled_while_queued__does_not_read_the_uploaded_source(editor, editor_client):
+    # Given a job still waiting for the worker (a large upload is megabytes of source)
+    job = ImportJob.objects.create(
+        user=editor, mode="merge", source="version: 1\n", source_bytes=11
+    )
+
+    # When its client polls it
+    with CaptureQueriesContext(connection) as queries:
+        response = editor_client.get(f"{API}workspace/imports/{job.pk}")
+
+    # Then it sees the job's state, read without the source
+    assert (response.status_code, response.json()["status"]) == (200, "queued")
+    job_reads = [query["sql"] for query in queries if "profiles_importjob" in query["sql"]]
+    assert job_reads
+    assert not any('"source"' in sql for sql in job_reads)
