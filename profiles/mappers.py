@@ -134,42 +134,39 @@ def map_profile_to_resolver(
 
 def map_rows_to_document(rows: WorkspaceRows) -> dict:
     """Return the SPEC §2 workspace document of these rows, in document order."""
-    consumer_keys = {consumer.pk: consumer.key for consumer in rows.consumers}
-    layer_keys = {layer.pk: layer.key for layer in rows.layers}
-    return {
-        "version": 1,
-        "consumers": [map_consumer_to_resolver(consumer) for consumer in rows.consumers],
-        "layers": [map_layer_to_resolver(layer, layer.workspace_items) for layer in rows.layers],
-        "profiles": [
-            map_profile_to_resolver(
-                profile,
-                profile.workspace_rules,
-                consumer_key=consumer_keys.get(profile.consumer_id, ""),
-                layer_keys=layer_keys,
-            )
-            for profile in rows.profiles
-        ],
-    }
+    return _workspace_document(
+        rows.consumers,
+        [(layer, layer.workspace_items) for layer in rows.layers],
+        [(profile, profile.workspace_rules) for profile in rows.profiles],
+    )
 
 
 def map_values_to_document(values: WorkspaceValues) -> dict:
     """Return the workspace document of value rows (``WorkspaceValues``), in document order."""
-    consumer_keys = {consumer.id: consumer.key for consumer in values.consumers}
-    layer_keys = {layer.id: layer.key for layer in values.layers}
+    return _workspace_document(
+        values.consumers,
+        [(layer, values.items.get(layer.id, [])) for layer in values.layers],
+        [(profile, values.rules.get(profile.id, [])) for profile in values.profiles],
+    )
+
+
+def _workspace_document(consumers, layers, profiles) -> dict:
+    """The document of consumer rows, (layer, its items) and (profile, its rules) pairs; the
+    rows may be model instances or value rows (the mappers read the same attributes)."""
+    consumer_keys = {consumer.id: consumer.key for consumer in consumers}
+    layer_keys = {layer.id: layer.key for layer, _ in layers}
     return {
         "version": 1,
-        "consumers": [map_consumer_to_resolver(consumer) for consumer in values.consumers],
-        "layers": [
-            map_layer_to_resolver(layer, values.items.get(layer.id, [])) for layer in values.layers
-        ],
+        "consumers": [map_consumer_to_resolver(consumer) for consumer in consumers],
+        "layers": [map_layer_to_resolver(layer, items) for layer, items in layers],
         "profiles": [
             map_profile_to_resolver(
                 profile,
-                values.rules.get(profile.id, []),
+                rules,
                 consumer_key=consumer_keys.get(profile.consumer_id, ""),
                 layer_keys=layer_keys,
             )
-            for profile in values.profiles
+            for profile, rules in profiles
         ],
     }
 

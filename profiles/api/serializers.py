@@ -22,7 +22,6 @@ from profiles.mappers import (
     map_profile_to_resolver,
     map_scenario_to_document,
 )
-from profiles.services import IMPORT_MODES
 from resolver.limits import MAX_BODY_CHARS, MAX_NAME_CHARS, MAX_TITLE_CHARS
 from resolver.model import AVAILABILITIES, FORMATS, MODES, ON_POLICIES, ORDERS, PARTICIPATIONS
 from resolver.request import DETAILS
@@ -300,23 +299,6 @@ class ScenarioSerializer(EntrySerializer):
 
 
 ScenarioUpdateSerializer = update_serializer(ScenarioSerializer, profile=key_field(required=False))
-
-
-class ImportSummaryCountsSerializer(serializers.Serializer):
-    created = serializers.IntegerField()
-    updated = serializers.IntegerField()
-    deleted = serializers.IntegerField()
-    unchanged = serializers.IntegerField()
-
-
-class ImportSummarySerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(list(IMPORT_MODES))
-    changed = serializers.BooleanField()
-    consumers = ImportSummaryCountsSerializer()
-    layers = ImportSummaryCountsSerializer()
-    items = ImportSummaryCountsSerializer()
-    profiles = ImportSummaryCountsSerializer()
-    rules = ImportSummaryCountsSerializer()
 
 
 class WorkspaceItemSerializer(ItemSerializer):
