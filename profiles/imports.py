@@ -78,16 +78,14 @@ def _compress_text_fast() -> None:
 def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
     """Record an upload with a NUL character as a job that failed at once.
 
-    PostgreSQL's text cannot hold NUL, so such a source is never stored; no YAML or JSON
-    document holds a raw NUL either, so the parser's own error is the job's outcome.
+    No YAML or JSON document holds a raw NUL, and PostgreSQL's text cannot store one, so the
+    source is never stored; the error gives the first NUL's line and column.
     """
-    try:
-        services.workspace_parse(text=text)
-    except WorkspaceImportError as exc:
-        error = exc.as_dict()["error"]
-    else:  # not reached by YAML or JSON; kept so the job never runs with a lost source
-        error = {"code": "INVALID_WORKSPACE", "message": "the file contains NUL", "path": ""}
-    error = _without_nul(error)  # nothing the parser quotes may carry the NUL into storage
+    offset = text.index("\0")
+    line = text.count("\n", 0, offset) + 1
+    column = offset - text.rfind("\n", 0, offset)
+    message = "the file contains a NUL character, which YAML and JSON do not allow"
+    issue = ValidationIssue("", message, line=line, column=column)
     now = timezone.now()
     return ImportJob.objects.create(
         user=user if getattr(user, "pk", None) else None,
@@ -96,21 +94,10 @@ def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
         source_bytes=len(text.encode("utf-8", "surrogatepass")),
         status=ImportJob.Status.FAILED,
         phase="failed",
-        error=error,
+        error=WorkspaceImportError([issue]).as_dict()["error"],
         started_at=now,
         finished_at=now,
     )
-
-
-def _without_nul(value):
-    """``value`` with every NUL in its strings written as the four characters ``\\x00``."""
-    if isinstance(value, str):
-        return value.replace("\0", "\\x00")
-    if isinstance(value, dict):
-        return {key: _without_nul(entry) for key, entry in value.items()}
-    if isinstance(value, list):
-        return [_without_nul(entry) for entry in value]
-    return value
 
 
 def import_job_get(*, job_id) -> ImportJob | None:
