@@ -608,40 +608,34 @@ def profile_promote(
             raise NothingToChange(
                 f'profile "{target}" in "{to}" already has the budget and rules of "{profile_key}"'
             )
-        return change_request_create(
-            profile_key=target,
-            title=title,
-            description=description,
-            changes=changes,
-            user=user,
-            promoted_from=profile_key,
+        creates = None
+    else:
+        target = (
+            canonical_string(key)
+            if key is not None
+            else _promoted_key(profile_key, source.get("environment"), to)
         )
-    new_key = (
-        canonical_string(key)
-        if key is not None
-        else _promoted_key(profile_key, source.get("environment"), to)
-    )
-    try:
-        key_validator(new_key)
-    except Exception:
-        raise SafeChangeError("key: must be a profile key", path="key") from None
-    if Profile.objects.filter(key=new_key).exists():
-        raise SafeChangeError(
-            f'key: profile "{new_key}" already exists (in another environment); give "key"',
-            path="key",
-        )
-    creates = {
-        "key": new_key,
-        **({"name": source["name"]} if source.get("name") else {}),
-        "consumer": source["consumer"],
-        "objective": source["objective"],
-        "environment": to,
-    }
-    changes = {"budget": carried["budget"]}
-    if carried["rules"]:
-        changes["rules"] = carried["rules"]
+        try:
+            key_validator(target)
+        except Exception:
+            raise SafeChangeError("key: must be a profile key", path="key") from None
+        if Profile.objects.filter(key=target).exists():
+            raise SafeChangeError(
+                f'key: profile "{target}" already exists (in another environment); give "key"',
+                path="key",
+            )
+        creates = {
+            "key": target,
+            **({"name": source["name"]} if source.get("name") else {}),
+            "consumer": source["consumer"],
+            "objective": source["objective"],
+            "environment": to,
+        }
+        changes = {"budget": carried["budget"]}
+        if carried["rules"]:
+            changes["rules"] = carried["rules"]
     return change_request_create(
-        profile_key=new_key,
+        profile_key=target,
         title=title,
         description=description,
         changes=changes,
