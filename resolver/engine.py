@@ -250,7 +250,7 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
         # Dated items by instant descending (exact microseconds), undated last, then path.
         micros = index.recency_dates(_recency_field(rule)).micros[ranked]
         keys = np.where(micros == UNDATED, UNDATED, -micros)
-        ranked = ranked[np.argsort(keys, kind="stable")]
+        ranked = ranked[sorted_order(keys)]
     if beyond > 0:
         trace.beyond = ranked[rule.max_items :]
         trace.beyond_count = beyond
@@ -268,20 +268,47 @@ def rank_by_score(
     """Return the first ``needed`` of some items by score descending, then path.
 
     ``ranked`` is in path order, or else ``path_rank`` gives each item's position in path
-    order. Scores are non-negative floats, whose IEEE bit patterns order as the values do; a
-    stable sort of the integers is the faster sort. With ``needed`` below the length, only
-    the items scoring at least the ``needed``-th best score are sorted.
+    order. Scores are non-negative floats, whose IEEE bit patterns order as the values do,
+    so they are sorted as integers. With ``needed`` below the length, only the items scoring
+    at least the ``needed``-th best score are sorted.
     """
     keys = scores[ranked].view(np.int64)
     if needed < len(ranked) // 2:
         threshold = np.partition(keys, len(keys) - needed)[len(keys) - needed]
         inside = keys >= threshold
         ranked, keys = ranked[inside], keys[inside]
-    if path_rank is None:
-        order = np.argsort(-keys, kind="stable")
-    else:
-        order = np.lexsort((path_rank[ranked], -keys))
-    return ranked[order][:needed]
+    tie = None if path_rank is None else path_rank[ranked]
+    return ranked[sorted_order(-keys, tie)][:needed]
+
+
+def sorted_order(keys: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
+    """Return the positions of ``keys`` (integers) in ascending order, equal keys by ``tie``.
+
+    ``tie`` holds distinct non-negative integers (default: the positions, which makes this
+    a stable sort). The same order as a stable sort by ``(key, tie)``, about twice as fast:
+    an unstable sort of the keys alone, then a second sort of only the runs of equal keys,
+    by (run, tie) packed in one integer.
+    """
+    order = np.argsort(keys)
+    if len(order) < 2:
+        return order
+    ordered = keys[order]
+    same = ordered[1:] == ordered[:-1]
+    if not same.any():
+        return order
+    runs = np.empty(len(order), dtype=np.int64)
+    runs[0] = 0
+    np.cumsum(~same, out=runs[1:])
+    tied = np.zeros(len(order), dtype=bool)
+    tied[1:] = same
+    tied[:-1] |= same
+    at = np.flatnonzero(tied)
+    members = order[at]
+    ties = members if tie is None else tie[members]
+    # runs < len(order) and ties < 2**31 (positions or path ranks): the product fits.
+    packed = runs[at] * (int(ties.max()) + 1) + ties
+    order[at] = members[np.argsort(packed)]
+    return order
 
 
 def _fit_layer_tokens(trace: LayerTrace, ctx: Context, ranked: np.ndarray, limit: int) -> int:

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resolver import compile_workspace
+from resolver.engine import sorted_order
 from resolver.index import LayerIndex
 from resolver.text import query_terms, tokenize
 from resolver.validation import build_workspace
@@ -148,3 +149,21 @@ def test_matched_terms__any_query_length__the_query_terms_each_item_contains(
     for record in listed:
         tokens = set(tokenize(documents[record["item"]]))
         assert record["matchedTerms"] == [term for term in terms if term in tokens]
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(-3, 3) | st.integers(-(2**62), 2**62), max_size=80),
+    st.booleans(),
+    st.randoms(use_true_random=False),
+)
+def test_sorted_order__keys_with_ties__the_order_of_a_stable_sort_by_key_then_tie(
+    keys, own_tie, random
+):
+    keys = np.array(keys, dtype=np.int64)
+    if own_tie:
+        tie = np.array(random.sample(range(3 * len(keys) + 1), len(keys)), dtype=np.int64)
+        expected = np.lexsort((tie, keys))
+    else:
+        tie, expected = None, np.argsort(keys, kind="stable")
+    assert sorted_order(keys, tie).tolist() == expected.tolist()
