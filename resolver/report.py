@@ -11,6 +11,7 @@ Both forms come from the same functions below, which take the lists from a ``Lis
 import json
 from dataclasses import dataclass
 from itertools import chain
+from json.encoder import encode_basestring
 
 import numpy as np
 
@@ -71,6 +72,16 @@ class Lists:
         """Return the element of a record built for this resolution alone."""
         return record
 
+    def unit(self, path: str, score, matched: list, date, not_current):
+        """Return the materialized record of a unit built for this resolution alone."""
+        return {
+            "item": path,
+            "score": score,
+            "matchedTerms": matched,
+            "date": date,
+            "notCurrent": not_current,
+        }
+
     def finish(self, parts: list[list]):
         """Return the value in the resolution of the list made of these parts, in order."""
         if len(parts) == 1:
@@ -98,6 +109,17 @@ class EncodedLists(Lists):
 
     def element(self, record: dict) -> bytes:
         return json_fragment(record)
+
+    def unit(self, path: str, score, matched: list, date, not_current) -> bytes:
+        # json_fragment(Lists.unit(...)) written directly: the encoder's own string escape,
+        # floats as the encoder writes them (float.__repr__).
+        text = encode_basestring
+        return (
+            f'{{"item":{text(path)},"score":{"null" if score is None else float.__repr__(score)}'
+            f',"matchedTerms":[{",".join(map(text, matched))}]'
+            f',"date":{"null" if date is None else text(date)}'
+            f',"notCurrent":{"null" if not_current is None else text(not_current)}}},'
+        ).encode()
 
     def finish(self, parts: list[list]):
         parts = [part for part in parts if part]
@@ -366,14 +388,12 @@ def materialized_items(trace, ctx, units: np.ndarray, lists: Lists = PLAIN):
     for position, i, score in zip(positions, chosen.tolist(), unit_scores, strict=True):
         flagged = warning(trace, ctx, i)
         hit = scores is not None and bool(trace.hit[i])
-        records[position] = lists.element(
-            {
-                "item": index.paths[i],
-                "score": None if score is None else round(score, 6),
-                "matchedTerms": matched.pop() if hit else [],
-                "date": days[i],
-                "notCurrent": flagged[0] if flagged else None,
-            }
+        records[position] = lists.unit(
+            index.paths[i],
+            None if score is None else round(score, 6),
+            matched.pop() if hit else [],
+            days[i],
+            flagged[0] if flagged else None,
         )
     return lists.finish([records])
 
