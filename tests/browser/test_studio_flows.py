@@ -111,8 +111,9 @@ def test_unsaved_edits__leaving__browser_asks_and_edited_cells_are_marked(signed
         dialog.dismiss()
 
     page.on("dialog", stay)
-    page.get_by_role("link", name="Consumers").click()
-    page.wait_for_timeout(500)
+    # Wait for the question itself (a fixed pause was too short on a busy machine).
+    with page.expect_event("dialog", timeout=10_000):
+        page.get_by_role("link", name="Consumers").click()
 
     assert dialogs == ["beforeunload"]
     assert "/profiles/support-answer/" in page.url
