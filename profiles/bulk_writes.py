@@ -5,7 +5,9 @@ lets Django compile a parameter for every value: at 50,000 items that was most o
 Here rows are plain values and the history records are written next to them with the same
 content django-simple-history gives them (every tracked field, ``history_type`` "+" or "~",
 the date, the user, no change reason). On PostgreSQL both go through ``COPY``; elsewhere
-through ``executemany``. Primary keys are taken before the insert (the sequence on
+through ``executemany``. Deletions of many items likewise: their history records ("-") in
+one write, then one ``DELETE`` per batch of ids, instead of a history ``INSERT`` per row from
+django-simple-history's delete signal. Primary keys are taken before the insert (the sequence on
 PostgreSQL), so the history rows name their rows without reading them back.
 
 Call inside the write's transaction, under the writers' lock. No model ``save()``, no
@@ -19,6 +21,9 @@ from operator import itemgetter
 from typing import Any
 
 from django.db import connection, models
+
+# Ids per DELETE (and per read of the deleted rows): under SQLite's limit of variables.
+DELETE_BATCH = 900
 
 
 class BulkWriter:
@@ -69,6 +74,30 @@ class BulkWriter:
         _as_stored(model, records)
         _update(model, [*fields, *(name for name in stamps if name not in fields)], records)
         self._history(model, records, "~")
+
+    def delete(self, model, ids: Sequence[int]) -> int:
+        """Delete the rows ``ids`` with their history records ("-", the values as stored);
+        return how many were deleted.
+
+        For rows that nothing references but history (items): no cascade, no signal.
+        """
+        referencing = [
+            relation
+            for relation in model._meta.related_objects
+            if relation.on_delete is not models.DO_NOTHING
+        ]
+        if referencing:
+            raise ValueError(f"{model.__name__} rows are referenced: delete them with the ORM")
+        tracked = [field.attname for field in model.history.model.tracked_fields]
+        deleted = 0
+        for start in range(0, len(ids), DELETE_BATCH):
+            batch = list(ids[start : start + DELETE_BATCH])
+            rows = model._base_manager.filter(pk__in=batch).order_by("pk").values(*tracked)
+            records = list(rows)
+            _as_stored(model, records)
+            self._history(model, records, "-")
+            deleted += _delete(model, batch)
+        return deleted
 
     def _history(self, model, records: list[dict], history_type: str) -> None:
         """Record the rows as django-simple-history would (``records`` as stored)."""
@@ -170,6 +199,17 @@ def _insert(model, names: Sequence[str], rows: Sequence) -> None:
         else:
             marks = ", ".join(["%s"] * len(names))
             cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+
+
+def _delete(model, ids: list[int]) -> int:
+    table = connection.ops.quote_name(model._meta.db_table)
+    with connection.cursor() as cursor:
+        if _postgresql():
+            cursor.execute(f"DELETE FROM {table} WHERE id = ANY(%s)", [ids])
+        else:
+            marks = ", ".join(["%s"] * len(ids))
+            cursor.execute(f"DELETE FROM {table} WHERE id IN ({marks})", ids)
+        return cursor.rowcount
 
 
 def _update(model, names: Sequence[str], records: list[dict]) -> None:

@@ -5,8 +5,10 @@ gets them in the same transaction. Every write bumps the layer's content token.
 """
 
 from django.db import IntegrityError
+from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
+from profiles.bulk_writes import BulkWriter
 from profiles.concurrency import check_if_match, layer_etag, workspace_write
 from profiles.mappers import map_item_values, map_layer_to_resolver, map_layer_values
 from profiles.models import Item, Layer, Rule, new_token
@@ -83,5 +85,8 @@ def layer_delete(*, key: str, user=None, if_match: str | None = None) -> None:
         users = sorted(Rule.objects.filter(layer=layer).values_list("profile__key", flat=True))
         if users:
             raise Conflict(f'layer "{key}" has rules in profiles: ' + ", ".join(users))
+        # The items first, in bulk with their history: the cascade would record each alone.
+        items = layer.items.order_by("pk").values_list("pk", flat=True)
+        BulkWriter(user=author(user), now=timezone.now()).delete(Item, list(items))
         delete_row(layer, user=user)
         workspace_changed()

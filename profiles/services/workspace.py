@@ -464,7 +464,12 @@ def _synchronize(stored, target: dict, *, writer: BulkWriter, summary: ImportSum
     # Deletions first, so a removed profile never blocks a new one with its selection.
     summary.name_deletions(stored, target)
     _delete(Profile.objects.exclude(key__in=profile_keys).order_by("pk"), "profiles", summary)
-    _delete(Layer.objects.exclude(key__in=layer_keys).order_by("pk"), "layers", summary)
+    gone_layers = Layer.objects.exclude(key__in=layer_keys)
+    gone_items = (
+        Item.objects.filter(layer__in=gone_layers).order_by("pk").values_list("pk", flat=True)
+    )
+    summary.add("items", "deleted", writer.delete(Item, list(gone_items)))
+    _delete(gone_layers.order_by("pk"), "layers", summary)
 
     consumer_ids = _upsert(
         Consumer,
@@ -503,7 +508,7 @@ def _synchronize(stored, target: dict, *, writer: BulkWriter, summary: ImportSum
             else:
                 stale_item_ids.append(item.id)
                 changed_layers.add(layer.key)
-    _delete(Item.objects.filter(pk__in=stale_item_ids).order_by("pk"), "items", summary)
+    summary.add("items", "deleted", writer.delete(Item, stale_item_ids))
     items_wanted = []
     for layer_values, items in layers_wanted:
         layer_key = layer_values["key"]

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from profiles.bulk_writes import BulkWriter
 from profiles.models import Consumer, Item, Layer, Profile, Rule
-from profiles.services import item_create, workspace_import
+from profiles.services import item_create, layer_delete, workspace_import
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -127,3 +127,92 @@ def test_bulk_writer__row_the_database_refuses__raises_djangos_integrity_error()
         writer.create(Item, [row])
 
     assert Item.objects.count() == 2
+
+
+def without(document: dict, *, layers=(), paths=()) -> dict:
+    """Return the document without the given layers (and their rules) and item paths."""
+    return {
+        **document,
+        "layers": [
+            {**layer, "items": [item for item in layer["items"] if item["path"] not in paths]}
+            for layer in document["layers"]
+            if layer["key"] not in layers
+        ],
+        "profiles": [
+            {
+                **profile,
+                "rules": {k: v for k, v in profile["rules"].items() if k not in layers},
+            }
+            for profile in document["profiles"]
+        ],
+    }
+
+
+def test_workspace_import__replace_deleting_items_and_a_layer__one_record_each_as_they_were(
+    author,
+):
+    document = small_workspace(layers=3, items=5)
+    workspace_import(document=document)
+    before = rows_by_id(Item)
+    dropped = ("docs/item-0001.md", "docs/item-0003.md")
+    gone = {
+        row_id
+        for row_id, row in before.items()
+        if row["layer_id"] == Layer.objects.get(key="layer-002").pk
+        or Item.objects.get(pk=row_id).path in dropped
+    }
+
+    summary = workspace_import(
+        document=without(document, layers=("layer-002",), paths=dropped),
+        mode="replace",
+        user=author,
+    )
+
+    assert summary.counts["items"]["deleted"] == len(gone) == 5 + 2 * 2
+    assert set(rows_by_id(Item)) == set(before) - gone
+    deleted = history_by_id(Item, "-")
+    assert set(deleted) == gone
+    for row_id, record in deleted.items():
+        assert {name: record[name] for name in tracked(Item)} == before[row_id]
+        assert record["history_user_id"] == author.pk
+        assert record["history_change_reason"] is None
+
+
+@pytest.mark.parametrize("items", [3, 60])
+def test_workspace_import__replace_deleting_a_layer__queries_do_not_grow_with_its_items(
+    items, django_assert_max_num_queries
+):
+    document = small_workspace(layers=2, items=items)
+    workspace_import(document=document)
+
+    # 60 items cost what 3 do: the items go in one read, one history write and one delete.
+    with django_assert_max_num_queries(40):
+        summary = workspace_import(
+            document=without(document, layers=("layer-001",)), mode="replace"
+        )
+
+    assert summary.counts["items"]["deleted"] == items
+    assert not Item.objects.filter(layer__key="layer-001").exists()
+    assert Item.history.filter(history_type="-").count() == items
+
+
+@pytest.mark.parametrize("items", [3, 60])
+def test_layer_delete__many_items__a_record_each_in_queries_that_do_not_grow(
+    items, author, django_assert_max_num_queries
+):
+    workspace_import(document=small_workspace(layers=2, items=items))
+    before = {
+        row_id: row
+        for row_id, row in rows_by_id(Item).items()
+        if row["layer_id"] == Layer.objects.get(key="layer-001").pk
+    }
+
+    with django_assert_max_num_queries(30):
+        layer_delete(key="layer-001", user=author)
+
+    deleted = history_by_id(Item, "-")
+    assert set(deleted) == set(before) and len(before) == items
+    for row_id, record in deleted.items():
+        assert {name: record[name] for name in tracked(Item)} == before[row_id]
+        assert record["history_user_id"] == author.pk
+    assert Layer.history.filter(history_type="-").count() == 1
