@@ -202,12 +202,20 @@ def _layer_entry(document, layer: str) -> tuple[dict, str]:
 
 
 def _in_file(issue: ValidationIssue, position: int, file_prefix: str) -> ValidationIssue:
-    """Name an issue of the imported layer at its path in the file."""
+    """Name an issue of the imported layer at its path in the file (in its message too)."""
+
+    def in_file(rest: str) -> str:
+        return ".".join(part for part in (file_prefix, rest) if part)
+
+    message = re.sub(
+        rf"(?<![\w.\]])layers\[{position}\](?:\.(items\[\d+\]))?",
+        lambda found: in_file(found.group(1) or "") or "the layer",
+        issue.message,
+    )
     match = re.match(rf"^layers\[{position}\](\.|$)", issue.path)
     if match is None:
-        return ValidationIssue(issue.path, f"{issue.message} (in the stored workspace)")
-    rest = issue.path[match.end() :]
-    return ValidationIssue(".".join(part for part in (file_prefix, rest) if part), issue.message)
+        return ValidationIssue(issue.path, f"{message} (in the stored workspace)", stored=True)
+    return ValidationIssue(in_file(issue.path[match.end() :]), message)
 
 
 def import_job_document(job: ImportJob, *, url: str) -> dict:

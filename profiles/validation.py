@@ -62,11 +62,6 @@ class WorkspaceValidationError(Exception):
         }
 
 
-# What the import adds to the message of an issue that is not in the file but in the stored
-# workspace the file merges into (services.workspace and imports word them).
-_NOT_IN_THE_FILE = ("(in the stored workspace)", "(conflicts with stored ")
-
-
 def issues_in_text(issues: list[ValidationIssue], *, text: str) -> list[ValidationIssue]:
     """Return import issues with the entry each concerns and its line and column in ``text``.
 
@@ -74,11 +69,7 @@ def issues_in_text(issues: list[ValidationIssue], *, text: str) -> list[Validati
     workspace, not the file, is left as it is: its path is not one of the file's.
     """
     issues = list(issues)
-    in_file = [
-        position
-        for position, issue in enumerate(issues)
-        if issue.path and not any(words in issue.message for words in _NOT_IN_THE_FILE)
-    ]
+    in_file = [position for position, issue in enumerate(issues) if issue.path and not issue.stored]
     if in_file:
         located = locate_issues(text, [issues[position] for position in in_file])
         for position, issue in zip(in_file, located, strict=True):

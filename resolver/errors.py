@@ -15,7 +15,9 @@ class ValidationIssue:
     a text (an import, ``validate``) may also say which entry it concerns (``entry``: ``rule
     support-answer/tickets``) and where the value is written: ``line`` and ``column``
     (1-based) and, when the path goes through a YAML alias, the alias's ``alias_line`` and
-    ``alias_column`` (``resolver.locations.locate_issues`` fills them in).
+    ``alias_column`` (``resolver.locations.locate_issues`` fills them in). ``stored`` marks an
+    issue of the stored workspace an import merges into, not of the file: its path is not
+    one of the file's, so it is never located in the file's text.
     """
 
     path: str
@@ -25,6 +27,7 @@ class ValidationIssue:
     column: int | None = None
     alias_line: int | None = None
     alias_column: int | None = None
+    stored: bool = False
 
     def __str__(self) -> str:
         text = f"{self.path}: {self.message}" if self.path else self.message

@@ -346,30 +346,48 @@ def _merge_items(stored_items: list, incoming_layer: dict) -> tuple[dict, list]:
     return {**incoming_layer, "items": items}, item_origins
 
 
-_TOP_PATH = re.compile(r"^(consumers|layers|profiles)\[(\d+)\](?:\.items\[(\d+)\])?")
+_PATH = r"(consumers|layers|profiles)\[(\d+)\](?:\.items\[(\d+)\])?"
+_TOP_PATH = re.compile("^" + _PATH)
+# A path of the merged document named inside a message ("first at layers[3]").
+_PATH_IN_MESSAGE = re.compile(r"(?<![\w.\]])" + _PATH)
+
+
+def _in_file(match: re.Match, origins: dict) -> tuple[str | None, str]:
+    """Return the file's path for a path of the merged document, or None and words naming
+    the stored row it is."""
+    section, index, item_index = match.group(1), int(match.group(2)), match.group(3)
+    kind, where = origins[section][index]
+    if item_index is None:
+        if kind == "file":
+            return f"{section}[{where}]", ""
+        return None, f"stored {section[:-1]} {where}"
+    item_origins = origins.get(f"items:{index}")
+    item_kind, item_where = (
+        item_origins[int(item_index)] if item_origins else (kind, int(item_index))
+    )
+    if kind == "file" and item_kind == "file":
+        return f"{section}[{where}].items[{item_where}]", ""
+    return None, f"stored item {item_where}" if item_kind == "stored" else "stored item"
 
 
 def _issue_in_file(issue: ValidationIssue, origins: dict) -> ValidationIssue:
-    """Translate a path of the merged document into the file's path (or name the stored row)."""
+    """Translate a path of the merged document into the file's path (or name the stored row),
+    in the issue's path and in its message."""
+
+    def translated(match: re.Match) -> str:
+        path, words = _in_file(match, origins)
+        return path if path is not None else words
+
+    message = _PATH_IN_MESSAGE.sub(translated, issue.message)
     match = _TOP_PATH.match(issue.path)
     if not match:
-        return issue
-    section, index, item_index = match.group(1), int(match.group(2)), match.group(3)
-    kind, where = origins[section][index]
-    rest = issue.path[match.end() :]
-    if item_index is not None:
-        item_origins = origins.get(f"items:{index}")
-        item_kind, item_where = (
-            item_origins[int(item_index)] if item_origins else (kind, int(item_index))
-        )
-        if kind == "file" and item_kind == "file":
-            return ValidationIssue(f"{section}[{where}].items[{item_where}]{rest}", issue.message)
-        return ValidationIssue(issue.path, f"{issue.message} (in the stored workspace)")
-    if kind == "file":
-        return ValidationIssue(f"{section}[{where}]{rest}", issue.message)
-    return ValidationIssue(
-        issue.path, f"{issue.message} (conflicts with stored {section[:-1]} {where})"
-    )
+        return ValidationIssue(issue.path, message)
+    path, words = _in_file(match, origins)
+    if path is not None:
+        return ValidationIssue(path + issue.path[match.end() :], message)
+    if match.group(3) is not None:
+        return ValidationIssue(issue.path, f"{message} (in the stored workspace)", stored=True)
+    return ValidationIssue(issue.path, f"{message} (conflicts with {words})", stored=True)
 
 
 def _upsert(

@@ -253,3 +253,16 @@ def test_import_job__polled_while_queued__does_not_read_the_uploaded_source(edit
     job_reads = [query["sql"] for query in queries if "profiles_importjob" in query["sql"]]
     assert job_reads
     assert not any('"source"' in sql for sql in job_reads)
+
+
+def test_import__one_layer_document_with_a_duplicate_path__the_message_names_the_files_paths(
+    small, editor_client
+):
+    document = layer_document("layer-002", ["same.md", "other.md", "same.md"])
+
+    job = job_of(editor_client, post_import(editor_client, document, "?layer=layer-002"))
+
+    assert job["status"] == "failed"
+    assert job["error"]["path"] == "items[2].path"
+    assert 'duplicate path "same.md" (first at items[0])' in job["error"]["message"]
+    assert "layers[" not in job["error"]["message"]

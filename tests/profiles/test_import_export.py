@@ -14,6 +14,7 @@ from profiles.services import (
 )
 from profiles.validation import issues_in_text
 from resolver import RequestError, ValidationIssue, resolve
+from resolver.documents import dump_yaml
 from tests.profiles.conftest import (
     INVALID_WORKSPACE_CASES,
     WORKSPACE_CASES,
@@ -322,11 +323,49 @@ def test_issues_in_text__issue_about_the_stored_workspace__gets_no_line_from_the
     text = "profiles:\n- key: answer\n  budget: -1\n"
     issues = [
         ValidationIssue("profiles[0].budget", "must be at least 1"),
-        ValidationIssue("profiles[0].budget", "must be at least 1 (in the stored workspace)"),
-        ValidationIssue("profiles[0]", "clashes (conflicts with stored profile other)"),
+        ValidationIssue(
+            "profiles[0].budget", "must be at least 1 (in the stored workspace)", stored=True
+        ),
+        ValidationIssue(
+            "profiles[0]", "clashes (conflicts with stored profile other)", stored=True
+        ),
     ]
 
     in_file, stored, conflict = issues_in_text(issues, text=text)
 
     assert (in_file.entry, in_file.line, in_file.column) == ("profile answer", 3, 11)
     assert (stored, conflict) == (issues[1], issues[2])
+
+
+def test_workspace_import__merge_errors__name_the_files_paths_or_the_stored_rows():
+    stored = small_workspace(layers=2, items=2, profiles=1)
+    workspace_import(document=stored)
+    profile = stored["profiles"][0]
+    text = dump_yaml(
+        {
+            "layers": [
+                {"key": "fresh", "items": [{"path": "a.md"}, {"path": "b.md"}, {"path": "a.md"}]}
+            ],
+            "profiles": [
+                {
+                    "key": "clash",
+                    "consumer": profile["consumer"],
+                    "objective": profile["objective"],
+                    "budget": 100,
+                }
+            ],
+        }
+    )
+
+    with pytest.raises(WorkspaceImportError) as caught:
+        workspace_import(text=text)
+
+    messages = {issue.path: issue.message for issue in caught.value.issues}
+    # The stored workspace has two layers and one profile before the file's: the paths in
+    # the messages are the file's (layers[0]), or name the stored row.
+    assert messages["layers[0].items[2].path"] == (
+        'duplicate path "a.md" (first at layers[0].items[0])'
+    )
+    assert messages["profiles[0]"].startswith(
+        f"another profile (stored profile {profile['key']}) already has consumer"
+    )
