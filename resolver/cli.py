@@ -127,6 +127,19 @@ def _print_bytes(data: bytes) -> None:
     buffer.flush()
 
 
+def _compiled(text: str):
+    """Compile the workspace text; an invalid entry's error also says where it is written
+    (its entry, line and column), as ``validate`` does."""
+    document = load_document(text)
+    try:
+        return compile_workspace(document)
+    except WorkspaceError as exc:
+        where = locate_issues(text, exc.issues[:1])[0].where if exc.issues else ""
+        if not where:
+            raise
+        raise WorkspaceError(f"{exc.message} ({where})", path=exc.path, issues=exc.issues) from None
+
+
 def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
@@ -146,7 +159,7 @@ def main(argv=None) -> int:
             print("ok")
             return EXIT_OK
         # When both are bad, the workspace's error is the one reported (SPEC §3).
-        workspace = compile_workspace(load_document(text))
+        workspace = _compiled(text)
         request = build_request(args)
         if args.command == "resolve" and args.pretty:
             _print_json(workspace.resolve(request), pretty=True)

@@ -285,6 +285,26 @@ def test_resolve__invalid_workspace__prints_the_error_with_its_path_and_exits_2(
     assert "profiles[0].rules.kb.mode" in error["message"]
 
 
+def test_resolve__invalid_yaml_workspace__the_message_gives_the_entry_line_and_column(tmp_path):
+    path = tmp_path / "workspace.yaml"
+    document = json.loads(json.dumps(WORKSPACE))
+    document["profiles"][0]["budget"] = -1
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    line = next(
+        number
+        for number, text in enumerate(path.read_text().splitlines(), start=1)
+        if text.strip() == "budget: -1"
+    )
+
+    for command in ("resolve", "render"):
+        error = error_of(run_cli(command, path, "--request", json.dumps(REQUEST)))
+
+        assert error["code"] == "INVALID_WORKSPACE"
+        assert error["path"] == "profiles[0].budget"
+        profile = document["profiles"][0]["key"]
+        assert error["message"].endswith(f"(profile {profile}, line {line}, column 11)")
+
+
 def test_resolve__workspace_that_is_not_yaml__is_an_invalid_workspace(tmp_path):
     path = tmp_path / "workspace.yaml"
     path.write_text("layers: [unclosed\n  - {\n")
