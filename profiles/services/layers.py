@@ -6,7 +6,6 @@ gets them in the same transaction. Every write bumps the layer's content token.
 
 from django.db import IntegrityError
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from profiles.bulk_writes import BulkWriter
 from profiles.concurrency import check_if_match, layer_etag, workspace_write
@@ -25,8 +24,6 @@ from profiles.services.writing import (
 )
 from profiles.validation import validate_layer
 
-BATCH_SIZE = 500
-
 
 def layer_create(*, document: dict, user=None) -> Layer:
     """Create a layer (with the items its entry gives); raise ``EntryInvalid`` or ``Conflict``."""
@@ -36,14 +33,12 @@ def layer_create(*, document: dict, user=None) -> Layer:
             raise_if_invalid(validate_layer(document), layer)
             assign(layer, map_layer_values(document))
             save_row(layer, user=user)
-            items = [
-                Item(layer=layer, position=position, **map_item_values(item))
+            # The items as an import writes them: rows and history records in bulk.
+            rows = [
+                {**map_item_values(item), "layer_id": layer.pk, "position": position}
                 for position, item in enumerate(document.get("items") or [])
             ]
-            if items:
-                bulk_create_with_history(
-                    items, Item, batch_size=BATCH_SIZE, default_user=author(user)
-                )
+            BulkWriter(user=author(user), now=timezone.now()).create(Item, rows)
             workspace_changed()
     except IntegrityError as exc:
         raise conflict_for(layer) from exc

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from profiles.bulk_writes import BulkWriter
 from profiles.models import Consumer, Item, Layer, Profile, Rule
-from profiles.services import item_create, layer_delete, workspace_import
+from profiles.services import item_create, layer_create, layer_delete, workspace_import
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -216,3 +216,29 @@ def test_layer_delete__many_items__a_record_each_in_queries_that_do_not_grow(
         assert {name: record[name] for name in tracked(Item)} == before[row_id]
         assert record["history_user_id"] == author.pk
     assert Layer.history.filter(history_type="-").count() == 1
+
+
+@pytest.mark.parametrize("items", [2, 60])
+def test_layer_create__with_items__a_record_each_in_queries_that_do_not_grow(
+    items, author, django_assert_max_num_queries
+):
+    workspace_import(document=small_workspace(layers=1, items=1))
+    document = {
+        "key": "fresh",
+        "items": [
+            {"path": f"fresh/{n}.md", "title": f"T{n}", "metadata": {"n": n}} for n in range(items)
+        ],
+    }
+
+    with django_assert_max_num_queries(25):
+        layer = layer_create(document=document, user=author)
+
+    rows = {row_id: row for row_id, row in rows_by_id(Item).items() if row["layer_id"] == layer.pk}
+    created = history_by_id(Item, "+")
+    assert len(rows) == items
+    assert [row["metadata"] for row in sorted(rows.values(), key=lambda r: r["position"])] == [
+        {"n": n} for n in range(items)
+    ]
+    for row_id, row in rows.items():
+        assert {name: created[row_id][name] for name in tracked(Item)} == row
+        assert created[row_id]["history_user_id"] == author.pk
