@@ -194,3 +194,26 @@ def test_shared_link__opened_by_a_reviewer__same_sample_input(signed_in, live_se
     page.goto(live_server.url + link)
 
     expect(page.get_by_label("customer_id", exact=True)).to_have_value("C-9")
+
+
+def test_live_preview__a_submit_button_has_focus__the_preview_still_goes_to_the_preview(
+    signed_in, live_server
+):
+    # htmx sends a form's own request to the formaction of the submit button last focused:
+    # the live preview must not become a Load (or a Save, or a Discard) when an edit is
+    # followed by a focus on one of those buttons within the preview's 300 ms delay.
+    page = signed_in
+    editor(page, live_server)
+
+    def posted(request):
+        return request.method == "POST" and "/profiles/support-answer/" in request.url
+
+    with page.expect_request(posted) as sent:
+        page.get_by_label("tickets maxItems", exact=True).fill("7")
+        page.locator("#load-scenario").focus()
+
+    assert sent.value.url.endswith("/profiles/support-answer/preview/")
+    expect(page.locator("#preview-status")).to_be_visible()
+    expect(page.locator("#scenario-state")).to_have_count(1)
+    expect(page.locator("#load-scenario")).to_have_count(1)
+    assert page.evaluate("window.__sameDocument === true")
