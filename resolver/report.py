@@ -23,7 +23,6 @@ from resolver.index import (
     UNDATED,
     UNKNOWN_FLAG,
     compact_json,
-    json_fragment,
 )
 from resolver.text import estimate
 from resolver.trace import admitted_overflow, warning
@@ -68,10 +67,6 @@ class Lists:
         """Return the elements of the records ``key`` of some items, in their order."""
         return index.gather(key, indices)
 
-    def element(self, record: dict):
-        """Return the element of a record built for this resolution alone."""
-        return record
-
     def unit(self, path: str, score, matched: list, date, not_current):
         """Return the materialized record of a unit built for this resolution alone."""
         return {
@@ -106,9 +101,6 @@ class EncodedLists(Lists):
 
     def gather(self, index, key: tuple, indices: np.ndarray) -> list:
         return index.gather(("json", *key), indices)
-
-    def element(self, record: dict) -> bytes:
-        return json_fragment(record)
 
     def unit(self, path: str, score, matched: list, date, not_current) -> bytes:
         # json_fragment(Lists.unit(...)) written directly: the encoder's own string escape,
