@@ -16,16 +16,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from profiles import cache
-from profiles.environments import SafeChangeError, environment_get
-from profiles.impact import impact_summary, profile_impact
+from profiles.concurrency import PreconditionFailed, check_if_match, profile_etag
+from profiles.environments import SafeChangeError
+from profiles.impact import profile_impact
 from profiles.mappers import canonical_string
 from profiles.models import (
     ChangeRequest,
     ChangeRequestApproval,
+    Environment,
     Profile,
     ProfileVersion,
     key_validator,
 )
+from profiles.permissions import WRITE_RULES, users_who_can
 from profiles.validation import rules_merged, validate_profile
 from profiles.versions import (
     RULE_DOCUMENT_FIELDS,
@@ -37,9 +40,12 @@ from profiles.versions import (
     versioned_write,
 )
 from resolver import ValidationIssue, WorkspaceError
+from resolver.validation import TEXT_RULE_MESSAGE, violates_text_rule
 
 CHANGE_FIELDS = ("name", "description", "budget", "rules")
 TITLE_MAX_LENGTH = 200
+# A review's description is prose, not material: ten thousand characters are pages of it.
+DESCRIPTION_MAX_LENGTH = 10_000
 
 # --- errors ------------------------------------------------------------------------------
 
@@ -104,6 +110,32 @@ class StaleChangeRequest(SafeChangeError):
 
 class NothingToChange(SafeChangeError):
     path = "changes"
+
+
+class ChangeRequestChanged(PreconditionFailed):
+    """The request was edited or rebased after the reviewer read it (stale ``If-Match``)."""
+
+    def __init__(self, change_request: ChangeRequest):
+        super().__init__(change_request_etag(change_request))
+        self.args = (
+            f"change request #{change_request.pk} changed since you read it (it is at revision "
+            f"{change_request.revision}): review it again, then approve",
+        )
+
+
+class RevisionRequired(SafeChangeError):
+    """An approval that names no revision would approve whatever the request holds now."""
+
+    status_code = 428
+    code = "PRECONDITION_REQUIRED"
+    path = "If-Match"
+
+    def __init__(self, change_request: ChangeRequest):
+        super().__init__(
+            f"send the ETag of change request #{change_request.pk} as If-Match: an approval "
+            "approves the revision you reviewed",
+            etag=change_request_etag(change_request),
+        )
 
 
 # --- the changes -------------------------------------------------------------------------
@@ -260,12 +292,79 @@ def draft_impact(*, profile_key: str, changes) -> list[dict]:
 # --- reading -----------------------------------------------------------------------------
 
 
+def change_request_etag(change_request: ChangeRequest) -> str:
+    """Return the ETag of what a reviewer reads: the request at its revision."""
+    return f'"cr{change_request.pk}.{change_request.revision}"'
+
+
+def change_request_environments(change_requests) -> dict[int, str | None]:
+    """Return, per request, the environment of its profile now (one query).
+
+    The profile may have moved since the request was opened; a request that creates a
+    profile creates it in ``creates.environment``; a deleted profile keeps the environment it
+    had.
+    """
+    keys = {cr.profile_key for cr in change_requests if cr.creates is None}
+    current = dict(Profile.objects.filter(key__in=keys).values_list("key", "environment"))
+    return {
+        cr.pk: (
+            cr.creates.get("environment")
+            if cr.creates is not None
+            else current.get(cr.profile_key, cr.environment)
+        )
+        for cr in change_requests
+    }
+
+
+def _approvals_of(environments: set[str | None]) -> dict[str | None, int]:
+    keys = environments - {None}
+    configured = dict(Environment.objects.filter(key__in=keys).values_list("key", "approvals"))
+    return {key: configured.get(key, 1) for key in environments}
+
+
 def approvals_required(change_request: ChangeRequest) -> int:
-    """Return how many approvals the request's environment asks for (1 by default)."""
-    settings = (
-        environment_get(key=change_request.environment) if change_request.environment else None
-    )
-    return 1 if settings is None else settings.approvals
+    """Return how many approvals the request needs now: those of the environment its profile
+    is in at this moment, not the one it was in when the request was opened."""
+    environment = change_request_environments([change_request])[change_request.pk]
+    return _approvals_of({environment})[environment]
+
+
+def approvals_counted(approvals) -> set[int]:
+    """Return the ids of the approvals that count now (one query): by a user who may still
+    review (active, with WRITE_RULES), not the author, of the request's current revision.
+
+    ``approvals``: ``(change request, approval)`` pairs.
+    """
+    approvals = list(approvals)
+    allowed = users_who_can(WRITE_RULES, {approval.user_id for _, approval in approvals})
+    return {
+        approval.pk
+        for change_request, approval in approvals
+        if approval.user_id in allowed
+        and approval.user_id != change_request.author_id
+        and approval.revision == change_request.revision
+    }
+
+
+class ChangeRequestStanding:
+    """Where requests stand now: their profile's environment, the approvals it asks for and
+    the approvals that count (three queries for any number of requests, approvals prefetched
+    as ``change_request_list`` does)."""
+
+    def __init__(self, change_requests):
+        change_requests = list(change_requests)
+        self.environments = change_request_environments(change_requests)
+        required = _approvals_of(set(self.environments.values()))
+        self.required = {pk: required[key] for pk, key in self.environments.items()}
+        self.counted = approvals_counted(
+            (change_request, approval)
+            for change_request in change_requests
+            for approval in change_request.approvals.all()
+        )
+
+    def counted_for(self, change_request: ChangeRequest) -> list[ChangeRequestApproval]:
+        """Return the request's approvals that count now."""
+        return [a for a in change_request.approvals.all() if a.pk in self.counted]
 
 
 def change_request_get(*, pk: int, lock: bool = False) -> ChangeRequest:
@@ -323,14 +422,22 @@ def change_request_diff(change_request: ChangeRequest) -> list[dict]:
 
 
 def _clean_title(title, description) -> tuple[str, str]:
+    """Return the stripped title and the description; raise naming the field that breaks
+    the text rule of SPEC §2.2 or its length."""
     if not isinstance(title, str) or not title.strip():
         raise SafeChangeError("title: is required", path="title")
-    if len(title) > TITLE_MAX_LENGTH:
-        raise SafeChangeError(f"title: must be at most {TITLE_MAX_LENGTH} characters", path="title")
     if description is None:
         description = ""
     if not isinstance(description, str):
         raise SafeChangeError("description: must be a string", path="description")
+    for name, value, limit in (
+        ("title", title, TITLE_MAX_LENGTH),
+        ("description", description, DESCRIPTION_MAX_LENGTH),
+    ):
+        if violates_text_rule(value):
+            raise SafeChangeError(f"{name}: {TEXT_RULE_MESSAGE}", path=name)
+        if len(value) > limit:
+            raise SafeChangeError(f"{name}: must be at most {limit:,} characters", path=name)
     return title.strip(), description
 
 
@@ -343,12 +450,16 @@ def change_request_create(
     description="",
     creates: dict | None = None,
     promoted_from: str | None = None,
+    if_match: str | None = None,
 ) -> ChangeRequest:
     """Open a change request of an existing profile (or, with ``creates``, of a new one).
 
     Validates the changes as a direct write is validated (ChangesInvalid, with paths such as
     ``changes.rules.kb.mode``) and computes their impact on every saved scenario. Raises
-    ``Profile.DoesNotExist`` for an unknown profile.
+    ``Profile.DoesNotExist`` for an unknown profile, and ``PreconditionFailed`` when
+    ``if_match`` (the profile's ETag the changes were written against, e.g. the editor page's)
+    is no longer the profile's: changes computed against an older version would revert
+    whatever was saved since.
     """
     title, description = _clean_title(title, description)
     snapshot = cache.workspace_get()
@@ -356,6 +467,9 @@ def change_request_create(
         base_document = profile_documents_get([profile_key]).get(profile_key)
         if base_document is None:
             raise Profile.DoesNotExist(profile_key)
+        if if_match is not None:
+            profile = Profile.objects.select_related("consumer").get(key=profile_key)
+            check_if_match(if_match, profile_etag(profile))
         environment = base_document.get("environment")
     else:
         base_document = dict(creates)
@@ -391,16 +505,30 @@ def _current_base(change_request: ChangeRequest) -> tuple[dict | None, int | Non
     return profile_documents_get([key]).get(key), (None if latest is None else latest.number)
 
 
-def change_request_update(*, pk: int, user, **fields) -> ChangeRequest:
+def _check_revision(change_request: ChangeRequest, if_match: str | None) -> None:
+    if if_match is not None and not _names_revision(if_match, change_request):
+        raise ChangeRequestChanged(change_request)
+
+
+def _names_revision(if_match: str, change_request: ChangeRequest) -> bool:
+    current = change_request_etag(change_request)
+    candidates = [part.strip().removeprefix("W/") for part in if_match.split(",")]
+    return current in candidates or current.strip('"') in candidates
+
+
+def change_request_update(*, pk: int, user, if_match: str | None = None, **fields):
     """Edit an open request (its author only): ``title``, ``description``, ``changes``.
 
-    Any effective edit withdraws the approvals given so far; new changes are validated and
-    their impact recomputed.
+    Any effective edit withdraws the approvals given so far and makes a new revision; new
+    changes are validated and their impact recomputed. With ``if_match`` (the request's
+    ETag), a request edited since answers ``ChangeRequestChanged``.
     """
     with transaction.atomic():
         change_request = _open_for_update(pk)
         if change_request.author_id != getattr(user, "pk", None):
             raise NotAllowed("only the author can edit a change request")
+        if if_match is not None and if_match.strip() != "*":
+            _check_revision(change_request, if_match)
         title, description = _clean_title(
             fields.get("title", change_request.title),
             fields.get("description", change_request.description),
@@ -428,19 +556,32 @@ def change_request_update(*, pk: int, user, **fields) -> ChangeRequest:
         if edited:
             change_request.title = title
             change_request.description = description
+            change_request.revision += 1
             change_request.save()
             # Reviewers approved what they saw; an edited request needs their review again.
             change_request.approvals.all().delete()
     return change_request
 
 
-def change_request_approve(*, pk: int, user) -> ChangeRequest:
-    """Approve an open request; its author cannot (SelfApproval). Approving twice is one."""
+def change_request_approve(*, pk: int, user, if_match: str | None) -> ChangeRequest:
+    """Approve the revision of an open request that the reviewer read (``if_match``: its
+    ETag). Its author cannot (SelfApproval); approving twice is one approval.
+
+    Raises RevisionRequired without ``if_match`` and ChangeRequestChanged when the request
+    was edited or rebased since that revision: nobody approves content they did not see.
+    """
     with transaction.atomic():
         change_request = _open_for_update(pk)
         if change_request.author_id == user.pk:
             raise SelfApproval()
-        ChangeRequestApproval.objects.get_or_create(change_request=change_request, user=user)
+        if if_match is None or if_match.strip() in ("", "*"):
+            raise RevisionRequired(change_request)
+        _check_revision(change_request, if_match)
+        ChangeRequestApproval.objects.update_or_create(
+            change_request=change_request,
+            user=user,
+            defaults={"revision": change_request.revision},
+        )
     return change_request
 
 
@@ -504,7 +645,11 @@ def change_request_rebase(*, pk: int, user) -> ChangeRequest:
         )
         if change_request.base_version != current:
             change_request.approvals.all().delete()
+            change_request.revision += 1
         change_request.base_version = current
+        change_request.environment = change_request_environments([change_request])[
+            change_request.pk
+        ]
         change_request.save()
     return change_request
 
@@ -513,23 +658,38 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
     """Apply an approved request: one new version, authored by the requester, naming the
     approvers. Return that version.
 
-    Raises NotOpen, ApprovalsMissing (fewer approvals than its environment needs now),
-    StaleChangeRequest (the profile moved past ``baseVersion``; nothing is written) and the
-    write path's own errors (e.g. EntryInvalid when a layer it names was deleted since).
-    Two applications racing on the same base: the writers' lock orders them and the second
-    finds the profile moved.
+    Raises NotOpen, ApprovalsMissing (fewer approvals than the environment its profile is in
+    now asks for, counting only approvals of the current revision by users who may still
+    review), StaleChangeRequest (the profile moved past ``baseVersion``; nothing is written)
+    and the write path's own errors (e.g. EntryInvalid when a layer it names was deleted
+    since). Two applications racing on the same base: the writers' lock orders them and the
+    second finds the profile moved.
     """
     with transaction.atomic():
         change_request = _open_for_update(pk)
-        approvals = list(change_request.approvals.select_related("user").order_by("created_at"))
-        required = approvals_required(change_request)
+        # Approvals and the environment are read as they are now, under the request's lock:
+        # a profile moved into a stricter environment, a reviewer deactivated or removed
+        # from the editors since they approved, count as they stand at this moment.
+        given = list(change_request.approvals.select_related("user").order_by("created_at"))
+        counted = approvals_counted((change_request, approval) for approval in given)
+        approvals = [approval for approval in given if approval.pk in counted]
+        environment = change_request_environments([change_request])[change_request.pk]
+        required = _approvals_of({environment})[environment]
         if len(approvals) < required:
+            ignored = len(given) - len(approvals)
             raise ApprovalsMissing(
                 f"change request #{change_request.pk} has {len(approvals)} of the {required} "
-                "approvals its environment requires",
+                f"approvals {_environment_words(environment)} requires"
+                + (
+                    f" ({ignored} given by users who may no longer review, or of an earlier "
+                    "revision, do not count)"
+                    if ignored
+                    else ""
+                ),
                 approvals=len(approvals),
                 approvalsRequired=required,
             )
+        change_request.environment = environment
         key = change_request.profile_key
         base, proposed = change_request_proposed(change_request)
         if change_request.creates is None and base is None:
@@ -562,6 +722,10 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
         change_request.applied_version = None if latest is None else latest.number
         change_request.save()
     return latest
+
+
+def _environment_words(environment: str | None) -> str:
+    return f'environment "{environment}"' if environment else "a profile without environment"
 
 
 # --- promotion ---------------------------------------------------------------------------
@@ -643,7 +807,3 @@ def profile_promote(
         creates=creates,
         promoted_from=profile_key,
     )
-
-
-def change_request_summary(change_request: ChangeRequest) -> dict:
-    return impact_summary(change_request.impact).as_dict()

@@ -662,6 +662,9 @@ class ChangeRequest(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     applied_version = models.PositiveIntegerField(null=True, blank=True)
+    # What a reviewer reads: it grows with every edit of the title, description or changes and
+    # with every rebase onto another version. Its ETag is what an approval approves.
+    revision = models.PositiveIntegerField(default=1)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -681,6 +684,8 @@ class ChangeRequestApproval(models.Model):
         ChangeRequest, on_delete=models.CASCADE, related_name="approvals"
     )
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The revision of the request the reviewer approved (ChangeRequest.revision).
+    revision = models.PositiveIntegerField(default=1)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -316,6 +316,10 @@ SCENARIO_FIELDS = ("name", "profile", "description", "input", "now", "format", "
 SCENARIO_DOCUMENT_FIELDS = (*SCENARIO_FIELDS, "default")
 
 
+# As SPEC §2.2 bounds the descriptions of workspace entries.
+SCENARIO_DESCRIPTION_MAX_LENGTH = 1_000
+
+
 def _max_length(field: str) -> int:
     return Scenario._meta.get_field(field).max_length
 
@@ -351,6 +355,12 @@ def validate_scenario(document: Any, *, layer_keys) -> list[ValidationIssue]:
     issues = text_issues({key: document[key] for key in SCENARIO_FIELDS if key in document}, "")
     if issues:
         return issues[:1]
+    if description is not None and len(description) > SCENARIO_DESCRIPTION_MAX_LENGTH:
+        return [
+            ValidationIssue(
+                "description", f"must be at most {SCENARIO_DESCRIPTION_MAX_LENGTH:,} characters"
+            )
+        ]
     request = {
         key: document[key]
         for key in ("input", "now", "format", "availability")

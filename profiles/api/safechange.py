@@ -19,12 +19,13 @@ from profiles.api import safechange_schema as s
 from profiles.api.exceptions import ApiError
 from profiles.api.schema import ApiAutoSchema
 from profiles.changes import (
-    approvals_required,
+    ChangeRequestStanding,
     change_request_apply,
     change_request_approve,
     change_request_close,
     change_request_create,
     change_request_diff,
+    change_request_etag,
     change_request_get,
     change_request_list,
     change_request_rebase,
@@ -36,7 +37,7 @@ from profiles.changes import (
 from profiles.concurrency import profile_etag
 from profiles.environments import environment_get, environment_list, environment_update
 from profiles.impact import impact_summary
-from profiles.models import ChangeRequest, Environment, Profile, ProfileVersion
+from profiles.models import ChangeRequest, Profile, ProfileVersion
 from profiles.permissions import (
     ADMINISTER,
     READ_CONFIG,
@@ -55,6 +56,14 @@ from profiles.versions import (
 
 # Actions take no fields: send {} or nothing.
 NO_BODY = OpenApiTypes.OBJECT
+
+IF_MATCH_APPROVE = OpenApiParameter(
+    "If-Match",
+    str,
+    OpenApiParameter.HEADER,
+    required=True,
+    description='The change request\'s ETag as you read it (e.g. `"cr12.1"`).',
+)
 
 # --- permissions ---------------------------------------------------------------------------
 
@@ -352,17 +361,18 @@ def change_request_record(
     change_request: ChangeRequest,
     *,
     current_versions: dict[str, int | None],
-    required: int,
+    standing: ChangeRequestStanding,
     detail: bool,
 ) -> dict:
-    """Return a change request as the API shows it (``diff`` and ``impact`` on detail)."""
+    """Return a change request as the API shows it (``description``, ``diff`` and ``impact``
+    on detail only: a list stays small however long the descriptions are)."""
     current = current_versions.get(change_request.profile_key)
     record = {
         "id": change_request.pk,
+        "revision": change_request.revision,
         "profile": change_request.profile_key,
-        "environment": change_request.environment,
+        "environment": standing.environments[change_request.pk],
         "title": change_request.title,
-        "description": change_request.description,
         "status": change_request.status,
         "author": _username(change_request.author),
         "baseVersion": change_request.base_version,
@@ -373,10 +383,15 @@ def change_request_record(
         "creates": change_request.creates,
         "promotedFrom": change_request.promoted_from,
         "approvals": [
-            {"user": approval.user.get_username(), "createdAt": approval.created_at}
+            {
+                "user": approval.user.get_username(),
+                "createdAt": approval.created_at,
+                "revision": approval.revision,
+                "counted": approval.pk in standing.counted,
+            }
             for approval in change_request.approvals.all()
         ],
-        "approvalsRequired": required,
+        "approvalsRequired": standing.required[change_request.pk],
         "summary": impact_summary(change_request.impact).as_dict(),
         "createdAt": change_request.created_at,
         "updatedAt": change_request.updated_at,
@@ -385,6 +400,7 @@ def change_request_record(
         "appliedVersion": change_request.applied_version,
     }
     if detail:
+        record["description"] = change_request.description
         record["diff"] = change_request_diff(change_request)
         record["impact"] = change_request.impact
     return record
@@ -394,21 +410,15 @@ def _current_versions(keys) -> dict[str, int | None]:
     return {key: version.number for key, version in latest_versions_get(set(keys)).items()}
 
 
-def _required_by_environment(change_requests) -> dict[str | None, int]:
-    keys = {change_request.environment for change_request in change_requests} - {None}
-    rows = {row.key: row.approvals for row in Environment.objects.filter(key__in=keys)}
-    return {key: rows.get(key, 1) for key in keys} | {None: 1}
-
-
 def _change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
     change_request = change_request_list().get(pk=change_request.pk)
     record = change_request_record(
         change_request,
         current_versions=_current_versions([change_request.profile_key]),
-        required=approvals_required(change_request),
+        standing=ChangeRequestStanding([change_request]),
         detail=True,
     )
-    headers = {}
+    headers = {"ETag": change_request_etag(change_request)}
     if status == 201:
         headers["Location"] = reverse(
             "api:change-request-detail", args=[change_request.pk], request=request
@@ -430,7 +440,7 @@ class ChangeRequestViewSet(GenericViewSet):
 
     @extend_schema(
         operation_id="change_requests_list",
-        summary="Change requests, newest first (without diff and impact entries)",
+        summary="Change requests, newest first (without description, diff and impact)",
         parameters=[
             OpenApiParameter("status", str, enum=list(ChangeRequest.Status.values)),
             OpenApiParameter("profile", str, description="Only this profile's requests."),
@@ -439,7 +449,7 @@ class ChangeRequestViewSet(GenericViewSet):
                 "review", bool, description="Open requests of others you have not approved."
             ),
         ],
-        responses={200: s.ChangeRequestSerializer(many=True)},
+        responses={200: s.ChangeRequestListItemSerializer(many=True)},
     )
     def list(self, request):
         params = request.query_params
@@ -459,14 +469,11 @@ class ChangeRequestViewSet(GenericViewSet):
         )
         page = self.paginate_queryset(queryset)
         versions = _current_versions(change_request.profile_key for change_request in page)
-        required = _required_by_environment(page)
+        standing = ChangeRequestStanding(page)
         return self.get_paginated_response(
             [
                 change_request_record(
-                    change_request,
-                    current_versions=versions,
-                    required=required[change_request.environment],
-                    detail=False,
+                    change_request, current_versions=versions, standing=standing, detail=False
                 )
                 for change_request in page
             ]
@@ -494,6 +501,7 @@ class ChangeRequestViewSet(GenericViewSet):
                 description=body.get("description") or "",
                 changes=body.get("changes"),
                 user=request.user,
+                if_match=request.headers.get("If-Match"),
             )
         except Profile.DoesNotExist:
             raise ApiError(404, "NOT_FOUND", f'profile "{key}" not found', "profile") from None
@@ -517,25 +525,34 @@ class ChangeRequestViewSet(GenericViewSet):
         body = _body(request, ("title", "description", "changes"))
         self._get(pk)
         return _change_request_response(
-            request, change_request_update(pk=pk, user=request.user, **body)
+            request,
+            change_request_update(
+                pk=pk, user=request.user, if_match=request.headers.get("If-Match"), **body
+            ),
         )
 
-    def _action(self, request, pk, service):
+    def _action(self, request, pk, service, **arguments):
         _body(request, ())
         self._get(pk)
-        service(pk=pk, user=request.user)
+        service(pk=pk, user=request.user, **arguments)
         return _change_request_response(request, self._get(pk))
 
     @extend_schema(
         operation_id="change_requests_approve",
-        summary="Approve (not your own request: 403 SELF_APPROVAL)",
+        summary="Approve the revision you reviewed (not your own request: 403 SELF_APPROVAL)",
+        description="Send the request's `ETag` (from the read you reviewed) as `If-Match`: "
+        "when the request was edited or rebased since, 412 `PRECONDITION_FAILED` and nothing "
+        "is approved; without it, 428 `PRECONDITION_REQUIRED`.",
+        parameters=[IF_MATCH_APPROVE],
         request=NO_BODY,
         responses={200: s.ChangeRequestSerializer},
-        examples=s.SAFE_CHANGE_ERROR_EXAMPLES,
+        examples=s.SAFE_CHANGE_ERROR_EXAMPLES + s.APPROVE_ERROR_EXAMPLES,
     )
     @action(detail=True, methods=["post"])
     def approve(self, request, pk):
-        return self._action(request, pk, change_request_approve)
+        return self._action(
+            request, pk, change_request_approve, if_match=request.headers.get("If-Match")
+        )
 
     @extend_schema(
         operation_id="change_requests_reject",

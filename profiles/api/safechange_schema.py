@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
 from profiles.api.serializers import ProfileSerializer, RuleSerializer, key_field
+from profiles.changes import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH
 
 CREATED_AT = "2026-11-29T12:00:00Z"
 
@@ -184,27 +185,41 @@ IMPACT_EXAMPLES = [
 class ApprovalSerializer(serializers.Serializer):
     user = serializers.CharField()
     createdAt = serializers.DateTimeField()
+    revision = serializers.IntegerField(help_text="The revision of the request approved.")
+    counted = serializers.BooleanField(
+        help_text="Whether it counts now: given to the current revision by a user who may "
+        "still review (active, an editor or staff)."
+    )
 
 
 class ChangeRequestCreateSerializer(serializers.Serializer):
     profile = key_field(help_text="Key of the profile to change.")
-    title = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True)
+    title = serializers.CharField(max_length=TITLE_MAX_LENGTH)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
+    )
     changes = ChangesSerializer()
 
 
 class ChangeRequestUpdateSerializer(serializers.Serializer):
-    title = serializers.CharField(max_length=200, required=False)
-    description = serializers.CharField(required=False, allow_blank=True)
+    title = serializers.CharField(max_length=TITLE_MAX_LENGTH, required=False)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
+    )
     changes = ChangesSerializer(required=False)
 
 
-class ChangeRequestSerializer(serializers.Serializer):
+class ChangeRequestListItemSerializer(serializers.Serializer):
     id = serializers.IntegerField()
+    revision = serializers.IntegerField(
+        help_text="Grows with every edit and rebase; the ETag names it, and an approval "
+        "approves one revision."
+    )
     profile = serializers.CharField()
-    environment = serializers.CharField(allow_null=True)
+    environment = serializers.CharField(
+        allow_null=True, help_text="The environment the profile is in now."
+    )
     title = serializers.CharField()
-    description = serializers.CharField(allow_blank=True)
     status = serializers.ChoiceField(["open", "applied", "rejected", "closed"])
     author = serializers.CharField(allow_null=True)
     baseVersion = serializers.IntegerField(
@@ -219,16 +234,22 @@ class ChangeRequestSerializer(serializers.Serializer):
         allow_null=True, help_text="For a promotion to a new profile: the profile created."
     )
     promotedFrom = serializers.CharField(allow_null=True)
-    diff = ChangeSerializer(many=True)
     approvals = ApprovalSerializer(many=True)
-    approvalsRequired = serializers.IntegerField()
-    impact = ImpactEntrySerializer(many=True)
+    approvalsRequired = serializers.IntegerField(
+        help_text="What the profile's environment asks for now."
+    )
     summary = ImpactSummarySerializer()
     createdAt = serializers.DateTimeField()
     updatedAt = serializers.DateTimeField()
     resolvedAt = serializers.DateTimeField(allow_null=True)
     resolvedBy = serializers.CharField(allow_null=True)
     appliedVersion = serializers.IntegerField(allow_null=True)
+
+
+class ChangeRequestSerializer(ChangeRequestListItemSerializer):
+    description = serializers.CharField(allow_blank=True)
+    diff = ChangeSerializer(many=True)
+    impact = ImpactEntrySerializer(many=True)
 
 
 CHANGE_REQUEST_CREATE_EXAMPLE = OpenApiExample(
@@ -246,6 +267,7 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
     "An open change request",
     value={
         "id": 12,
+        "revision": 1,
         "profile": "support-answer",
         "environment": "production",
         "title": "Three KB articles and a larger budget",
@@ -274,6 +296,36 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
     },
     response_only=True,
 )
+
+APPROVE_ERROR_EXAMPLES = [
+    OpenApiExample(
+        "Changed since it was read",
+        value={
+            "error": {
+                "code": "PRECONDITION_FAILED",
+                "message": "change request #12 changed since you read it (it is at revision "
+                "2): review it again, then approve",
+                "path": "If-Match",
+            }
+        },
+        response_only=True,
+        status_codes=["412"],
+    ),
+    OpenApiExample(
+        "No revision named",
+        value={
+            "error": {
+                "code": "PRECONDITION_REQUIRED",
+                "message": "send the ETag of change request #12 as If-Match: an approval "
+                "approves the revision you reviewed",
+                "path": "If-Match",
+                "etag": '"cr12.1"',
+            }
+        },
+        response_only=True,
+        status_codes=["428"],
+    ),
+]
 
 SAFE_CHANGE_ERROR_EXAMPLES = [
     OpenApiExample(

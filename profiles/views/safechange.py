@@ -18,12 +18,13 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from profiles import cache, studio
 from profiles.changes import (
-    approvals_required,
+    ChangeRequestStanding,
     change_request_apply,
     change_request_approve,
     change_request_close,
     change_request_create,
     change_request_diff,
+    change_request_etag,
     change_request_list,
     change_request_rebase,
     change_request_reject,
@@ -208,11 +209,14 @@ def change_request_list_page(request):
         key: version.number
         for key, version in latest_versions_get({cr.profile_key for cr in page}).items()
     }
+    standing = ChangeRequestStanding(page)
     rows = [
         {
             "change_request": change_request,
+            "environment": standing.environments[change_request.pk],
             "summary": impact_summary(change_request.impact),
-            "approvals": len(change_request.approvals.all()),
+            "approvals": len(standing.counted_for(change_request)),
+            "required": standing.required[change_request.pk],
             "stale": change_request.status == ChangeRequest.Status.OPEN
             and current.get(change_request.profile_key) != change_request.base_version,
         }
@@ -265,11 +269,21 @@ def change_request_page(request, pk):
             status = 400
         else:
             service, done = ACTIONS[action]
+            arguments = {}
+            if action == "approve":
+                # The form carries the revision the page showed: one approves what one read.
+                arguments["if_match"] = request.POST.get("etag") or None
             try:
-                service(pk=pk, user=request.user)
+                service(pk=pk, user=request.user, **arguments)
             except SafeChangeError as exc:
                 messages.error(request, exc.message)
                 status = exc.status_code
+            except PreconditionFailed as exc:
+                messages.error(
+                    request,
+                    f"{exc} The page now shows what it holds; nothing was approved.",
+                )
+                status = 412
             except EntryInvalid as exc:
                 messages.error(request, f"Nothing was applied: {exc}")
                 status = 400
@@ -281,12 +295,14 @@ def change_request_page(request, pk):
     latest = latest_versions_get([key]).get(key)
     current = None if latest is None else latest.number
     scenario_ids = dict(Scenario.objects.filter(profile__key=key).values_list("name", "pk"))
+    standing = ChangeRequestStanding([change_request])
     approvals = list(change_request.approvals.all())
-    required = approvals_required(change_request)
+    counted = standing.counted_for(change_request)
+    required = standing.required[change_request.pk]
     is_author = change_request.author_id == request.user.pk
     is_open = change_request.status == ChangeRequest.Status.OPEN
     can_write = user_can(request.user, WRITE_RULES)
-    approved_by_me = any(approval.user_id == request.user.pk for approval in approvals)
+    approved_by_me = any(approval.user_id == request.user.pk for approval in counted)
     stale = is_open and current != change_request.base_version
     return render(
         request,
@@ -297,14 +313,18 @@ def change_request_page(request, pk):
             "impact": _impact_rows(change_request, scenario_ids),
             "summary": impact_summary(change_request.impact),
             "approvals": approvals,
+            "counted": counted,
+            "not_counted": [approval for approval in approvals if approval not in counted],
             "required": required,
+            "environment": standing.environments[change_request.pk],
+            "etag": change_request_etag(change_request),
             "current_version": current,
             "stale": stale,
             "is_open": is_open,
             "can_approve": is_open and can_write and not is_author and not approved_by_me,
             "can_reject": is_open and can_write and not is_author,
             "can_close": is_open and can_write and (is_author or request.user.is_superuser),
-            "can_apply": is_open and can_write and len(approvals) >= required and not stale,
+            "can_apply": is_open and can_write and len(counted) >= required and not stale,
             "can_rebase": is_open and can_write and stale,
             "is_author": is_author,
         },
@@ -395,9 +415,16 @@ def profile_save_impact(request, key):
 @require_POST
 def profile_propose(request, key):
     """Open a change request with the editor's draft (instead of Save in a protected
-    environment) and show it."""
-    profile = get_object_or_404(Profile, key=key)
-    _, draft = _editor_draft(request, profile)
+    environment) and show it.
+
+    The changes are the draft against the version the page was opened on (its ETag): when the
+    profile changed since, nothing is proposed and the editor keeps the draft, as Save does —
+    changes computed against the newer version would silently revert what was saved since.
+    """
+    from profiles.views import editor
+
+    profile = get_object_or_404(Profile.objects.select_related("consumer"), key=key)
+    cached, draft = _editor_draft(request, profile)
     if not draft.is_valid():
         messages.error(request, "Nothing was proposed: fix the fields marked in the editor.")
         return redirect("profile-editor", key=key)
@@ -410,8 +437,19 @@ def profile_propose(request, key):
     title = request.POST.get("title", "").strip() or f"Change {key}"
     try:
         change_request = change_request_create(
-            profile_key=key, title=title[:200], changes=changes, user=request.user
+            profile_key=key,
+            title=title[:200],
+            changes=changes,
+            user=request.user,
+            if_match=draft.budget.cleaned_data.get("etag") or None,
         )
+    except PreconditionFailed:
+        draft.general_errors.append(
+            "Someone else changed this profile after you opened it, so nothing was proposed "
+            "(the change request would have undone their change). Your edits are still in the "
+            "form: reload to see their change, then propose again."
+        )
+        return editor._editor_page(request, profile, draft, cached, status=409)
     except SafeChangeError as exc:
         messages.error(request, f"Nothing was proposed: {exc.message}")
         return redirect("profile-editor", key=key)

@@ -54,7 +54,8 @@ def two_approved(release, editor, reviewer):
             format="json",
         )
         ids.append(response.json()["id"])
-        approver.post(f"{API}change-requests/{ids[-1]}/approve")
+        etag = response.headers["ETag"]
+        approver.post(f"{API}change-requests/{ids[-1]}/approve", HTTP_IF_MATCH=etag)
     return ids
 
 

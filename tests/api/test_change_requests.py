@@ -36,7 +36,13 @@ def propose(client, changes=None, profile="profile-0", title="Fewer items"):
 
 
 def action(client, change_request_id: int, name: str):
-    return client.post(f"{CHANGE_REQUESTS}/{change_request_id}/{name}")
+    """Post an action; an approval names the revision just read (its ETag), as a reviewer's
+    client does."""
+    headers = {}
+    if name == "approve":
+        read = client.get(f"{CHANGE_REQUESTS}/{change_request_id}")
+        headers["HTTP_IF_MATCH"] = read.headers.get("ETag", "")
+    return client.post(f"{CHANGE_REQUESTS}/{change_request_id}/{name}", **headers)
 
 
 def resolve_admitted(client, scenario: str) -> list[str]:

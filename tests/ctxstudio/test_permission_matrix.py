@@ -261,7 +261,8 @@ EXPECTATIONS: dict[str, Door] = {
         {
             "GET": (LOGIN, 200, LOGIN, 200, 200),
             "POST": (LOGIN, 403, LOGIN, 400, 400),  # no action
-            "POST action=approve": (LOGIN, 403, LOGIN, 302, 403),  # the staff is the author
+            # The staff is the author; the editor's approval names no revision (428).
+            "POST action=approve": (LOGIN, 403, LOGIN, 428, 403),
         }
     ),
     "change-request-preview": Door({"GET": (LOGIN, 200, LOGIN, 200, 200)}),
@@ -340,8 +341,9 @@ EXPECTATIONS: dict[str, Door] = {
     "api:change-request-detail": Door(  # only the author edits
         {"GET": (401, 200, 200, 200, 200), "PATCH": (401, 403, 403, 403, 200)}, api=True
     ),
-    "api:change-request-approve": Door(  # never one's own request (403 SELF_APPROVAL)
-        {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 200, 403)}, api=True
+    # Never one's own request (403 SELF_APPROVAL); an approval without If-Match: 428.
+    "api:change-request-approve": Door(
+        {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 428, 403)}, api=True
     ),
     "api:change-request-reject": API_CHANGE_REQUEST_ACTION,
     "api:change-request-rebase": API_CHANGE_REQUEST_ACTION,

@@ -2,12 +2,14 @@
 Propose change, change requests (lists, a request, review actions, the preview of its draft),
 environments with comparison and promotion."""
 
+import re
 from html import unescape
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
+from profiles.changes import change_request_apply, change_request_create, change_request_update
 from profiles.models import ChangeRequest, Environment, Profile, ProfileVersion
 from profiles.permissions import EDITORS_GROUP
 from profiles.services import profile_save_rules, scenarios_upsert, workspace_import
@@ -179,6 +181,16 @@ def propose(client) -> ChangeRequest:
     return ChangeRequest.objects.latest("pk")
 
 
+def approve(client, change_request: ChangeRequest, *, etag: str | None = None):
+    """Press Approve on the page as it was read (its form carries the revision shown)."""
+    url = reverse("change-request", args=[change_request.pk])
+    if etag is None:
+        etag = unescape(
+            re.search(r'name="etag" value="([^"]*)"', client.get(url).content.decode())[1]
+        )
+    return client.post(url, {"action": "approve", "etag": etag})
+
+
 def test_change_request_page__shows_rules_diff_and_impact_with_preview_links(author):
     change_request = propose(author)
 
@@ -196,7 +208,7 @@ def test_change_request__approve_by_another_then_apply__new_version(author, revi
     change_request = propose(author)
     url = reverse("change-request", args=[change_request.pk])
 
-    assert reviewer.post(url, {"action": "approve"}).status_code == 302
+    assert approve(reviewer, change_request).status_code == 302
     response = author.post(url, {"action": "apply"})
 
     assert response.status_code == 302
@@ -291,3 +303,58 @@ def test_environments__staff_protects_production(client, release):
 
     environment = Environment.objects.get(key="production")
     assert (environment.requires_change_request, environment.approvals) == (True, 2)
+
+
+def test_change_request__approve_a_revision_edited_since_the_page_was_read__412_nothing_approved(
+    author, reviewer
+):
+    # Given the reviewer's page, read before the author edits the request,
+    change_request = propose(author)
+    url = reverse("change-request", args=[change_request.pk])
+    seen = unescape(
+        re.search(r'name="etag" value="([^"]*)"', reviewer.get(url).content.decode())[1]
+    )
+    change_request_update(pk=change_request.pk, user=change_request.author, changes={"budget": 5})
+
+    # When they press Approve on it,
+    response = approve(reviewer, change_request, etag=seen)
+
+    # Then nothing is approved and the page says why, showing the request as it is now.
+    assert response.status_code == 412
+    html = unescape(response.content.decode())
+    assert "changed since you read it" in html
+    assert "<code>budget</code>" in html
+    assert not change_request.approvals.exists()
+    assert approve(reviewer, change_request).status_code == 302  # the page read again
+    assert change_request.approvals.count() == 1
+
+
+def test_propose__page_opened_before_another_change_was_applied__409_and_nothing_proposed(
+    author, reviewer
+):
+    # Given an editor page opened on version 1 of a protected profile,
+    Environment.objects.create(key="production", requires_change_request=True)
+    stale_page = editor_data(author, **{"layer-000-maxItems": "4"})
+    # and someone else's change applied since (version 2: budget 640),
+    other = change_request_create(
+        profile_key="profile-0", title="Budget 640", changes={"budget": 640}, user=reviewer_user()
+    )
+    approve(author, other)
+    change_request_apply(pk=other.pk, user=reviewer_user())
+    assert Profile.objects.get(key="profile-0").budget == 640
+
+    # When the stale page proposes its draft,
+    response = author.post(reverse("profile-propose", args=["profile-0"]), stale_page)
+
+    # Then nothing is proposed (it would have carried budget 640 -> 800 back), and the editor
+    # keeps the draft and says why.
+    assert response.status_code == 409
+    assert ChangeRequest.objects.exclude(pk=other.pk).count() == 0
+    html = unescape(response.content.decode())
+    assert "Someone else changed this profile after you opened it" in html
+    assert 'value="4"' in html.split('name="layer-000-maxItems"')[1].split(">")[0]
+    assert Profile.objects.get(key="profile-0").budget == 640
+
+
+def reviewer_user() -> User:
+    return User.objects.get(username="lee")
