@@ -77,4 +77,4 @@ lock: setup
 	$(VENV)/bin/uv pip compile pyproject.toml -q --python-version 3.12 --group dev --group bench --generate-hashes -o requirements/bench.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache db.sqlite3
+	rm -rf $(VENV) .pytest_cache .ruff_cache db.sqlite3 db.sqlite3-wal db.sqlite3-shm
