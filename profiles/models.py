@@ -589,6 +589,7 @@ class ProfileVersion(models.Model):
         CHANGE_REQUEST = "change-request", "applied change request"
         RESTORE = "restore", "restore"
         MIGRATION = "migration", "existing profile"
+        RESET = "reset", "demo reset (load_demo --reset)"
 
     profile_key = models.CharField(max_length=64, validators=[key_validator])
     number = models.PositiveIntegerField()
@@ -609,7 +610,8 @@ class ProfileVersion(models.Model):
     approvers = models.JSONField(default=list, blank=True, help_text="Usernames.")
     restored_from = models.PositiveIntegerField(null=True, blank=True)
     protection_bypassed = models.BooleanField(
-        default=False, help_text="Written directly in a protected environment by staff."
+        default=False,
+        help_text="Written directly in a protected environment by staff or an operator's reset.",
     )
 
     class Meta:

@@ -6,6 +6,7 @@ from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
 from profiles.api.serializers import ProfileSerializer, RuleSerializer, key_field
+from profiles.models import ProfileVersion
 
 CREATED_AT = "2026-11-29T12:00:00Z"
 
@@ -17,7 +18,7 @@ class VersionSerializer(serializers.Serializer):
     author = serializers.CharField(allow_null=True, help_text="Username of who made the change.")
     createdAt = serializers.DateTimeField()
     message = serializers.CharField(allow_blank=True)
-    source = serializers.ChoiceField(["write", "change-request", "restore", "migration"])
+    source = serializers.ChoiceField(ProfileVersion.Source.values)
     changeRequest = serializers.IntegerField(
         allow_null=True, help_text="The change request this version applied."
     )
