@@ -78,8 +78,10 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "simple_history",
     "axes",
-    "django_tasks_db",
+    # Before django_tasks_db: its db_worker command is profiles' own, which first fails the
+    # import jobs of workers that died (profiles.imports.import_jobs_fail_stopped).
     "profiles",
+    "django_tasks_db",
     "ctxstudio",
 ]
 

@@ -525,6 +525,12 @@ class ImportJob(models.Model):
     summary = models.JSONField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)
     task_id = models.CharField(max_length=64, blank=True, default="")
+    worker = models.CharField(
+        max_length=300,
+        blank=True,
+        default="",
+        help_text="The worker process running the job: host:pid:start time.",
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
