@@ -5,6 +5,7 @@ polling beside the web server, a worker killed in the middle of a job) needs a d
 that several processes open, and the processes themselves.
 """
 
+import atexit
 import http.cookiejar
 import os
 import re
@@ -12,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -62,8 +64,9 @@ def migrated_database(directory: Path) -> Path:
     """Return a new migrated SQLite file in ``directory`` (migrations run once per session)."""
     template = _migrated.get("template")
     if template is None or not template.exists():
-        template = Path(os.environ.get("TMPDIR", "/tmp")) / f"ctxstudio-migrated-{os.getpid()}.db"
+        template = Path(tempfile.gettempdir()) / f"ctxstudio-migrated-{os.getpid()}.db"
         template.unlink(missing_ok=True)
+        atexit.register(template.unlink, missing_ok=True)
         manage(process_env(template), "migrate", "--noinput", "-v", "0")
         _migrated["template"] = template
     database = directory / "ctxstudio.sqlite3"
