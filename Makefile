@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run serve test lint format bench bench-web loadtest lock clean
+.PHONY: setup run demo-reset serve test lint format bench bench-web loadtest lock clean
 
 $(VENV)/bin/python:
 	@set -e; pick=""; \
@@ -34,6 +34,12 @@ run: setup
 	@echo "Serving Context Studio on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
 	@# The task worker (background imports) runs beside the server and stops with it.
 	$(PY) scripts/with_worker.py -- $(PY) manage.py runserver $(HOST):$(PORT)
+
+# Replace the whole workspace and every saved scenario by the demo (asks to type "reset";
+# profiles of protected environments too, recorded as "load_demo --reset": docs/decisions.md).
+demo-reset: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo --reset --url http://$(HOST):$(PORT)/
 
 # Production-style serving: gunicorn (2 workers) + whitenoise, DEBUG off, migrations applied,
 # and one task worker (manage.py db_worker) for background imports, stopped with gunicorn.
@@ -77,4 +83,4 @@ lock: setup
 	$(VENV)/bin/uv pip compile pyproject.toml -q --python-version 3.12 --group dev --group bench --generate-hashes -o requirements/bench.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache db.sqlite3
+	rm -rf $(VENV) .pytest_cache .ruff_cache db.sqlite3 db.sqlite3-wal db.sqlite3-shm

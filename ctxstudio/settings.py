@@ -78,8 +78,10 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "simple_history",
     "axes",
-    "django_tasks_db",
+    # Before django_tasks_db: its db_worker command is profiles' own, which first fails the
+    # import jobs of workers that died (profiles.imports.import_jobs_fail_stopped).
     "profiles",
+    "django_tasks_db",
     "ctxstudio",
 ]
 
@@ -149,6 +151,19 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite serves a web server and a task worker side by side (make run): the worker polls
+    # in exclusive transactions, so a writer must wait its turn rather than fail at once with
+    # "database is locked". IMMEDIATE takes the write lock when a transaction begins (a read
+    # that later writes cannot be refused mid-way), ``timeout`` is how long to wait for it,
+    # and WAL lets readers go on while one writes. An in-memory database keeps its own
+    # journal (the pragma answers "memory" and changes nothing).
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": int(os.environ.get("SQLITE_TIMEOUT", "20")),
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        **DATABASES["default"].get("OPTIONS", {}),
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -10,14 +10,23 @@ URL and the studio's job page read it.
 The import itself is the same service as everywhere (``services.workspace_import``): all or
 nothing, under the writers' lock. ``layer`` imports one layer of the file (its fields and
 items), leaving every other layer, consumer and profile as stored.
+
+A job records the worker process running it (host, process id and start time). A worker
+that dies in the middle (``kill -9``, out of memory) writes nothing, since the import is one
+transaction, but cannot record the outcome: ``import_jobs_fail_stopped`` finds such jobs (a
+worker runs it as it starts, and polling a job checks it) and fails them, freeing the upload.
 """
 
 import logging
+import os
 import re
+import socket
+from pathlib import Path
 
 from django.db import connection, transaction
-from django.tasks import task
+from django.tasks import TaskResultStatus, task
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from profiles import services
 from profiles.concurrency import workspace_write
@@ -35,6 +44,17 @@ logger = logging.getLogger(__name__)
 PHASE_READING = ("reading the file", 5)
 PHASE_WRITING = ("checking and writing", 40)
 PHASE_DONE = ("done", 100)
+
+WORKER_STOPPED_ERROR = {
+    "code": "IMPORT_WORKER_STOPPED",
+    "message": "the worker running this import stopped before it finished; nothing was "
+    "imported; upload the file again",
+    "path": "",
+}
+
+
+class ImportWorkerStopped(Exception):
+    """The worker process running an import job ended before the job did."""
 
 
 def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None, user=None):
@@ -102,8 +122,100 @@ def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
 
 def import_job_get(*, job_id) -> ImportJob | None:
     """Return the import job with this id (None when there is none), without its source:
-    a client polls the job while it runs, and the source may be megabytes."""
-    return ImportJob.objects.defer("source").filter(pk=job_id).first()
+    a client polls the job while it runs, and the source may be megabytes.
+
+    A running job whose worker has stopped is failed first, so the client stops polling.
+    """
+    job = ImportJob.objects.defer("source").filter(pk=job_id).first()
+    if job is not None and job.status == ImportJob.Status.RUNNING and worker_stopped(job.worker):
+        import_jobs_fail_stopped(job_ids=[job.pk])
+        job.refresh_from_db(fields=["status", "phase", "error", "finished_at"])
+    return job
+
+
+def _process_start(pid: int) -> tuple[str, str] | None:
+    """Return a process's state and start time (in clock ticks since boot) from /proc, or
+    None where /proc does not tell (another system, or no such process)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    return fields[0], fields[19]
+
+
+def worker_identity(*, pid: int | None = None) -> str:
+    """Return the process ``pid`` (this one by default) as a job records its worker:
+    ``host:pid:start time``. The start time tells a process from a later one that got the
+    same id."""
+    pid = pid or os.getpid()
+    state = _process_start(pid)
+    return f"{socket.gethostname()}:{pid}:{state[1] if state else ''}"
+
+
+def worker_stopped(identity: str) -> bool:
+    """Return whether the worker process ``identity`` names has certainly ended.
+
+    A worker on another host cannot be checked from here, nor one not named (``""``): they
+    count as alive.
+    """
+    host, _, rest = identity.partition(":")
+    pid_text, _, started = rest.partition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # it exists, run by another user
+    state = _process_start(pid)
+    if state is None:
+        return False
+    process_state, process_started = state
+    return process_state in ("Z", "X") or bool(started and process_started != started)
+
+
+def import_jobs_fail_stopped(*, job_ids=None, unrecorded: bool = False) -> int:
+    """Fail the running import jobs (of ``job_ids``, or all) whose worker has stopped.
+
+    Their upload is freed and their task marked failed; nothing else changes (the import's
+    transaction died with the worker). ``unrecorded`` also fails the running jobs that name
+    no worker, started by a version that did not record it (a worker does so as it starts).
+    Return how many jobs were failed.
+    """
+    running = ImportJob.objects.filter(status=ImportJob.Status.RUNNING)
+    if job_ids is not None:
+        running = running.filter(pk__in=job_ids)
+    stopped = [
+        (pk, task_id)
+        for pk, task_id, worker in running.values_list("pk", "task_id", "worker")
+        if worker_stopped(worker) or (unrecorded and not worker)
+    ]
+    failed = 0
+    for pk, task_id in stopped:
+        now = timezone.now()
+        with transaction.atomic():
+            # Still running: a job another process failed meanwhile is left as it is.
+            if not ImportJob.objects.filter(pk=pk, status=ImportJob.Status.RUNNING).update(
+                status=ImportJob.Status.FAILED,
+                phase="failed",
+                error=WORKER_STOPPED_ERROR,
+                finished_at=now,
+                source="",
+            ):
+                continue
+            failed += 1
+            if task_id:
+                DBTaskResult.objects.filter(id=task_id, finished_at=None).update(
+                    status=TaskResultStatus.FAILED,
+                    finished_at=now,
+                    exception_class_path=f"{__name__}.{ImportWorkerStopped.__qualname__}",
+                    traceback=WORKER_STOPPED_ERROR["message"],
+                )
+        logger.warning("import job %s failed: its worker stopped", pk)
+    return failed
 
 
 @task()
@@ -117,7 +229,13 @@ def import_job_run(*, job_id: str) -> ImportJob:
     job = ImportJob.objects.get(pk=job_id)
     if job.status != ImportJob.Status.QUEUED:
         return job
-    _advance(job, PHASE_READING, status=ImportJob.Status.RUNNING, started_at=timezone.now())
+    _advance(
+        job,
+        PHASE_READING,
+        status=ImportJob.Status.RUNNING,
+        started_at=timezone.now(),
+        worker=worker_identity(),
+    )
     try:
         document = services.workspace_parse(text=job.source)
         _advance(job, PHASE_WRITING)

@@ -525,6 +525,12 @@ class ImportJob(models.Model):
     summary = models.JSONField(null=True, blank=True)
     error = models.JSONField(null=True, blank=True)
     task_id = models.CharField(max_length=64, blank=True, default="")
+    worker = models.CharField(
+        max_length=300,
+        blank=True,
+        default="",
+        help_text="The worker process running the job: host:pid:start time.",
+    )
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -589,6 +595,7 @@ class ProfileVersion(models.Model):
         CHANGE_REQUEST = "change-request", "applied change request"
         RESTORE = "restore", "restore"
         MIGRATION = "migration", "existing profile"
+        RESET = "reset", "demo reset (load_demo --reset)"
 
     profile_key = models.CharField(max_length=64, validators=[key_validator])
     number = models.PositiveIntegerField()
@@ -609,7 +616,8 @@ class ProfileVersion(models.Model):
     approvers = models.JSONField(default=list, blank=True, help_text="Usernames.")
     restored_from = models.PositiveIntegerField(null=True, blank=True)
     protection_bypassed = models.BooleanField(
-        default=False, help_text="Written directly in a protected environment by staff."
+        default=False,
+        help_text="Written directly in a protected environment by staff or an operator's reset.",
     )
 
     class Meta:

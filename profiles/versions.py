@@ -61,6 +61,9 @@ class WriteOrigin:
     change_request: object = None  # authorizes writes of its own profile in protected envs
     approvers: tuple[str, ...] = ()
     restored_from: int | None = None
+    # An operator's explicit action on the command line (``load_demo --reset``): its writes
+    # in protected environments go through, flagged ``protection_bypassed`` and logged.
+    operator_action: str = ""
     # Profile key -> the version number the write must start from (None: no version yet).
     expected_versions: dict = field(default_factory=dict)
 
@@ -211,6 +214,7 @@ def profile_versions_record(*, keys: Iterable[str], user=None) -> list[ProfileVe
             protected=protected,
             user=user,
             change_request=origin.change_request,
+            operator_action=origin.operator_action,
         )
         versions.append(
             ProfileVersion(

@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from profiles.api.serializers import ProfileSerializer, RuleSerializer, key_field
 from profiles.changes import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH
+from profiles.models import ProfileVersion
 
 CREATED_AT = "2026-11-29T12:00:00Z"
 
@@ -18,7 +19,7 @@ class VersionSerializer(serializers.Serializer):
     author = serializers.CharField(allow_null=True, help_text="Username of who made the change.")
     createdAt = serializers.DateTimeField()
     message = serializers.CharField(allow_blank=True)
-    source = serializers.ChoiceField(["write", "change-request", "restore", "migration"])
+    source = serializers.ChoiceField(ProfileVersion.Source.values)
     changeRequest = serializers.IntegerField(
         allow_null=True, help_text="The change request this version applied."
     )

@@ -11,6 +11,7 @@ its cost does not grow with the workspace.
 
 from profiles.concurrency import PreconditionFailed, WriteConflict
 from profiles.services.consumers import consumer_create, consumer_delete, consumer_update
+from profiles.services.demo import DemoLoad, demo_load, demo_reset, workspace_has_material
 from profiles.services.items import item_create, item_delete, item_update
 from profiles.services.layers import layer_create, layer_delete, layer_update
 from profiles.services.profiles import (
@@ -51,6 +52,7 @@ from profiles.validation import WorkspaceValidationError
 __all__ = [
     "IMPORT_MODES",
     "Conflict",
+    "DemoLoad",
     "EntryInvalid",
     "ImportSummary",
     "PreconditionFailed",
@@ -63,6 +65,8 @@ __all__ = [
     "consumer_create",
     "consumer_delete",
     "consumer_update",
+    "demo_load",
+    "demo_reset",
     "item_create",
     "item_delete",
     "item_update",
@@ -84,6 +88,7 @@ __all__ = [
     "scenario_update",
     "scenarios_upsert",
     "workspace_export",
+    "workspace_has_material",
     "workspace_import",
     "workspace_parse",
     "workspace_resolve",

@@ -258,3 +258,108 @@ def test_load_demo__url_given__sign_in_hint_names_it(demo_files):
     )
 
     assert "Log in at http://127.0.0.1:8123/ as demo / " in output
+
+
+def make_run_commands() -> list[list[str]]:
+    """Return the ``manage.py`` commands ``make run`` runs before serving, as it runs them."""
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nrun:", 1)[1].split("\n\n", 1)[0]
+    commands = []
+    for line in recipe.splitlines():
+        line = line.strip().replace("$(HOST)", "127.0.0.1").replace("$(PORT)", "8000")
+        if line.startswith("$(PY) manage.py "):
+            commands.append(line.removeprefix("$(PY) manage.py ").split())
+    return commands
+
+
+def make_run_start() -> str:
+    """Run what ``make run`` runs before it serves; return what it printed."""
+    out, err = StringIO(), StringIO()
+    for command in make_run_commands():
+        call_command(*command, stdout=out, stderr=err)
+    return out.getvalue() + err.getvalue()
+
+
+def test_make_run__started_again_after_edits_and_an_applied_change_request__keeps_them_and_serves(
+    client,
+):
+    from profiles.changes import change_request_apply, change_request_create
+    from profiles.environments import environment_update
+    from profiles.models import ProfileVersion
+    from profiles.services import profile_update
+
+    # Given the studio started once (the demo loaded into the empty workspace),
+    assert [command[0] for command in make_run_commands()] == ["migrate", "load_demo"]
+    first = make_run_start()
+    assert "Log in at http://127.0.0.1:8000/ as demo / " in first
+    # a user's edit of a demo profile, and production protected with a change request applied,
+    lee = get_user_model().objects.create_user("lee", password="a-long-password-1")
+    profile_update(key="support-answer-staging", changes={"budget": 2222}, user=lee)
+    environment_update(key="production", requires_change_request=True, approvals=0, user=lee)
+    change_request = change_request_create(
+        profile_key="support-answer", title="Tighter budget", changes={"budget": 1111}, user=lee
+    )
+    change_request_apply(pk=change_request.pk, user=lee)
+    versions = list(ProfileVersion.objects.order_by("pk").values_list("pk", flat=True))
+    token = WorkspaceVersion.current_token()
+
+    # when the studio is started again,
+    second = make_run_start()
+
+    # then it says why the demo was not loaded, changes nothing, still gives the sign-in hint,
+    assert "The workspace already has material; the demo was not loaded" in second
+    assert "load_demo --reset" in second
+    assert "changepassword demo" in second
+    assert "Traceback" not in second
+    assert Profile.objects.get(key="support-answer-staging").budget == 2222
+    assert Profile.objects.get(key="support-answer").budget == 1111
+    assert list(ProfileVersion.objects.order_by("pk").values_list("pk", flat=True)) == versions
+    assert WorkspaceVersion.current_token() == token
+    # and the studio answers.
+    client.force_login(get_user_model().objects.get(username="demo"))
+    assert client.get("/", follow=True).status_code == 200
+
+
+def test_load_demo__reset_with_production_protected__replaces_and_records_the_reset():
+    from profiles.environments import environment_update
+    from profiles.models import ProfileVersion
+    from profiles.services import profile_update
+
+    # Given the demo with an edit, a scenario of the user's own and production protected,
+    run("load_demo", "--no-user")
+    profile_update(key="support-answer", changes={"budget": 999})
+    Scenario.objects.create(
+        name="Mine", profile=Profile.objects.get(key="support-answer"), input={}
+    )
+    environment_update(key="production", requires_change_request=True, approvals=1, user=None)
+
+    # when the operator resets it, confirming on the command line,
+    output = run("load_demo", "--reset", "--yes", "--no-user")
+
+    # then the demo is back, production included, and its version names the reset.
+    assert "Demo workspace reset" in output
+    assert Profile.objects.get(key="support-answer").budget == 1200
+    assert not Scenario.objects.filter(name="Mine").exists()
+    assert Scenario.objects.exists()
+    latest = ProfileVersion.objects.filter(profile_key="support-answer").order_by("-number")[0]
+    assert (latest.source, latest.message, latest.protection_bypassed, latest.author) == (
+        "reset",
+        "load_demo --reset",
+        True,
+        None,
+    )
+
+
+def test_load_demo__reset_not_confirmed__changes_nothing(monkeypatch):
+    from profiles.services import profile_update
+
+    run("load_demo", "--no-user")
+    profile_update(key="support-answer", changes={"budget": 999})
+    token = WorkspaceVersion.current_token()
+    monkeypatch.setattr("builtins.input", lambda prompt: "yes")
+
+    with pytest.raises(CommandError, match="reset cancelled; nothing was changed"):
+        run("load_demo", "--reset", "--no-user")
+
+    assert Profile.objects.get(key="support-answer").budget == 999
+    assert WorkspaceVersion.current_token() == token

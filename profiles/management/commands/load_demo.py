@@ -1,4 +1,4 @@
-"""Load the demo workspace and scenarios, and create the demo user once."""
+"""Load the demo workspace and scenarios into an empty workspace, and create the demo user."""
 
 import secrets
 from pathlib import Path
@@ -6,24 +6,35 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.db import DatabaseError
 
+from profiles.concurrency import WriteConflict
+from profiles.environments import SafeChangeError, protected_environments
+from profiles.models import Profile
 from profiles.services import (
+    Conflict,
     WorkspaceImportError,
     WorkspaceValidationError,
-    scenarios_upsert,
-    workspace_import,
+    demo_load,
+    demo_reset,
     workspace_parse,
 )
+from profiles.versions import VersionConflict
 
 DEMO_DIR = Path(settings.BASE_DIR) / "profiles" / "demo"
 DEMO_USERNAME = "demo"
+RESET_ACTION = "load_demo --reset"
+RESET_CONFIRMATION = "reset"
 
 
 class Command(BaseCommand):
     help = (
-        "Import the demo workspace (merge), upsert its scenarios and create the demo user "
-        "if it does not exist. Running it again changes nothing."
+        "Load the demo workspace and its scenarios when the workspace is empty, and create "
+        "the demo user if it does not exist. A workspace that already has material is left "
+        "as it is, so running it again changes nothing (make run runs it on every start). "
+        "--reset replaces every consumer, layer, item, profile and saved scenario by the "
+        "demo, in one transaction, after a typed confirmation (--yes skips it); profiles of "
+        "protected environments are replaced too, their versions recording load_demo --reset."
     )
 
     def add_arguments(self, parser):
@@ -34,6 +45,19 @@ class Command(BaseCommand):
             "--url",
             default="http://127.0.0.1:8000/",
             help="where the studio is served, for the sign-in hint (make run passes HOST/PORT)",
+        )
+        parser.add_argument(
+            "--reset",
+            action="store_true",
+            help="replace the whole workspace and every saved scenario by the demo",
+        )
+        parser.add_argument(
+            "--yes",
+            "--noinput",
+            "--no-input",
+            action="store_true",
+            dest="yes",
+            help="reset without asking for confirmation",
         )
 
     def handle(self, *args, **options):
@@ -47,10 +71,17 @@ class Command(BaseCommand):
         if scenarios_path.exists():
             scenarios = self._read_scenarios(scenarios_path)
 
+        if options["reset"] and not options["yes"]:
+            self._confirm_reset()
         try:
-            with transaction.atomic():
-                summary = workspace_import(text=workspace_text, mode="merge")
-                counts = scenarios_upsert(scenarios=scenarios)
+            if options["reset"]:
+                loaded = demo_reset(
+                    workspace_text=workspace_text,
+                    scenarios=scenarios,
+                    operator_action=RESET_ACTION,
+                )
+            else:
+                loaded = demo_load(workspace_text=workspace_text, scenarios=scenarios)
         except WorkspaceImportError as exc:
             for issue in exc.issues:
                 self.stderr.write(f"{workspace_path}: {issue}")
@@ -59,17 +90,51 @@ class Command(BaseCommand):
             for issue in exc.issues:
                 self.stderr.write(f"{scenarios_path}: {issue}")
             raise CommandError("the demo scenarios are invalid; nothing was loaded") from exc
+        except (SafeChangeError, VersionConflict, WriteConflict, Conflict) as exc:
+            raise CommandError(f"{exc}; nothing was loaded") from exc
+        except DatabaseError as exc:
+            raise CommandError(
+                f"the database refused the demo ({exc}); nothing was loaded"
+            ) from exc
 
-        if summary.changed:
-            self.stdout.write(f"Demo workspace loaded — {summary}")
+        if loaded is None:
+            self.stdout.write(
+                "The workspace already has material; the demo was not loaded "
+                "(load_demo --reset replaces it)."
+            )
         else:
-            self.stdout.write("Demo workspace already up to date.")
-        self.stdout.write(
-            f"Scenarios: {counts['created']} created, {counts['updated']} updated, "
-            f"{counts['unchanged']} unchanged."
-        )
+            verb = "reset" if options["reset"] else "loaded"
+            self.stdout.write(f"Demo workspace {verb} — {loaded.summary}")
+            counts = loaded.scenarios
+            self.stdout.write(
+                f"Scenarios: {counts['created']} created, {counts['updated']} updated, "
+                f"{counts['unchanged']} unchanged."
+            )
         if not options["no_user"]:
             self._ensure_demo_user(options["url"])
+
+    def _confirm_reset(self) -> None:
+        """Ask the operator to type the confirmation; raise CommandError unless they do."""
+        environments = Profile.objects.exclude(environment=None).values_list(
+            "environment", flat=True
+        )
+        protected = sorted(protected_environments(set(environments)))
+        self.stdout.write(
+            "This deletes every consumer, layer, item, profile and saved scenario of the "
+            "workspace and loads the demo in their place. Profile versions and change "
+            "requests are kept."
+        )
+        if protected:
+            self.stdout.write(
+                f"Protected environments ({', '.join(protected)}) are replaced too, without "
+                f'change requests; their versions record "{RESET_ACTION}".'
+            )
+        try:
+            answer = input(f'Type "{RESET_CONFIRMATION}" to continue: ')
+        except EOFError:
+            answer = ""
+        if answer.strip() != RESET_CONFIRMATION:
+            raise CommandError("reset cancelled; nothing was changed (--yes skips the question)")
 
     def _read_scenarios(self, path: Path) -> list:
         try:

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("profiles", "0010_item_change_log"),
+        ("profiles", "0012_import_job_worker"),
     ]
 
     operations = [

@@ -1,0 +1,19 @@
+"""Run the task worker (django-tasks-db's ``db_worker``), failing abandoned imports first."""
+
+from django_tasks_db.management.commands import db_worker
+
+from profiles.imports import import_jobs_fail_stopped
+
+
+class Command(db_worker.Command):
+    help = (
+        "Run a database background worker. It first fails the import jobs left running by "
+        "a worker that stopped (killed, out of memory): nothing of them was written, and "
+        "their uploads are freed."
+    )
+
+    def handle(self, *args, **options):
+        failed = import_jobs_fail_stopped(unrecorded=True)
+        if failed and options["verbosity"]:
+            self.stdout.write(f"Failed {failed} import job(s) whose worker had stopped.")
+        super().handle(*args, **options)
