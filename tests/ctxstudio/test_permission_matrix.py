@@ -30,7 +30,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from django.utils.regex_helper import normalize
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from profiles import cache
 from profiles.models import (
     ChangeRequest,
     Consumer,
@@ -54,9 +53,6 @@ from tests.ctxstudio.roles import (
     PROFILE,
     ROLES,
     SCENARIO,
-    People,
-    load_workspace,
-    make_people,
 )
 
 LOGIN = "login"  # 302 to the studio's login page
@@ -530,20 +526,6 @@ def concrete_url(route: Route) -> str:
     url = "/" + template % {name: values[name] for name in parameters}
     assert resolve(url).route == route.route, f"{url} resolves to another pattern than {route}"
     return url
-
-
-# --- fixtures -------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def people(db, settings) -> People:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    cache.workspace_cache_clear()
-    load_workspace()
-    people = make_people()
-    ImportJob.objects.create(user=people.users["editor"], source_bytes=1)
-    yield people
-    cache.workspace_cache_clear()
 
 
 def request(client: Client, method: str, url: str, data: dict, *, api: bool):
