@@ -112,6 +112,14 @@ def test_items_list__q_and_metadata_filter__only_matching_items(small, editor_cl
     assert by_customer.json()["results"][0]["ref"] == "layer-000/docs/item-0001.md"
 
 
+@pytest.mark.parametrize("value", ["%C2%B2", "-%C2%B2", "%D9%A3", "-"])
+def test_items_list__metadata_value_not_ascii_digits__compared_as_text(small, editor_client, value):
+    response = editor_client.get(API + f"layers/layer-000/items/?metadata.customer_id={value}")
+
+    assert response.status_code == 200
+    assert response.json()["results"] == []
+
+
 def test_items_list__bad_metadata_field__400_naming_the_parameter(small, editor_client):
     response = editor_client.get(API + "layers/layer-000/items/?metadata.a__b=1")
 
