@@ -516,3 +516,15 @@ def test_scenarios__existing_name__409(small, editor_client):
     )
 
     assert response.status_code == 409
+
+
+def test_options__views_with_and_without_a_serializer__fields_where_one_is_declared(
+    small, editor_client
+):
+    consumers = editor_client.options(API + "consumers/").json()
+    rule = editor_client.options(API + "profiles/profile-0/rules/layer-000").json()
+    apply = editor_client.options(API + "change-requests/1/apply")
+
+    assert "key" in consumers["actions"]["POST"]
+    assert "maxItems" in rule["actions"]["PUT"]  # the rule viewset finds its object itself
+    assert apply.status_code == 200 and "actions" not in apply.json()  # it reads no serializer
