@@ -11,6 +11,7 @@ from django.utils.html import escape
 from rest_framework.response import Response
 
 from profiles.concurrency import WriteConflict, is_retryable
+from profiles.parameters import ParameterInvalid, whole_number
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
 
 logger = logging.getLogger("ctxstudio.database")
@@ -137,7 +138,10 @@ class RequestTextRuleMiddleware:
       beside an upload): 413, without reading it;
     * the SPEC §2.2 text rule: a NUL or a lone surrogate in the URL path, in a query
       parameter or in a form field (name or value): 400 naming the parameter. PostgreSQL
-      cannot hold a NUL in text, so such a value would fail at the first query that uses it.
+      cannot hold a NUL in text, so such a value would fail at the first query that uses it;
+    * from a studio view, a parameter that is not what it must be (``ParameterInvalid``, a
+      version number written ``²``): 400 naming the parameter. The API's exception handler
+      answers the API's own.
 
     API requests get the API's error shape, studio requests a short plain page. JSON bodies
     are the API parsers' and validators' business.
@@ -148,8 +152,8 @@ class RequestTextRuleMiddleware:
 
     def __call__(self, request):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        length = request.META.get("CONTENT_LENGTH") or "0"
-        if limit is not None and length.isdigit() and int(length) > limit + FORM_FIELDS_MARGIN:
+        length = whole_number(request.META.get("CONTENT_LENGTH") or "0")
+        if limit is not None and length is not None and length > limit + FORM_FIELDS_MARGIN:
             return self.refuse(
                 request,
                 413,
@@ -177,6 +181,13 @@ class RequestTextRuleMiddleware:
                         request, 400, "INVALID_REQUEST", f"{kind} {TEXT_RULE_MESSAGE}", name
                     )
         return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, ParameterInvalid):
+            # The message names the parameter; a page need not repeat it.
+            path = exception.name if request.path.startswith(API_PREFIX) else ""
+            return self.refuse(request, 400, "INVALID_REQUEST", str(exception), path)
+        return None
 
     @staticmethod
     def refuse(request, status: int, code: str, message: str, path: str = "") -> HttpResponse:

@@ -225,6 +225,8 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     "EXCEPTION_HANDLER": "profiles.api.exceptions.api_exception_handler",
+    # OPTIONS on a view without serializer_class or queryset describes it instead of a 500.
+    "DEFAULT_METADATA_CLASS": "profiles.api.metadata.ApiMetadata",
     # The same proxies as the login lockouts (DRF's default, None, would trust any header).
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_PAGINATION_CLASS": "profiles.api.pagination.PageNumberPagination",

@@ -33,10 +33,11 @@ from profiles.concurrency import workspace_write
 from profiles.environments import ChangeRequestRequired
 from profiles.exports import workspace_document_read
 from profiles.mappers import canonical_string
-from profiles.models import ImportJob
+from profiles.models import ImportJob, key_validator
 from profiles.services import IMPORT_MODES, ImportSummary, WorkspaceImportError
 from profiles.validation import issues_in_text
 from resolver import ValidationIssue
+from resolver.validation import KEY_RE
 
 logger = logging.getLogger(__name__)
 
@@ -57,14 +58,25 @@ class ImportWorkerStopped(Exception):
     """The worker process running an import job ended before the job did."""
 
 
+def import_layer_refusal(layer: str | None) -> str | None:
+    """Return why ``layer`` cannot name the one layer of an import, None when it can (or is
+    not given): it must be a layer key, as everywhere else (``resolver.validation.KEY_RE``)."""
+    if layer and not KEY_RE.fullmatch(layer):
+        return key_validator.message.removesuffix(".")
+    return None
+
+
 def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None, user=None):
     """Store the upload as a queued ImportJob, enqueue its task and return the job.
 
-    Raises ValueError for an unknown mode. The job may already be finished when this
-    returns (the immediate task backend runs it at once).
+    Raises ValueError for an unknown mode or a ``layer`` that is not a layer key. The job
+    may already be finished when this returns (the immediate task backend runs it at once).
     """
     if mode not in IMPORT_MODES:
         raise ValueError(f"unknown import mode {mode!r} (use merge or replace)")
+    refusal = import_layer_refusal(layer)
+    if refusal is not None:
+        raise ValueError(f"layer: {refusal}")
     if "\x00" in text:
         return _refused_job(text=text, mode=mode, layer=layer, user=user)
     with transaction.atomic():

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 
 from profiles.concurrency import PreconditionFailed, WriteConflict, is_retryable
 from profiles.environments import SafeChangeError
+from profiles.parameters import ParameterInvalid
 from profiles.services.writing import Conflict
 from profiles.validation import WorkspaceValidationError
 from resolver import RequestError, ResolverError, WorkspaceError
@@ -103,6 +104,8 @@ def api_exception_handler(exc, context):
 def _error_response(exc):
     if isinstance(exc, ApiError):
         return _response(error_body(exc.code, exc.message, exc.path, **exc.extra), exc.status_code)
+    if isinstance(exc, ParameterInvalid):
+        return _response(error_body("INVALID_REQUEST", str(exc), exc.name), 400)
     if isinstance(exc, RequestError):
         status_code = 404 if exc.code == PROFILE_NOT_FOUND else 400
         return _response(error_body(exc.code, str(exc), exc.path), status_code)

@@ -7,6 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend, SearchFilter
 
 from profiles.models import Profile, Scenario
+from profiles.parameters import whole_number
 
 METADATA_PREFIX = "metadata."
 
@@ -52,8 +53,9 @@ class MetadataFilter(BaseFilterBackend):
             if not field or "__" in field or not field.replace("-", "_").isidentifier():
                 raise ValidationError({name: ["must be metadata.<field> with a field name"]})
             condition = Q(**{f"metadata__{field}": value})
-            if value.lstrip("-").isdigit() and len(value) < 19:
-                condition |= Q(**{f"metadata__{field}": int(value)})
+            number = whole_number(value.removeprefix("-"))
+            if number is not None:
+                condition |= Q(**{f"metadata__{field}": -number if value[0] == "-" else number})
             queryset = queryset.filter(condition)
         return queryset
 

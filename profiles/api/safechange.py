@@ -38,6 +38,7 @@ from profiles.concurrency import profile_etag
 from profiles.environments import environment_get, environment_list, environment_update
 from profiles.impact import impact_summary
 from profiles.models import ChangeRequest, Profile, ProfileVersion
+from profiles.parameters import positive_integer
 from profiles.permissions import (
     ADMINISTER,
     READ_CONFIG,
@@ -123,12 +124,7 @@ def _versions_or_404(key: str):
 
 
 def _number(request, name: str) -> int | None:
-    value = request.query_params.get(name)
-    if value in (None, ""):
-        return None
-    if not value.isdigit():
-        raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a version number", name)
-    return int(value)
+    return positive_integer(request.query_params, name, meaning="a version number")
 
 
 # --- versions ------------------------------------------------------------------------------
@@ -139,7 +135,7 @@ class ProfileVersionViewSet(GenericViewSet):
     schema = ApiAutoSchema()
     permission_classes = [ReadConfigWriteRules]
     lookup_field = "number"
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = "[0-9]+"
 
     @extend_schema(
         operation_id="profile_versions_list",
@@ -430,7 +426,7 @@ def _change_request_response(request, change_request: ChangeRequest, status=200)
 class ChangeRequestViewSet(GenericViewSet):
     schema = ApiAutoSchema()
     permission_classes = [ReadConfigWriteRules]
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = "[0-9]+"
 
     def _get(self, pk: int) -> ChangeRequest:
         try:

@@ -2,6 +2,8 @@
 
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiExample
+from drf_spectacular.views import SpectacularSwaggerSplitView
+from rest_framework.renderers import JSONRenderer
 
 from profiles.api.serializers import ErrorSerializer
 
@@ -240,3 +242,13 @@ EXPAND_EXAMPLES = [
         status_codes=["404"],
     ),
 ]
+
+
+class ApiDocsView(SpectacularSwaggerSplitView):
+    """The Swagger UI page (its script served as a file). OPTIONS describes it in JSON: the
+    page's template renderer has no template for a description (a 500, issue 18)."""
+
+    def perform_content_negotiation(self, request, force=False):
+        if request.method == "OPTIONS":
+            return JSONRenderer(), JSONRenderer.media_type
+        return super().perform_content_negotiation(request, force)

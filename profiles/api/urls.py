@@ -2,11 +2,12 @@
 objects do not, see ``profiles.api.routers``), and the resolution and workspace views."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView
 
 from profiles.api import safechange, views, viewsets
 from profiles.api.imports import ImportJobView
 from profiles.api.routers import ApiRouter
+from profiles.api.schema import ApiDocsView
 
 app_name = "api"
 
@@ -37,5 +38,5 @@ urlpatterns = [
     path("auth/token", views.TokenView.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves its start-up script as a file: no inline script, CSP allows it.
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
+    path("docs/", ApiDocsView.as_view(url_name="api:schema"), name="docs"),
 ]

@@ -35,7 +35,7 @@ from profiles.api.throttling import ResolutionRateThrottle
 from profiles.decision_log import decision_log_record
 from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.exports import workspace_export_chunks
-from profiles.imports import import_job_start
+from profiles.imports import import_job_start, import_layer_refusal
 from profiles.models import DecisionLog, Layer, Scenario
 from profiles.permissions import (
     IMPORT_EXPORT,
@@ -239,7 +239,10 @@ class WorkspaceView(ApiView):
         parameters=[
             OpenApiParameter("format", str, enum=["json", "yaml"], description="Default: JSON."),
             OpenApiParameter(
-                "layer", str, description="Export only this layer (imports with ?layer=)."
+                "layer",
+                str,
+                pattern=s.KEY_PATTERN,
+                description="Export only this layer (imports with ?layer=).",
             ),
         ],
         responses={
@@ -279,6 +282,7 @@ class WorkspaceView(ApiView):
             OpenApiParameter(
                 "layer",
                 str,
+                pattern=s.KEY_PATTERN,
                 description=(
                     "Import only this layer of the file (a workspace document, or one layer's "
                     "document); with replace, its items not in the file are deleted."
@@ -296,12 +300,14 @@ class WorkspaceView(ApiView):
         mode = request.query_params.get("mode", "merge")
         if mode not in IMPORT_MODES:
             raise invalid("mode", "must be one of " + ", ".join(IMPORT_MODES))
+        layer = request.query_params.get("layer")
+        refusal = import_layer_refusal(layer)
+        if refusal is not None:
+            raise invalid("layer", refusal)
         data = request.data
         if not isinstance(data, WorkspaceText):
             raise invalid("", "send the workspace document as JSON or YAML")
-        job = import_job_start(
-            text=str(data), mode=mode, layer=request.query_params.get("layer"), user=request.user
-        )
+        job = import_job_start(text=str(data), mode=mode, layer=layer, user=request.user)
         return import_job_response(request, job, status=202)
 
 

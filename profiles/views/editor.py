@@ -18,6 +18,7 @@ from profiles import cache, handoff, item_rows, presenters, services, studio
 from profiles.concurrency import PreconditionFailed, profile_etag
 from profiles.environments import ChangeRequestRequired
 from profiles.models import Profile, Scenario
+from profiles.parameters import whole_number
 from profiles.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.selectors import (
     profile_history_list,
@@ -52,10 +53,11 @@ def _loaded_scenario(request, profile: Profile, scenarios=None) -> Scenario | No
     if chosen is None:
         stored = request.session.get(_session_key(profile))
         chosen = studio.SampleState.from_session(stored).scenario_id if stored else None
-    if not str(chosen or "").isdigit():
+    chosen = whole_number(str(chosen or ""))
+    if chosen is None:
         return None
     if scenarios is not None:
-        return next((s for s in scenarios if s.pk == int(chosen)), None)
+        return next((s for s in scenarios if s.pk == chosen), None)
     scenario = scenario_of_profile_get(profile=profile, scenario_id=chosen)
     if scenario is not None:
         scenario.profile = profile
@@ -306,7 +308,8 @@ def profile_scenario_save(request, key):
 
 
 def _page_number(text: str | None) -> int:
-    return int(text) if text and text.isdigit() and len(text) < 7 else 0
+    number = whole_number(text)
+    return number if number is not None and number < 10**6 else 0
 
 
 @capability_required(RESOLVE, READ_CONFIG)

@@ -41,6 +41,7 @@ from profiles.environments import (
 )
 from profiles.impact import impact_gained_lost, impact_summary, profile_impact
 from profiles.models import ChangeRequest, Profile, ProfileVersion, Scenario
+from profiles.parameters import positive_integer
 from profiles.permissions import (
     ADMINISTER,
     READ_CONFIG,
@@ -99,12 +100,8 @@ def profile_history(request, key):
         raise Http404(f'no versions of profile "{key}"')
     profile = Profile.objects.filter(key=key).first()
 
-    def number(name: str, default: int) -> int:
-        value = request.GET.get(name, "")
-        return int(value) if value.isdigit() else default
-
-    right = number("to", latest.number)
-    left = number("from", max(right - 1, 1))
+    right = positive_integer(request.GET, "to", meaning="a version number") or latest.number
+    left = positive_integer(request.GET, "from", meaning="a version number") or max(right - 1, 1)
     compared = {version.number: version for version in versions.filter(number__in={left, right})}
     if left not in compared or right not in compared:
         raise Http404("no such version")
@@ -350,8 +347,9 @@ def change_request_preview(request, pk):
         for entry in document.get("profiles") or []
     ]
     scenario = None
-    if request.GET.get("scenario"):
-        scenario = get_object_or_404(Scenario, pk=request.GET["scenario"], profile=profile)
+    scenario_id = positive_integer(request.GET, "scenario", meaning="a scenario id")
+    if scenario_id is not None:
+        scenario = get_object_or_404(Scenario, pk=scenario_id, profile=profile)
     draft = studio.draft_from_saved(
         {**document, "profiles": profiles},
         profile.key,

@@ -1,6 +1,8 @@
 """The signed-in user's API token: create it (shown once), revoke it; how to use it."""
 
 from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_POST
@@ -32,8 +34,12 @@ def token_list(request):
 @require_POST
 def token_create(request):
     """Create a new token (replacing the old one) and show it this once."""
-    Token.objects.filter(user=request.user).delete()
-    token = Token.objects.create(user=request.user)
+    with transaction.atomic():
+        # Posts of one user (a double click, two tabs) take turns on the user's row: each
+        # replaces the token the one before made, and the last page shows the one that works.
+        get_user_model().objects.select_for_update().filter(pk=request.user.pk).first()
+        Token.objects.filter(user=request.user).delete()
+        token = Token.objects.create(user=request.user)
     return _page(request, new_key=token.key)
 
 

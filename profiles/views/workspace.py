@@ -12,6 +12,7 @@ from profiles.exports import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.exports import workspace_export_chunks
 from profiles.forms import WorkspaceUploadForm
 from profiles.imports import import_job_get, import_job_start
+from profiles.parameters import whole_number
 from profiles.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
@@ -41,8 +42,8 @@ def workspace_upload(request):
         # Refuse an oversized upload before its body is read (files bypass Django's
         # in-memory limit); the margin leaves room for the form's other fields.
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        length = request.META.get("CONTENT_LENGTH") or "0"
-        if limit is not None and length.isdigit() and int(length) > limit + 64 * 1024:
+        length = whole_number(request.META.get("CONTENT_LENGTH") or "0")
+        if limit is not None and length is not None and length > limit + 64 * 1024:
             return HttpResponse(
                 f"The upload is larger than {limit:,} bytes; nothing was imported.",
                 status=413,

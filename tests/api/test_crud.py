@@ -112,6 +112,14 @@ def test_items_list__q_and_metadata_filter__only_matching_items(small, editor_cl
     assert by_customer.json()["results"][0]["ref"] == "layer-000/docs/item-0001.md"
 
 
+@pytest.mark.parametrize("value", ["%C2%B2", "-%C2%B2", "%D9%A3", "-"])
+def test_items_list__metadata_value_not_ascii_digits__compared_as_text(small, editor_client, value):
+    response = editor_client.get(API + f"layers/layer-000/items/?metadata.customer_id={value}")
+
+    assert response.status_code == 200
+    assert response.json()["results"] == []
+
+
 def test_items_list__bad_metadata_field__400_naming_the_parameter(small, editor_client):
     response = editor_client.get(API + "layers/layer-000/items/?metadata.a__b=1")
 
@@ -508,3 +516,15 @@ def test_scenarios__existing_name__409(small, editor_client):
     )
 
     assert response.status_code == 409
+
+
+def test_options__views_with_and_without_a_serializer__fields_where_one_is_declared(
+    small, editor_client
+):
+    consumers = editor_client.options(API + "consumers/").json()
+    rule = editor_client.options(API + "profiles/profile-0/rules/layer-000").json()
+    apply = editor_client.options(API + "change-requests/1/apply")
+
+    assert "key" in consumers["actions"]["POST"]
+    assert "maxItems" in rule["actions"]["PUT"]  # the rule viewset finds its object itself
+    assert apply.status_code == 200 and "actions" not in apply.json()  # it reads no serializer

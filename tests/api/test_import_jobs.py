@@ -152,6 +152,32 @@ def test_import__layer_not_in_the_file__fails_naming_it(small, editor_client):
     assert '"absent"' in job["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    "layer",
+    [
+        pytest.param("a" * 65, id="65-characters"),  # beyond the job's varchar(64): was a 500
+        pytest.param("Layer-000", id="uppercase"),
+        pytest.param("-layer", id="leading-dash"),
+        pytest.param("layer%2F000", id="slash"),
+    ],
+)
+def test_import__layer_not_a_layer_key__400_naming_the_parameter_and_no_job(
+    small, editor_client, layer
+):
+    response = post_import(editor_client, small_workspace(), f"?layer={layer}")
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["path"]) == ("INVALID_REQUEST", "layer")
+    assert error["message"].startswith("layer: must match ^[a-z0-9][a-z0-9_-]{0,63}$")
+    assert not ImportJob.objects.exists()
+
+
+def test_import_job_start__layer_not_a_layer_key__value_error():
+    with pytest.raises(ValueError, match="layer"):
+        import_job_start(text="{}", layer="a" * 65)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_import__database_task_backend__queued_until_the_worker_runs_it(settings):
     # Given the real database backend (no immediate run)

@@ -116,6 +116,29 @@ def test_diff__bad_and_unknown_numbers__400_and_404(small, reader_client):
     assert missing.json()["error"]["path"] == "to"
 
 
+NOT_A_VERSION_NUMBER = [
+    pytest.param("%C2%B2", id="superscript-two"),  # str.isdigit accepts it, int() does not
+    pytest.param("%D9%A3", id="arabic-indic-three"),  # str.isdecimal and int() accept it
+    pytest.param("0", id="zero"),
+    pytest.param("-1", id="negative"),
+    pytest.param("9" * 19, id="beyond-a-column"),
+    pytest.param("9" * 5_000, id="beyond-int-digits"),
+]
+
+
+@pytest.mark.parametrize("value", NOT_A_VERSION_NUMBER)
+@pytest.mark.parametrize("name", ["from", "to"])
+def test_diff__number_not_in_ascii_digits__400_naming_the_parameter(
+    small, reader_client, name, value
+):
+    response = reader_client.get(f"{PROFILE}/diff?{name}={value}")
+
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert (error["code"], error["path"]) == ("INVALID_REQUEST", name)
+    assert error["message"].startswith(f"{name}: must be a version number")
+
+
 def test_restore__version_1_after_two_writes__appends_version_4_equal_to_1(small, editor_client):
     editor_client.patch(PROFILE, {"budget": 650}, format="json")
     editor_client.delete(PROFILE + "/rules/layer-000")

@@ -30,7 +30,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from django.utils.regex_helper import normalize
 from django_tasks_db.models import DBTaskResult, get_date_max
 
-from profiles import cache
 from profiles.models import (
     ChangeRequest,
     Consumer,
@@ -54,9 +53,6 @@ from tests.ctxstudio.roles import (
     PROFILE,
     ROLES,
     SCENARIO,
-    People,
-    load_workspace,
-    make_people,
 )
 
 LOGIN = "login"  # 302 to the studio's login page
@@ -534,20 +530,6 @@ def concrete_url(route: Route) -> str:
     return url
 
 
-# --- fixtures -------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def people(db, settings) -> People:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    cache.workspace_cache_clear()
-    load_workspace()
-    people = make_people()
-    ImportJob.objects.create(user=people.users["editor"], source_bytes=1)
-    yield people
-    cache.workspace_cache_clear()
-
-
 def request(client: Client, method: str, url: str, data: dict, *, api: bool):
     """Send one request inside a savepoint that is rolled back afterwards."""
     with transaction.atomic():
@@ -609,3 +591,37 @@ def test_permission_matrix__size__covers_every_pattern_and_role():
 
     assert len(ROUTES) >= 100
     assert cases >= len(ROUTES) * len(ROLES)
+
+
+API_ROUTES = [route for route in ROUTES if route.route.startswith("api/")]
+REFUSED = (401, 403)
+
+
+def options_status(door: Door, role: str) -> int:
+    """Return what OPTIONS answers ``role``: the refusal every method gets, else 200."""
+    statuses = {status for _, _, who, status in door.cases() if who == role}
+    return statuses.pop() if len(statuses) == 1 and statuses <= set(REFUSED) else 200
+
+
+@pytest.mark.parametrize("route", API_ROUTES, ids=str)
+def test_permission_matrix__options_on_every_api_url__described_to_every_role(people, route):
+    # OPTIONS describes a door (DRF's metadata) to whoever may use one of its methods; a view
+    # that reads its body itself (no serializer_class, no queryset) answered 500 (issue 18).
+    door = door_for(route)
+    url = concrete_url(route)
+
+    wrong = []
+    for role in ROLES:
+        people.clients[role].raise_request_exception = False
+        response = request(people.clients[role], "OPTIONS", url, {}, api=True)
+        expected = options_status(door, role)
+        if response.status_code != expected:
+            wrong.append(
+                f"OPTIONS {url} as {role}: expected {expected}, got {response.status_code}"
+            )
+        elif expected == 200 and route.name != "api:schema":  # the schema view answers YAML
+            assert response.json()["name"], url
+        elif expected != 200:
+            assert set(response.json()["error"]) == {"code", "message", "path"}, url
+
+    assert not wrong, "\n".join(wrong)

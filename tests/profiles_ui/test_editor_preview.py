@@ -63,6 +63,30 @@ def test_rows__first_page__twenty_rows_per_stage_and_show_more(editor_client, wo
     assert "Show 100 more" in not_retrieved and "(20 of 30" in not_retrieved
 
 
+@pytest.mark.parametrize("start", ["%C2%B2", "\u00b2", "\u0663", "9" * 5_000])
+def test_rows__start_not_ascii_digits__the_first_page(editor_client, workspace, start):
+    big_kb(300)
+    data = saved_form(editor_client) | {"layer": "kb", "group": "NOT_RETRIEVED"}
+
+    first = editor_client.post(ROWS, data | {"start": "0"}, headers=HTMX)
+    response = editor_client.post(ROWS, data | {"start": start}, headers=HTMX)
+
+    assert response.status_code == 200
+    assert response.content == first.content
+
+
+@pytest.mark.parametrize("scenario", ["\u00b2", "\u0663", "9" * 5_000])
+def test_scenario_save__loaded_scenario_not_ascii_digits__saved_as_no_scenario_loaded(
+    editor_client, workspace, scenario
+):
+    data = saved_form(editor_client) | {"loaded_scenario": scenario, "scenario_name": "Other"}
+
+    response = editor_client.post(EDITOR + "scenario/save/", data, headers=HTMX)
+
+    assert response.status_code == 200
+    assert Scenario.objects.filter(name="Other").exists()
+
+
 def test_rows__next_page__the_following_rows_only(editor_client, workspace):
     big_kb(300)
     data = saved_form(editor_client) | {"layer": "kb", "group": "NOT_RETRIEVED", "start": "20"}

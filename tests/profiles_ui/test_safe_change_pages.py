@@ -172,6 +172,15 @@ def test_propose__draft__opens_a_change_request_with_only_what_changed(author):
     assert len(change_request.impact) == 3
 
 
+@pytest.mark.parametrize("query", ["to=%C2%B2", "from=%D9%A3", "to=abc", "from=0"])
+def test_history__version_number_not_in_ascii_digits__400_naming_the_parameter(author, query):
+    response = author.get(reverse("profile-history", args=["profile-0"]) + "?" + query)
+
+    assert response.status_code == 400
+    name = query.split("=")[0]
+    assert f"{name.capitalize()}: must be a version number" in unescape(response.content.decode())
+
+
 # --- change requests -----------------------------------------------------------------------
 
 
@@ -255,6 +264,24 @@ def test_change_request_preview__editor_opens_with_the_proposed_draft(author):
         'value="1"' in html.split('name="layer-000-maxItems"')[1].split(">")[0]
     )
     assert f"Previewing change request #{change_request.pk}" in html
+
+
+@pytest.mark.parametrize("scenario", ["abc", "%C2%B2", "1.5"])
+def test_change_request_preview__scenario_not_an_id__400_naming_the_parameter(author, scenario):
+    change_request = propose(author)
+    url = reverse("change-request-preview", args=[change_request.pk])
+
+    response = author.get(f"{url}?scenario={scenario}")
+
+    assert response.status_code == 400
+    assert "Scenario: must be a scenario id" in unescape(response.content.decode())
+
+
+def test_change_request_preview__unknown_scenario__404(author):
+    change_request = propose(author)
+    url = reverse("change-request-preview", args=[change_request.pk])
+
+    assert author.get(f"{url}?scenario=999999").status_code == 404
 
 
 def test_change_request_list__tabs(author, reviewer):
