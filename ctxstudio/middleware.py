@@ -10,8 +10,8 @@ from django.http import HttpResponse, JsonResponse
 from django.utils.html import escape
 from rest_framework.response import Response
 
-from profiles.concurrency import WriteConflict, is_retryable
-from profiles.parameters import ParameterInvalid, whole_number
+from profiles.workspace.concurrency import WriteConflict, is_retryable
+from profiles.workspace.parameters import ParameterInvalid, whole_number
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
 
 logger = logging.getLogger("ctxstudio.database")

@@ -79,7 +79,7 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     # Before django_tasks_db: its db_worker command is profiles' own, which first fails the
-    # import jobs of workers that died (profiles.imports.import_jobs_fail_stopped).
+    # import jobs of workers that died (profiles.import_export.jobs.import_jobs_fail_stopped).
     "profiles",
     "django_tasks_db",
     "ctxstudio",
@@ -135,7 +135,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "profiles.permissions.capabilities",
+                "profiles.workspace.permissions.capabilities",
             ],
         },
     },
@@ -217,8 +217,8 @@ REST_FRAMEWORK = {
         "profiles.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Each view names its capabilities (profiles.permissions); one that forgets gets this.
-    "DEFAULT_PERMISSION_CLASSES": ["profiles.permissions.DefaultApiPermission"],
+    # Each view names its capabilities (profiles.workspace.permissions); one that forgets gets this.
+    "DEFAULT_PERMISSION_CLASSES": ["profiles.workspace.permissions.DefaultApiPermission"],
     "DEFAULT_PARSER_CLASSES": [
         "profiles.api.parsers.JSONParser",  # SPEC §2.2 nesting limit
         "rest_framework.parsers.FormParser",
@@ -252,7 +252,7 @@ SPECTACULAR_SETTINGS = {
         "CurrentnessActionEnum": "profiles.models.CurrentnessAction",
         "ChangeRequestStatusEnum": "profiles.models.ChangeRequestStatus",
         "ResolutionStatusEnum": ["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"],
-        "ImportJobModeEnum": "profiles.services.workspace.IMPORT_MODES",
+        "ImportJobModeEnum": "profiles.import_export.workspace.IMPORT_MODES",
     },
 }
 

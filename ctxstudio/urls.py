@@ -10,5 +10,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("profiles.api.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
-    path("", include("profiles.urls")),
+    path("", include("profiles.studio.urls")),
 ]

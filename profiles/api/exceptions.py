@@ -12,11 +12,11 @@ from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from profiles.concurrency import PreconditionFailed, WriteConflict, is_retryable
-from profiles.environments import SafeChangeError
-from profiles.parameters import ParameterInvalid
-from profiles.services.writing import Conflict
-from profiles.validation import WorkspaceValidationError
+from profiles.safechange.environments import SafeChangeError
+from profiles.workspace.concurrency import PreconditionFailed, WriteConflict, is_retryable
+from profiles.workspace.parameters import ParameterInvalid
+from profiles.workspace.validation import WorkspaceValidationError
+from profiles.workspace.writing import Conflict
 from resolver import RequestError, ResolverError, WorkspaceError
 from resolver.errors import PROFILE_NOT_FOUND
 

@@ -7,7 +7,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend, SearchFilter
 
 from profiles.models import Profile, Scenario
-from profiles.parameters import whole_number
+from profiles.workspace.parameters import whole_number
 
 METADATA_PREFIX = "metadata."
 

@@ -1,9 +1,9 @@
 """Safe change over the API: profile versions, diff and restore; the impact of a draft;
 environments and their protection; change requests and promotion.
 
-Thin views: each reads its body, calls a service of ``profiles.versions``,
-``profiles.changes`` or ``profiles.environments`` and answers. The services raise
-``SafeChangeError``s, which the API's exception handler answers in the one error shape.
+Thin views: each reads its body, calls a service of ``profiles.safechange`` (versions, change
+requests, environments) and answers. The services raise ``SafeChangeError``s, which the API's
+exception handler answers in the one error shape.
 """
 
 from django.core.exceptions import ValidationError
@@ -15,10 +15,11 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.viewsets import GenericViewSet
 
-from profiles.api import safechange_schema as s
 from profiles.api.exceptions import ApiError
 from profiles.api.schema import ApiAutoSchema
-from profiles.changes import (
+from profiles.api.serializers import safechange as s
+from profiles.models import ChangeRequest, Profile, ProfileVersion
+from profiles.safechange.change_requests import (
     ChangeRequestStanding,
     change_request_apply,
     change_request_approve,
@@ -34,25 +35,24 @@ from profiles.changes import (
     draft_impact,
     profile_promote,
 )
-from profiles.concurrency import profile_etag
-from profiles.environments import environment_get, environment_list, environment_update
-from profiles.impact import impact_summary
-from profiles.models import ChangeRequest, Profile, ProfileVersion
-from profiles.parameters import positive_integer
-from profiles.permissions import (
-    ADMINISTER,
-    READ_CONFIG,
-    RESOLVE,
-    WRITE_RULES,
-    capability_permission,
-)
-from profiles.versions import (
+from profiles.safechange.environments import environment_get, environment_list, environment_update
+from profiles.safechange.impact import impact_summary
+from profiles.safechange.versions import (
     VersionNotRestorable,
     document_changes,
     latest_versions_get,
     version_get,
     version_list,
     version_restore,
+)
+from profiles.workspace.concurrency import profile_etag
+from profiles.workspace.parameters import positive_integer
+from profiles.workspace.permissions import (
+    ADMINISTER,
+    READ_CONFIG,
+    RESOLVE,
+    WRITE_RULES,
+    capability_permission,
 )
 
 # Actions take no fields: send {} or nothing.

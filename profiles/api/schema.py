@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiExample
 from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.renderers import JSONRenderer
 
-from profiles.api.serializers import ErrorSerializer
+from profiles.api.serializers.entries import ErrorSerializer
 
 # Status -> when it happens; documented on the operations whose method can produce it.
 ERROR_STATUSES = {

@@ -2,8 +2,8 @@
 
 from django import template
 
-from profiles.environments import profile_write_refusal
 from profiles.models import ChangeRequest
+from profiles.safechange.environments import profile_write_refusal
 
 register = template.Library()
 

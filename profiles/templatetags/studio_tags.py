@@ -3,8 +3,8 @@
 It is the largest part of every live preview (seven stages per layer, a row per item) and
 Django's template engine spent most of a preview's time on it; building the same markup with
 f-strings is several times faster. Every value goes through ``_e`` (HTML-escaped, quotes
-included) unless it is already a SafeString: the sentences of ``profiles.explain.explain``,
-which escape their own arguments.
+included) unless it is already a SafeString: the sentences of
+``profiles.resolution.explain.explain``, which escape their own arguments.
 """
 
 import html
@@ -223,7 +223,7 @@ def _history_label(record) -> str:
 @register.simple_tag
 def workspace_recent_changes(limit: int = 10) -> list[dict]:
     """Return the latest workspace changes (every door, every user) for the admin's sidebar."""
-    from profiles.selectors import history_list_recent
+    from profiles.workspace.selectors import history_list_recent
 
     changes = []
     for record in history_list_recent(limit=limit):

@@ -8,8 +8,9 @@ from django.core.cache import cache as django_cache
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from profiles import cache
-from profiles.services import scenarios_upsert, workspace_import
+from profiles.authoring.scenarios import scenarios_upsert
+from profiles.import_export.workspace import workspace_import
+from profiles.workspace import cache
 from tests.profiles.conftest import small_workspace
 
 DEMO = Path(__file__).resolve().parents[2] / "profiles" / "demo"

@@ -4,6 +4,7 @@ dry-run impact endpoint."""
 
 import pytest
 
+from profiles.authoring.scenarios import scenarios_upsert
 from profiles.models import (
     ChangeRequest,
     Environment,
@@ -12,7 +13,6 @@ from profiles.models import (
     Rule,
     WorkspaceVersion,
 )
-from profiles.services import scenarios_upsert
 from tests.api.conftest import API
 
 pytestmark = pytest.mark.django_db

@@ -2,8 +2,9 @@
 
 import pytest
 
+from profiles.authoring.scenarios import scenarios_upsert
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
-from profiles.services import scenarios_upsert, workspace_import
 from tests.api.conftest import API, NOW
 from tests.profiles.conftest import small_workspace
 

@@ -3,8 +3,8 @@
 import pytest
 from django.test import override_settings
 
-from profiles.decision_log import request_fingerprint
 from profiles.models import DecisionLog
+from profiles.resolution.decision_log import request_fingerprint
 
 pytestmark = pytest.mark.django_db
 

@@ -10,9 +10,9 @@ from django.db import connection
 from django.tasks import task_backends
 from django.test.utils import CaptureQueriesContext
 
-from profiles.imports import import_job_start
+from profiles.import_export.jobs import import_job_start
+from profiles.import_export.workspace import workspace_import
 from profiles.models import ImportJob, Item, Layer, Profile
-from profiles.services import workspace_import
 from resolver.documents import dump_yaml
 from tests.api.conftest import API, token_client
 from tests.profiles.conftest import small_workspace

@@ -15,14 +15,14 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from profiles.imports import WORKER_STOPPED_ERROR, worker_identity
+from profiles.import_export.jobs import WORKER_STOPPED_ERROR, worker_identity
 from profiles.models import ImportJob
 from resolver.documents import dump_yaml
 from tests.processes import manage, migrated_database, process_env, start_worker, stop
 from tests.profiles.conftest import small_workspace
 
 ENQUEUE = (
-    "import sys; from profiles.imports import import_job_start; "
+    "import sys; from profiles.import_export.jobs import import_job_start; "
     "print(import_job_start(text=sys.stdin.read()).pk.hex)"
 )
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
+from profiles.authoring.scenarios import scenarios_upsert
 from profiles.models import Consumer, Item, Scenario
-from profiles.services import scenarios_upsert
 from tests.api.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db

@@ -21,9 +21,10 @@ from django.db import connections
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from profiles.concurrency import workspace_write
+from profiles.authoring.scenarios import scenarios_upsert
+from profiles.import_export.workspace import workspace_export, workspace_import
 from profiles.models import Item, Profile, Rule, Scenario
-from profiles.services import scenarios_upsert, workspace_export, workspace_import
+from profiles.workspace.concurrency import workspace_write
 from tests.profiles.conftest import NOW, normalize_document, small_workspace
 
 pytestmark = [

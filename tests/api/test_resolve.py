@@ -6,8 +6,8 @@ import pytest
 import yaml
 from django.test import override_settings
 
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Item
-from profiles.services import workspace_import
 from resolver import cli
 from tests.api.conftest import API, NOW
 from tests.profiles.conftest import WORKSPACE_CASES, small_workspace

@@ -2,7 +2,8 @@
 
 import pytest
 
-from profiles.api import serializers as s
+from profiles.api.serializers import authoring as serializers_authoring
+from profiles.api.serializers import material as serializers_material
 from profiles.models import (
     Availability,
     CurrentnessAction,
@@ -11,7 +12,7 @@ from profiles.models import (
     Participation,
     RenderFormat,
 )
-from profiles.validation import SCENARIO_DOCUMENT_FIELDS
+from profiles.workspace.validation import SCENARIO_DOCUMENT_FIELDS
 from resolver import model
 from resolver import validation as engine
 
@@ -23,17 +24,17 @@ def writable(serializer_class) -> set[str]:
 @pytest.mark.parametrize(
     ("serializer_class", "fields"),
     [
-        (s.ConsumerSerializer, engine.CONSUMER_FIELDS),
-        (s.ConsumerUpdateSerializer, engine.CONSUMER_FIELDS),
-        (s.LayerSerializer, engine.LAYER_FIELDS),
-        (s.LayerUpdateSerializer, tuple(set(engine.LAYER_FIELDS) - {"items"})),
-        (s.ItemSerializer, engine.ITEM_FIELDS),
-        (s.ProfileSerializer, engine.PROFILE_FIELDS),
-        (s.RuleSerializer, engine.RULE_FIELDS),
-        (s.CurrentnessSerializer, engine.CURRENTNESS_FIELDS),
-        (s.RenderSerializer, engine.RENDER_FIELDS),
-        (s.AppliesToSerializer, engine.APPLIES_FIELDS),
-        (s.ScenarioSerializer, SCENARIO_DOCUMENT_FIELDS),
+        (serializers_material.ConsumerSerializer, engine.CONSUMER_FIELDS),
+        (serializers_material.ConsumerUpdateSerializer, engine.CONSUMER_FIELDS),
+        (serializers_material.LayerSerializer, engine.LAYER_FIELDS),
+        (serializers_material.LayerUpdateSerializer, tuple(set(engine.LAYER_FIELDS) - {"items"})),
+        (serializers_material.ItemSerializer, engine.ITEM_FIELDS),
+        (serializers_authoring.ProfileSerializer, engine.PROFILE_FIELDS),
+        (serializers_authoring.RuleSerializer, engine.RULE_FIELDS),
+        (serializers_authoring.CurrentnessSerializer, engine.CURRENTNESS_FIELDS),
+        (serializers_material.RenderSerializer, engine.RENDER_FIELDS),
+        (serializers_material.AppliesToSerializer, engine.APPLIES_FIELDS),
+        (serializers_authoring.ScenarioSerializer, SCENARIO_DOCUMENT_FIELDS),
     ],
 )
 def test_entry_serializer__fields__are_the_fields_the_engine_accepts(serializer_class, fields):
@@ -43,12 +44,12 @@ def test_entry_serializer__fields__are_the_fields_the_engine_accepts(serializer_
 @pytest.mark.parametrize(
     ("field", "choices"),
     [
-        (s.RuleSerializer().fields["participation"], model.PARTICIPATIONS),
-        (s.RuleSerializer().fields["mode"], model.MODES),
-        (s.RuleSerializer().fields["order"], model.ORDERS),
-        (s.CurrentnessSerializer().fields["onStale"], model.ON_POLICIES),
-        (s.LayerSerializer().fields["availability"], model.AVAILABILITIES),
-        (s.RenderSerializer().fields["format"], model.FORMATS),
+        (serializers_authoring.RuleSerializer().fields["participation"], model.PARTICIPATIONS),
+        (serializers_authoring.RuleSerializer().fields["mode"], model.MODES),
+        (serializers_authoring.RuleSerializer().fields["order"], model.ORDERS),
+        (serializers_authoring.CurrentnessSerializer().fields["onStale"], model.ON_POLICIES),
+        (serializers_material.LayerSerializer().fields["availability"], model.AVAILABILITIES),
+        (serializers_material.RenderSerializer().fields["format"], model.FORMATS),
     ],
 )
 def test_choice_fields__documented_choices__are_the_engines(field, choices):
@@ -71,6 +72,6 @@ def test_model_choices__values__are_the_engines(choices, values):
 
 
 def test_key_fields__pattern__is_the_engines_key_pattern():
-    field = s.ConsumerSerializer().fields["key"]
+    field = serializers_material.ConsumerSerializer().fields["key"]
 
     assert field._args[0] == f"^{engine.KEY_RE.pattern}$"

@@ -9,9 +9,9 @@ import pytest
 import yaml
 from django.contrib.auth.models import User
 
-from profiles import cache
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Profile, Scenario
-from profiles.services import workspace_import
+from profiles.workspace import cache
 
 # The sync API runs an event loop in this thread; Django's ORM calls from the tests are safe.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

@@ -8,8 +8,8 @@ from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver
 from playwright.sync_api import expect
 
-from profiles.changes import change_request_create
 from profiles.models import ChangeRequest, ImportJob, Item, Profile
+from profiles.safechange.change_requests import change_request_create
 from tests.browser.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -176,7 +176,7 @@ def report(found: dict) -> str:
 
 
 def studio_url_names() -> set[str]:
-    from profiles import urls
+    from profiles.studio import urls
 
     return {
         pattern.name

@@ -5,10 +5,11 @@ import pytest
 from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
-from profiles import cache
+from profiles.authoring.scenarios import scenarios_upsert
+from profiles.import_export.workspace import workspace_import
 from profiles.models import ChangeRequest, Environment, Profile, ProfileVersion
-from profiles.permissions import EDITORS_GROUP
-from profiles.services import scenarios_upsert, workspace_import
+from profiles.workspace import cache
+from profiles.workspace.permissions import EDITORS_GROUP
 from tests.api.conftest import RELEASE_SCENARIOS, release_workspace
 from tests.browser.conftest import PASSWORD, screenshot
 

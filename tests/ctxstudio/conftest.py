@@ -2,8 +2,8 @@
 
 import pytest
 
-from profiles import cache
 from profiles.models import ImportJob
+from profiles.workspace import cache
 from tests.ctxstudio.roles import People, load_workspace, make_people
 
 

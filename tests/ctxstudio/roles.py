@@ -8,10 +8,10 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from rest_framework.authtoken.models import Token
 
-from profiles.changes import change_request_create
+from profiles.import_export.workspace import workspace_import
 from profiles.models import DecisionLog, Environment, Profile, Scenario
-from profiles.permissions import EDITORS_GROUP
-from profiles.services import workspace_import
+from profiles.safechange.change_requests import change_request_create
+from profiles.workspace.permissions import EDITORS_GROUP
 
 ROLES = ("anonymous", "reader", "token reader", "editor", "staff")
 CASE_01 = next((Path(__file__).resolve().parents[1] / "resolver" / "conformance").glob("01-*.yaml"))

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 from rest_framework.authtoken.models import Token
 
-from profiles.services import workspace_import
+from profiles.import_export.workspace import workspace_import
 from tests.profiles.conftest import NOW, small_workspace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -40,9 +40,9 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from profiles import cache
+from profiles.import_export.workspace import workspace_export, workspace_import
 from profiles.models import ImportJob, Item, Profile, Scenario
-from profiles.services import workspace_export, workspace_import
+from profiles.workspace import cache
 from resolver import cli
 from tests.profiles.conftest import small_workspace
 

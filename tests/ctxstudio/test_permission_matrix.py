@@ -2,7 +2,7 @@
 
 The patterns come from the URL resolver itself (studio, API, accounts, admin), so a new URL
 without an entry here fails ``test_permission_matrix__every_url_pattern__has_an_expectation``:
-whoever adds a door decides who may open it. The policy is ``profiles.permissions``:
+whoever adds a door decides who may open it. The policy is ``profiles.workspace.permissions``:
 
 | role         | capabilities                                     |
 |--------------|--------------------------------------------------|
@@ -44,7 +44,7 @@ from profiles.models import (
     Scenario,
     WorkspaceVersion,
 )
-from profiles.permissions import EDITORS_GROUP
+from profiles.workspace.permissions import EDITORS_GROUP
 from tests.ctxstudio.roles import (
     CONSUMER,
     ENVIRONMENT,
@@ -242,7 +242,7 @@ EXPECTATIONS: dict[str, Door] = {
     ),
     # IMPORT_EXPORT; the job is the editor's: staff see it too (ADMINISTER), others get 404.
     "workspace-import-job": Door({"GET": (LOGIN, 403, LOGIN, 200, 200)}),
-    # -- safe change (profiles.views.safechange); the fixture's change request is the staff's
+    # -- safe change (profiles.studio.views.safechange); the fixture's change request is the staff's
     "profile-history": STUDIO_SIGNED_IN,
     "profile-version-restore": Door(  # WRITE_RULES; version 1 is current: "nothing to do"
         {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
@@ -361,7 +361,7 @@ EXPECTATIONS: dict[str, Door] = {
 
 NOT_STAFF = (ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN, ADMIN_LOGIN)
 
-# Models administered through profiles.permissions (ADMINISTER = staff).
+# Models administered through profiles.workspace.permissions (ADMINISTER = staff).
 ADMINISTERED = {
     "profiles.consumer",
     "profiles.layer",
@@ -469,7 +469,7 @@ ADMIN_OBJECTS = {
     "auth.user": lambda: User.objects.get(username="reader"),
     "auth.group": lambda: Group.objects.get(name=EDITORS_GROUP),
     "django_tasks_database.dbtaskresult": lambda: DBTaskResult.objects.get_or_create(
-        task_path="profiles.imports.workspace_import_task",
+        task_path="profiles.import_export.jobs.workspace_import_task",
         defaults={
             "args_kwargs": {"args": [], "kwargs": {}},
             "backend_name": "default",

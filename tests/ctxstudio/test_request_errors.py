@@ -5,8 +5,8 @@ import pytest
 from django.db import DataError
 from django.test import Client
 
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Layer, Profile, Rule
-from profiles.services import workspace_import
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db

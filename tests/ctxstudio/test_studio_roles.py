@@ -11,9 +11,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
 
-from profiles import cache
 from profiles.models import ChangeRequest, Consumer, ImportJob, Item, Layer, Profile, Scenario
-from profiles.permissions import EDITORS_GROUP
+from profiles.workspace import cache
+from profiles.workspace.permissions import EDITORS_GROUP
 from tests.ctxstudio.roles import (
     ITEM,
     LAYER,
@@ -90,7 +90,7 @@ STUDIO_TEMPLATES = {
         403,
     ),
     "profiles/home.html": (lambda: reverse("home"), 302),  # signed in: on to the profiles
-    # Safe change (profiles.views.safechange); the fixture's change request is the staff's.
+    # Safe change (profiles.studio.views.safechange); the fixture's change request is the staff's.
     "profiles/history.html": (lambda: reverse("profile-history", args=[PROFILE]), 200),
     "profiles/version_restore.html": (
         lambda: reverse("profile-version-restore", args=[PROFILE, 1]),

@@ -2,8 +2,9 @@
 
 import pytest
 
+from profiles.authoring.scenarios import scenarios_upsert
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Item, Layer, Profile
-from profiles.services import scenarios_upsert, workspace_import
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from profiles import cache
+from profiles.workspace import cache
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "resolver" / "conformance"
 NOW = "2026-11-29T12:00:00Z"

@@ -4,8 +4,8 @@ import pytest
 from django.urls import reverse
 from django.utils.html import escape
 
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Item, Layer, Profile, ProfileVersion, Rule, Scenario
-from profiles.services import workspace_import
 from tests.profiles.conftest import NOW, small_workspace
 
 pytestmark = pytest.mark.django_db

@@ -6,20 +6,16 @@ import tracemalloc
 
 import pytest
 
-from profiles import cache, item_changes
-from profiles.mappers import map_rows_to_document
+from profiles.authoring.profiles import profile_update, rule_delete
+from profiles.import_export.workspace import workspace_import
+from profiles.material.items import item_create, item_delete, item_update
+from profiles.material.layers import layer_update
 from profiles.models import Item, Rule
-from profiles.selectors import workspace_rows_get
-from profiles.services import (
-    item_create,
-    item_delete,
-    item_update,
-    layer_update,
-    profile_resolve,
-    profile_update,
-    rule_delete,
-    workspace_import,
-)
+from profiles.resolution.services import profile_resolve
+from profiles.workspace import cache
+from profiles.workspace import item_change_log as item_changes
+from profiles.workspace.mappers import map_rows_to_document
+from profiles.workspace.selectors import workspace_rows_get
 from resolver import compile_workspace
 from tests.profiles.conftest import REQUEST, small_workspace
 

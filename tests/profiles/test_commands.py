@@ -11,8 +11,8 @@ import yaml
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
+from profiles.import_export.workspace import workspace_export
 from profiles.models import Consumer, Item, Profile, Scenario, WorkspaceVersion
-from profiles.services import workspace_export
 from tests.profiles.conftest import CONFORMANCE, NOW, normalize_document, small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -208,7 +208,7 @@ def test_load_demo__run_twice__second_run_changes_nothing(demo_files):
 
 
 def test_load_demo__every_scenario__resolves_against_the_loaded_workspace(demo_files):
-    from profiles.services import profile_resolve
+    from profiles.resolution.services import profile_resolve
 
     workspace, scenarios = demo_files
     run("load_demo", "--workspace", str(workspace), "--scenarios", str(scenarios), "--no-user")
@@ -219,7 +219,8 @@ def test_load_demo__every_scenario__resolves_against_the_loaded_workspace(demo_f
 
 
 def test_demo_workspace__through_the_database__exports_and_resolves_like_the_file():
-    from profiles.services import workspace_parse, workspace_resolve
+    from profiles.import_export.workspace import workspace_parse
+    from profiles.resolution.services import workspace_resolve
     from resolver import resolve
 
     document = workspace_parse(text=(DEMO / "workspace.yaml").read_text(encoding="utf-8"))
@@ -283,10 +284,10 @@ def make_run_start() -> str:
 def test_make_run__started_again_after_edits_and_an_applied_change_request__keeps_them_and_serves(
     client,
 ):
-    from profiles.changes import change_request_apply, change_request_create
-    from profiles.environments import environment_update
+    from profiles.authoring.profiles import profile_update
     from profiles.models import ProfileVersion
-    from profiles.services import profile_update
+    from profiles.safechange.change_requests import change_request_apply, change_request_create
+    from profiles.safechange.environments import environment_update
 
     # Given the studio started once (the demo loaded into the empty workspace),
     assert [command[0] for command in make_run_commands()] == ["migrate", "load_demo"]
@@ -321,9 +322,9 @@ def test_make_run__started_again_after_edits_and_an_applied_change_request__keep
 
 
 def test_load_demo__reset_with_production_protected__replaces_and_records_the_reset():
-    from profiles.environments import environment_update
+    from profiles.authoring.profiles import profile_update
     from profiles.models import ProfileVersion
-    from profiles.services import profile_update
+    from profiles.safechange.environments import environment_update
 
     # Given the demo with an edit, a scenario of the user's own and production protected,
     run("load_demo", "--no-user")
@@ -351,7 +352,7 @@ def test_load_demo__reset_with_production_protected__replaces_and_records_the_re
 
 
 def test_load_demo__reset_not_confirmed__changes_nothing(monkeypatch):
-    from profiles.services import profile_update
+    from profiles.authoring.profiles import profile_update
 
     run("load_demo", "--no-user")
     profile_update(key="support-answer", changes={"budget": 999})

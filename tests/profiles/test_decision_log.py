@@ -9,9 +9,10 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from profiles.decision_log import decision_log_record, request_fingerprint
+from profiles.import_export.workspace import workspace_import
 from profiles.models import DecisionLog
-from profiles.services import profile_resolve, workspace_import
+from profiles.resolution.decision_log import decision_log_record, request_fingerprint
+from profiles.resolution.services import profile_resolve
 from tests.profiles.conftest import NOW, small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -150,7 +151,7 @@ def test_admin__decision_log_entry__cannot_be_changed(admin_client):
 
 @pytest.mark.django_db(transaction=True)
 def test_background_writer__entries_queued__all_written_and_a_bad_one_logged(settings, caplog):
-    from profiles.decision_log import decision_log_flush
+    from profiles.resolution.decision_log import decision_log_flush
 
     # Given the production mode, where a request only queues its entry,
     settings.DECISION_LOG_ASYNC = True

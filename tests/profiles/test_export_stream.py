@@ -5,10 +5,14 @@ import json
 import pytest
 from rest_framework.renderers import JSONRenderer
 
-from profiles.exports import UnknownLayer, workspace_document_read, workspace_export_chunks
-from profiles.mappers import map_rows_to_document
-from profiles.selectors import workspace_rows_get
-from profiles.services import workspace_import
+from profiles.import_export.export_stream import (
+    UnknownLayer,
+    workspace_document_read,
+    workspace_export_chunks,
+)
+from profiles.import_export.workspace import workspace_import
+from profiles.workspace.mappers import map_rows_to_document
+from profiles.workspace.selectors import workspace_rows_get
 from resolver.documents import dump_yaml
 from tests.profiles.conftest import small_workspace
 

@@ -5,14 +5,14 @@ import json
 import pytest
 import yaml
 
-from profiles.models import Consumer, Item, Layer, Profile, Rule, WorkspaceVersion
-from profiles.services import (
+from profiles.import_export.workspace import (
     WorkspaceImportError,
     workspace_export,
     workspace_import,
-    workspace_resolve,
 )
-from profiles.validation import issues_in_text
+from profiles.models import Consumer, Item, Layer, Profile, Rule, WorkspaceVersion
+from profiles.resolution.services import workspace_resolve
+from profiles.workspace.validation import issues_in_text
 from resolver import RequestError, ValidationIssue, resolve
 from resolver.documents import dump_yaml
 from tests.profiles.conftest import (

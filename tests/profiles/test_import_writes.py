@@ -6,9 +6,11 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from profiles.bulk_writes import BulkWriter
+from profiles.import_export.workspace import workspace_import
+from profiles.material.items import item_create
+from profiles.material.layers import layer_create, layer_delete
 from profiles.models import Consumer, Item, Layer, Profile, Rule
-from profiles.services import item_create, layer_create, layer_delete, workspace_import
+from profiles.workspace.bulk_writes import BulkWriter
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db

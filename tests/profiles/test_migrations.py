@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from profiles.services import workspace_export, workspace_import
+from profiles.import_export.workspace import workspace_export, workspace_import
 from tests.profiles.conftest import normalize_document, small_workspace
 
 

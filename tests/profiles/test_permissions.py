@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from profiles.permissions import (
+from profiles.workspace.permissions import (
     EDITORS_GROUP,
     IMPORT_EXPORT,
     READ_CONFIG,

@@ -10,7 +10,9 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from profiles.environments import ChangeRequestRequired
+from profiles.authoring.profiles import profile_create, profile_save_rules
+from profiles.authoring.scenarios import scenarios_upsert
+from profiles.import_export.workspace import workspace_export, workspace_import
 from profiles.models import (
     Environment,
     ImportJob,
@@ -20,13 +22,7 @@ from profiles.models import (
     Rule,
     WorkspaceVersion,
 )
-from profiles.services import (
-    profile_create,
-    profile_save_rules,
-    scenarios_upsert,
-    workspace_export,
-    workspace_import,
-)
+from profiles.safechange.environments import ChangeRequestRequired
 from tests.api.conftest import RELEASE_SCENARIOS, release_workspace
 from tests.profiles_ui.formdata import editor_form_data
 

@@ -3,9 +3,10 @@ the editor's save, the API's rule writes and a change request's proposed documen
 
 import pytest
 
-from profiles.changes import changes_applied
-from profiles.services import profile_save_rules, workspace_export, workspace_import
-from profiles.validation import rules_merged
+from profiles.authoring.profiles import profile_save_rules
+from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.safechange.change_requests import changes_applied
+from profiles.workspace.validation import rules_merged
 from tests.profiles.conftest import small_workspace
 
 SAVED = {"kb": {"mode": "retrieve", "priority": 5}, "tickets": {"mode": "inline"}}

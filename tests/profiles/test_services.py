@@ -3,15 +3,11 @@
 import pytest
 from django.db import IntegrityError, transaction
 
+from profiles.authoring.profiles import profile_save_rules
+from profiles.import_export.workspace import workspace_export, workspace_import
 from profiles.models import Consumer, Layer, Profile, Rule, WorkspaceVersion
-from profiles.services import (
-    WorkspaceValidationError,
-    profile_resolve,
-    profile_save_rules,
-    workspace_export,
-    workspace_import,
-)
-from profiles.validation import instance_issues
+from profiles.resolution.services import profile_resolve
+from profiles.workspace.validation import WorkspaceValidationError, instance_issues
 from tests.profiles.conftest import REQUEST, small_workspace
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from profiles.validation import (
+from profiles.workspace.validation import (
     _item_storable,
     _item_storage_issues,
     _item_storage_issues_in_full,

@@ -8,8 +8,8 @@ from django.core.management.base import CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Item
-from profiles.services import workspace_import
 from tests.profiles.conftest import small_workspace
 
 BEFORE = ("profiles", "0004_editors_group")

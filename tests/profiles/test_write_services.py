@@ -5,27 +5,15 @@ from django.db import connection
 from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 
-from profiles.concurrency import item_etag, profile_etag
+from profiles.authoring.profiles import profile_create, profile_update, rule_update
+from profiles.authoring.scenarios import ScenarioNameTaken, scenario_save, scenarios_upsert
+from profiles.import_export.workspace import workspace_import
+from profiles.material.consumers import consumer_create, consumer_delete
+from profiles.material.items import item_create, item_delete, item_update
+from profiles.material.layers import layer_delete, layer_update
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
-from profiles.services import (
-    Conflict,
-    EntryInvalid,
-    PreconditionFailed,
-    ScenarioNameTaken,
-    consumer_create,
-    consumer_delete,
-    item_create,
-    item_delete,
-    item_update,
-    layer_delete,
-    layer_update,
-    profile_create,
-    profile_update,
-    rule_update,
-    scenario_save,
-    scenarios_upsert,
-    workspace_import,
-)
+from profiles.workspace.concurrency import PreconditionFailed, item_etag, profile_etag
+from profiles.workspace.writing import Conflict, EntryInvalid
 from tests.profiles.conftest import NOW, small_workspace
 
 pytestmark = pytest.mark.django_db

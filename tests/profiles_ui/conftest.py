@@ -6,9 +6,9 @@ import pytest
 import yaml
 from django.contrib.auth.models import Group, User
 
-from profiles import cache
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Profile, Scenario
-from profiles.services import workspace_import
+from profiles.workspace import cache
 
 CASE_01 = next((Path(__file__).resolve().parents[1] / "resolver" / "conformance").glob("01-*.yaml"))
 PROFILE = "support-answer"

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Profile, Rule, Scenario
-from profiles.services import workspace_import
 from tests.profiles_ui.conftest import load_case_01
 from tests.profiles_ui.formdata import editor_form_data
 

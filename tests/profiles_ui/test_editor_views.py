@@ -4,8 +4,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from profiles.import_export.workspace import workspace_import
 from profiles.models import Profile, Rule
-from profiles.services import workspace_import
 from tests.profiles_ui.conftest import join_editors
 from tests.profiles_ui.formdata import editor_form_data
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from profiles.concurrency import layer_etag
 from profiles.models import Consumer, Item, Layer, Profile, Rule
+from profiles.workspace.concurrency import layer_etag
 
 pytestmark = pytest.mark.django_db
 

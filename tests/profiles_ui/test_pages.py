@@ -6,8 +6,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 import resolver.reasons as reasons
-from profiles.explain import REASON_SENTENCES, explain
 from profiles.models import Item, Layer, Profile, Rule
+from profiles.resolution.explain import REASON_SENTENCES, explain
 
 pytestmark = pytest.mark.django_db
 

@@ -9,10 +9,16 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
-from profiles.changes import change_request_apply, change_request_create, change_request_update
+from profiles.authoring.profiles import profile_save_rules
+from profiles.authoring.scenarios import scenarios_upsert
+from profiles.import_export.workspace import workspace_import
 from profiles.models import ChangeRequest, Environment, Profile, ProfileVersion
-from profiles.permissions import EDITORS_GROUP
-from profiles.services import profile_save_rules, scenarios_upsert, workspace_import
+from profiles.safechange.change_requests import (
+    change_request_apply,
+    change_request_create,
+    change_request_update,
+)
+from profiles.workspace.permissions import EDITORS_GROUP
 from tests.api.conftest import RELEASE_SCENARIOS, release_workspace
 from tests.profiles_ui.formdata import editor_form_data
 

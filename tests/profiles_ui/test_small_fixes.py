@@ -106,7 +106,7 @@ def test_admin_index__rule_saved_in_the_studio__listed_in_recent_actions(editor_
 
 
 def test_recent_changes__consumer_changed__named_by_key_not_id(editor_client, workspace):
-    from profiles import services
+    from profiles.authoring import profiles as services
     from profiles.models import Consumer
 
     Consumer.objects.create(key="night-shift")

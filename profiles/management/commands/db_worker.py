@@ -2,7 +2,7 @@
 
 from django_tasks_db.management.commands import db_worker
 
-from profiles.imports import import_jobs_fail_stopped
+from profiles.import_export.jobs import import_jobs_fail_stopped
 
 
 class Command(db_worker.Command):

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from profiles.exports import workspace_export_chunks
+from profiles.import_export.export_stream import workspace_export_chunks
 
 
 class Command(BaseCommand):

@@ -4,9 +4,9 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from profiles.environments import ChangeRequestRequired
-from profiles.services import WorkspaceImportError, workspace_import
-from profiles.validation import issues_in_text
+from profiles.import_export.workspace import WorkspaceImportError, workspace_import
+from profiles.safechange.environments import ChangeRequestRequired
+from profiles.workspace.validation import issues_in_text
 
 
 class Command(BaseCommand):

@@ -8,18 +8,14 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from profiles.concurrency import WriteConflict
-from profiles.environments import SafeChangeError, protected_environments
+from profiles.import_export.demo import demo_load, demo_reset
+from profiles.import_export.workspace import WorkspaceImportError, workspace_parse
 from profiles.models import Profile
-from profiles.services import (
-    Conflict,
-    WorkspaceImportError,
-    WorkspaceValidationError,
-    demo_load,
-    demo_reset,
-    workspace_parse,
-)
-from profiles.versions import VersionConflict
+from profiles.safechange.environments import SafeChangeError, protected_environments
+from profiles.safechange.versions import VersionConflict
+from profiles.workspace.concurrency import WriteConflict
+from profiles.workspace.validation import WorkspaceValidationError
+from profiles.workspace.writing import Conflict
 
 DEMO_DIR = Path(settings.BASE_DIR) / "profiles" / "demo"
 DEMO_USERNAME = "demo"

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from profiles.decision_log import decision_log_prune
+from profiles.resolution.decision_log import decision_log_prune
 
 
 class Command(BaseCommand):

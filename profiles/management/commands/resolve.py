@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from profiles.services import workspace_resolve
+from profiles.resolution.services import workspace_resolve
 from resolver import ResolverError
 from resolver.cli import build_request
 from resolver.report import json_text

@@ -1,0 +1,74 @@
+"""The records staff read in the admin (workspace version, decision log), API tokens and task
+results, for administrators only."""
+
+from django.contrib import admin
+from django_tasks_db.admin import DBTaskResultAdmin
+from django_tasks_db.models import DBTaskResult
+from rest_framework.authtoken.admin import TokenAdmin
+from rest_framework.authtoken.models import TokenProxy
+
+from profiles.models import (
+    DecisionLog,
+    WorkspaceVersion,
+)
+from profiles.workspace.permissions import (
+    ADMINISTER,
+    AdministerAdminMixin,
+    ReadOnlyAdminMixin,
+    user_can,
+)
+
+
+@admin.register(WorkspaceVersion)
+class WorkspaceVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Read-only: the version changes with every workspace write."""
+
+    list_display = ["counter", "token", "changed_at"]
+
+
+@admin.register(DecisionLog)
+class DecisionLogAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Read-only: the log records what was served; nobody edits or deletes it (not even in
+    bulk; prune_decision_log applies the retention period)."""
+
+    list_display = (
+        "created_at",
+        "source",
+        "profile_key",
+        "profile_version",
+        "status",
+        "estimated_tokens",
+        "duration_ms",
+        "user",
+        "auth",
+    )
+    list_filter = ("source", "status", "auth", "created_at")
+    search_fields = ("profile_key", "request_fingerprint", "workspace_version")
+    date_hierarchy = "created_at"
+    list_per_page = 100
+    readonly_fields = [field.name for field in DecisionLog._meta.fields]
+
+
+# API tokens (other users' too) are ADMINISTER, like the rest of this admin. Accounts — users
+# and groups — keep Django's model permissions (superusers): being staff must not be enough to
+# make oneself superuser.
+admin.site.unregister(TokenProxy)
+
+
+@admin.register(TokenProxy)
+class AdministeredTokenAdmin(AdministerAdminMixin, TokenAdmin):
+    pass
+
+
+# Background task results (workspace imports) are shown to staff; nobody adds, changes or
+# deletes them here (the package's own rule).
+admin.site.unregister(DBTaskResult)
+
+
+@admin.register(DBTaskResult)
+class AdministeredTaskResultAdmin(DBTaskResultAdmin):
+    def has_module_permission(self, request) -> bool:
+        return user_can(request.user, ADMINISTER)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return user_can(request.user, ADMINISTER)

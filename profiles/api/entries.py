@@ -1,0 +1,131 @@
+"""What the CRUD viewsets of the workspace's entries share: DRF viewsets on the write services,
+with ETags, filters and their schema."""
+
+from django.core.exceptions import ObjectDoesNotExist
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import mixins, status, viewsets
+from rest_framework.response import Response
+
+from profiles.api.exceptions import ApiError
+from profiles.api.schema import ApiAutoSchema
+from profiles.api.serializers import entries as s
+
+# Object URLs end without a slash and keys never contain one.
+KEY_REGEX = "[^/]+"
+
+
+def not_found(what: str) -> ApiError:
+    return ApiError(404, "NOT_FOUND", f"{what} not found")
+
+
+class EntryViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """List, read, create, replace, change and delete one kind of entry, on its services.
+
+    A subclass names its lookups and services; the shape of every answer is here: an object
+    with its ``ETag``, 201 with ``Location``, 204 for a delete, the error shape otherwise.
+    """
+
+    schema = ApiAutoSchema()
+    lookup_value_regex = KEY_REGEX
+    update_serializer_class: type[s.EntrySerializer]
+    #: what the 404 calls an object ("consumer")
+    kind = ""
+
+    def get_serializer_class(self):
+        if self.action in ("update", "partial_update"):
+            return self.update_serializer_class
+        return self.serializer_class
+
+    def lookup(self) -> str:
+        return self.kwargs[self.lookup_field]
+
+    def fetch(self, lookup: str):
+        """Return the stored object the URL names; raise its model's DoesNotExist."""
+        raise NotImplementedError
+
+    def get_object(self):
+        try:
+            return self.fetch(self.lookup())
+        except ObjectDoesNotExist as exc:
+            raise not_found(f'{self.kind} "{self.lookup()}"') from exc
+
+    def etag(self, row) -> str:
+        raise NotImplementedError
+
+    def body(self, *, identity: str | None = None) -> dict:
+        """Return the request body, checked by the serializer (an object, identity kept)."""
+        serializer = self.get_serializer(
+            data=self.request.data, context={**self.get_serializer_context(), "identity": identity}
+        )
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    def answer(self, row, status_code: int = status.HTTP_200_OK) -> Response:
+        headers = {"ETag": self.etag(row)}
+        if status_code == status.HTTP_201_CREATED:
+            headers["Location"] = self.location(row)
+        return Response(self.get_serializer(row).data, status=status_code, headers=headers)
+
+    def location(self, row) -> str:
+        raise NotImplementedError
+
+    @property
+    def if_match(self) -> str | None:
+        return self.request.headers.get("If-Match")
+
+    # -- the actions ------------------------------------------------------------------------
+
+    def retrieve(self, request, *args, **kwargs):
+        return self.answer(self.get_object())
+
+    def create(self, request, *args, **kwargs):
+        return self.answer(self.service_create(self.body()), status.HTTP_201_CREATED)
+
+    def update(self, request, *args, partial: bool = False, **kwargs):
+        self.get_object()  # 404 before the body is looked at
+        changes = self.body(identity=self.lookup())
+        return self.answer(self.service_update(changes, replace=not partial))
+
+    def destroy(self, request, *args, **kwargs):
+        self.get_object()
+        self.service_delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def service_create(self, document: dict):
+        raise NotImplementedError
+
+    def service_update(self, changes: dict, *, replace: bool):
+        raise NotImplementedError
+
+    def service_delete(self) -> None:
+        raise NotImplementedError
+
+
+def entry_schema(tag: str, name: str, *, create: type, update: type, read: type | None = None):
+    """Return the schema decorator of an entry viewset: tag, operation ids and bodies."""
+    read = read or create
+    return extend_schema_view(
+        list=extend_schema(operation_id=f"{name}_list", tags=[tag]),
+        retrieve=extend_schema(operation_id=f"{name}_retrieve", responses={200: read}, tags=[tag]),
+        create=extend_schema(
+            operation_id=f"{name}_create", request=create, responses={201: read}, tags=[tag]
+        ),
+        update=extend_schema(
+            operation_id=f"{name}_update", request=update, responses={200: read}, tags=[tag]
+        ),
+        partial_update=extend_schema(
+            operation_id=f"{name}_partial_update",
+            request=update,
+            responses={200: read},
+            tags=[tag],
+            description="The given fields replace the saved ones (null: back to the default).",
+        ),
+        destroy=extend_schema(operation_id=f"{name}_destroy", responses={204: None}, tags=[tag]),
+    )

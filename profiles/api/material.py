@@ -1,0 +1,173 @@
+"""Consumers, layers and items over the API."""
+
+from rest_framework.filters import SearchFilter
+from rest_framework.reverse import reverse
+
+from profiles.api.entries import EntryViewSet, entry_schema, not_found
+from profiles.api.filters import (
+    ItemSearchFilter,
+    MetadataFilter,
+)
+from profiles.api.serializers import material as s
+from profiles.material import consumers as material_consumers
+from profiles.material import items as material_items
+from profiles.material import layers as material_layers
+from profiles.models import Layer
+from profiles.workspace import selectors
+from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
+from profiles.workspace.permissions import (
+    READ_CONFIG,
+    READ_MATERIAL,
+    WRITE_MATERIAL,
+    capability_permission,
+)
+
+
+@entry_schema(
+    "consumers", "consumers", create=s.ConsumerSerializer, update=s.ConsumerUpdateSerializer
+)
+class ConsumerViewSet(EntryViewSet):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
+    serializer_class = s.ConsumerSerializer
+    update_serializer_class = s.ConsumerUpdateSerializer
+    lookup_field = "key"
+    kind = "consumer"
+    filter_backends = [SearchFilter]
+    search_fields = ["key", "name"]
+
+    def get_queryset(self):
+        return selectors.consumer_list()
+
+    def fetch(self, key):
+        return selectors.consumer_get(key=key)
+
+    def etag(self, consumer):
+        return consumer_etag(consumer)
+
+    def location(self, consumer):
+        return reverse("api:consumer-detail", args=[consumer.key], request=self.request)
+
+    def service_create(self, document):
+        return material_consumers.consumer_create(document=document, user=self.request.user)
+
+    def service_update(self, changes, *, replace):
+        return material_consumers.consumer_update(
+            key=self.lookup(),
+            changes=changes,
+            replace=replace,
+            user=self.request.user,
+            if_match=self.if_match,
+        )
+
+    def service_delete(self):
+        material_consumers.consumer_delete(
+            key=self.lookup(), user=self.request.user, if_match=self.if_match
+        )
+
+
+@entry_schema("layers", "layers", create=s.LayerSerializer, update=s.LayerUpdateSerializer)
+class LayerViewSet(EntryViewSet):
+    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
+    serializer_class = s.LayerSerializer
+    update_serializer_class = s.LayerUpdateSerializer
+    lookup_field = "key"
+    kind = "layer"
+    filter_backends = [SearchFilter]
+    search_fields = ["key", "name", "description"]
+
+    def get_queryset(self):
+        return selectors.layer_list()
+
+    def fetch(self, key):
+        return selectors.layer_get(key=key)
+
+    def etag(self, layer):
+        return layer_etag(layer)
+
+    def location(self, layer):
+        return reverse("api:layer-detail", args=[layer.key], request=self.request)
+
+    def service_create(self, document):
+        return material_layers.layer_create(document=document, user=self.request.user)
+
+    def service_update(self, changes, *, replace):
+        return material_layers.layer_update(
+            key=self.lookup(),
+            changes=changes,
+            replace=replace,
+            user=self.request.user,
+            if_match=self.if_match,
+        )
+
+    def service_delete(self):
+        material_layers.layer_delete(
+            key=self.lookup(), user=self.request.user, if_match=self.if_match
+        )
+
+
+@entry_schema("items", "items", create=s.ItemSerializer, update=s.ItemUpdateSerializer)
+class ItemViewSet(EntryViewSet):
+    """The items of the layer ``key``; an item's URL ends with its path (slashes and all)."""
+
+    permission_classes = [capability_permission(READ_MATERIAL, unsafe=WRITE_MATERIAL)]
+    serializer_class = s.ItemSerializer
+    update_serializer_class = s.ItemUpdateSerializer
+    lookup_field = "path"
+    lookup_value_regex = ".+"
+    kind = "item"
+    filter_backends = [ItemSearchFilter, MetadataFilter]
+    search_fields = ["path", "title", "body"]
+
+    def layer(self) -> Layer:
+        if not hasattr(self, "_layer"):
+            try:
+                self._layer = selectors.layer_get(key=self.kwargs["key"])
+            except Layer.DoesNotExist as exc:
+                raise not_found(f'layer "{self.kwargs["key"]}"') from exc
+        return self._layer
+
+    def get_queryset(self):
+        return selectors.item_list(layer=self.layer())
+
+    def paginate_queryset(self, queryset):
+        page = super().paginate_queryset(queryset)
+        layer = self.layer()
+        for item in page if page is not None else []:
+            item.layer = layer
+        return page
+
+    def fetch(self, path):
+        return selectors.item_get(layer=self.layer(), path=path)
+
+    def get_object(self):
+        self.layer()
+        return super().get_object()
+
+    def etag(self, item):
+        return item_etag(item)
+
+    def location(self, item):
+        return reverse("api:item-detail", args=[item.layer.key, item.path], request=self.request)
+
+    def service_create(self, document):
+        return material_items.item_create(
+            layer=self.layer().key, document=document, user=self.request.user
+        )
+
+    def service_update(self, changes, *, replace):
+        return material_items.item_update(
+            layer=self.layer().key,
+            path=self.lookup(),
+            changes=changes,
+            replace=replace,
+            user=self.request.user,
+            if_match=self.if_match,
+        )
+
+    def service_delete(self):
+        material_items.item_delete(
+            layer=self.layer().key,
+            path=self.lookup(),
+            user=self.request.user,
+            if_match=self.if_match,
+        )

@@ -1,0 +1,169 @@
+"""Resolve, preview and expand: the engine's answers for applications. They pass the request to the
+engine unchanged (SPEC §3 validation, SPEC §7 answers)."""
+
+import time
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.renderers import BrowsableAPIRenderer
+from rest_framework.response import Response
+
+from profiles.api.base import ApiView, body_object, invalid
+from profiles.api.exceptions import ApiError, ref_not_available
+from profiles.api.renderers import (
+    ResolutionJSONRenderer,
+)
+from profiles.api.schema import (
+    ERROR_EXAMPLES,
+    EXPAND_EXAMPLES,
+    PREVIEW_EXAMPLES,
+    RESOLUTION_EXAMPLE,
+    RESOLVE_REQUEST_EXAMPLES,
+)
+from profiles.api.serializers import resolution as s
+from profiles.api.throttling import ResolutionRateThrottle
+from profiles.models import DecisionLog, Scenario
+from profiles.resolution.decision_log import decision_log_record
+from profiles.resolution.services import RefNotAvailable, profile_resolve, ref_expand
+from profiles.safechange.versions import PROFILE_VERSION_HEADER, workspace_resolve_versioned
+from profiles.workspace import selectors
+from profiles.workspace.permissions import (
+    RESOLVE,
+    capability_permission,
+)
+from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
+
+SELECTION = ("profile", "consumer", "objective", "environment")
+
+
+class ResolutionView(ApiView):
+    permission_classes = [capability_permission(RESOLVE)]
+    throttle_classes = [ResolutionRateThrottle]
+
+
+class ResolveView(ResolutionView):
+    throttle_scope = "resolve"
+    renderer_classes = [ResolutionJSONRenderer, BrowsableAPIRenderer]
+
+    @extend_schema(
+        operation_id="resolve",
+        summary="Resolve a request (SPEC §3) and return the resolution (SPEC §7)",
+        description=(
+            "The answer is byte-for-byte what `python -m resolver resolve` prints for the same "
+            "workspace and request. `scenario` fills the request from a saved scenario."
+        ),
+        request=s.ResolveRequestSerializer,
+        responses={200: s.ResolutionSerializer},
+        examples=[*RESOLVE_REQUEST_EXAMPLES, RESOLUTION_EXAMPLE, *ERROR_EXAMPLES],
+        tags=["resolve"],
+    )
+    def post(self, request):
+        started = time.perf_counter()
+        body = body_object(request)
+        if "scenario" in body:
+            body = request_from_scenario(body, body.pop("scenario"))
+        resolution, version = workspace_resolve_versioned(request=body, encoded=True)
+        decision_log_record(
+            request_data=body,
+            resolution=resolution.head,
+            source=DecisionLog.Source.API,
+            started=started,
+            user=request.user,
+            auth=authentication_kind(request),
+            profile_version=version,
+        )
+        response = Response(resolution)
+        if version is not None:
+            response[PROFILE_VERSION_HEADER] = str(version)
+        return response
+
+
+def authentication_kind(request) -> str:
+    """Return how the caller authenticated: ``token`` or ``session``."""
+    authenticator = getattr(request, "successful_authenticator", None)
+    if authenticator is None:
+        return ""
+    return "token" if "Token" in type(authenticator).__name__ else "session"
+
+
+def request_from_scenario(body: dict, name) -> dict:
+    """Fill what the body does not give (selection, input, now, format, availability)."""
+    if not isinstance(name, str) or not name:
+        raise invalid("scenario", "must be a scenario name")
+    if violates_text_rule(name):
+        raise invalid("scenario", TEXT_RULE_MESSAGE)
+    try:
+        scenario = selectors.scenario_get(name=name)
+    except Scenario.DoesNotExist:
+        raise ApiError(404, "NOT_FOUND", f'scenario: no scenario "{name}"', "scenario") from None
+    saved = scenario.as_request()
+    request = dict(body)
+    if not any(key in body for key in SELECTION):
+        request["profile"] = saved["profile"]
+    for key in ("input", "now", "format", "availability"):
+        if key not in body and key in saved:
+            request[key] = saved[key]
+    return request
+
+
+# The SPEC §3 request fields a preview passes on (the profile is the URL's).
+PREVIEW_REQUEST_FIELDS = ("input", "now", "format", "availability", "detail")
+
+
+class PreviewView(ResolutionView):
+    throttle_scope = "preview"
+    renderer_classes = [ResolutionJSONRenderer, BrowsableAPIRenderer]
+
+    @extend_schema(
+        operation_id="profile_preview",
+        summary="Resolve a profile with unsaved rule edits (writes nothing)",
+        request=s.PreviewRequestSerializer,
+        responses={200: s.ResolutionSerializer},
+        examples=[*PREVIEW_EXAMPLES, RESOLUTION_EXAMPLE],
+        tags=["resolve"],
+    )
+    def post(self, request, key):
+        started = time.perf_counter()
+        body = body_object(request, ("rules", "budget", *PREVIEW_REQUEST_FIELDS))
+        resolution = profile_resolve(
+            profile=key,
+            request={name: body[name] for name in PREVIEW_REQUEST_FIELDS if name in body},
+            rule_overrides=body.get("rules"),
+            budget_override=body.get("budget"),
+            encoded=True,
+        )
+        decision_log_record(
+            request_data=body,
+            resolution=resolution.head,
+            source=DecisionLog.Source.PREVIEW,
+            started=started,
+            user=request.user,
+            auth=authentication_kind(request),
+        )
+        return Response(resolution)
+
+
+class ExpandView(ResolutionView):
+    throttle_scope = "expand"
+
+    @extend_schema(
+        operation_id="expand",
+        summary="Return one item that the resolution of the same request offers",
+        description=(
+            "The item is returned only when its ref belongs to a selected layer's candidates "
+            "for this request (inline, a reference of any reason, or trimmed). Anything else "
+            "answers the same 404 `REF_NOT_AVAILABLE`, whether or not the item exists."
+        ),
+        request=s.ExpandRequestSerializer,
+        responses={200: s.ExpandedItemSerializer},
+        examples=EXPAND_EXAMPLES,
+        tags=["resolve"],
+    )
+    def post(self, request):
+        body = body_object(request)
+        ref = body.pop("ref", None)
+        if not isinstance(ref, str) or not ref:
+            raise invalid("ref", "must be a reference <layer>/<item path>")
+        try:
+            return Response(ref_expand(request=body, ref=ref))
+        except RefNotAvailable:
+            raise ref_not_available() from None

@@ -1,0 +1,99 @@
+"""What the entry serializers share: key, choice and text fields, the entry base, and the error
+bodies the schema documents."""
+
+from django.http import QueryDict
+from rest_framework import serializers
+
+from profiles.workspace.mappers import (
+    canonical_string,
+)
+from resolver.validation import KEY_RE
+
+KEY_PATTERN = f"^{KEY_RE.pattern}$"
+
+
+def key_field(**kwargs) -> serializers.RegexField:
+    return serializers.RegexField(KEY_PATTERN, max_length=64, **kwargs)
+
+
+def choice_field(choices, **kwargs) -> serializers.ChoiceField:
+    return serializers.ChoiceField(list(choices), required=False, allow_null=True, **kwargs)
+
+
+def text_field(max_length: int, **kwargs) -> serializers.CharField:
+    return serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, max_length=max_length, **kwargs
+    )
+
+
+class IssueSerializer(serializers.Serializer):
+    path = serializers.CharField(allow_blank=True)
+    message = serializers.CharField()
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField(
+        help_text="A stable code, e.g. INVALID_REQUEST, REF_NOT_AVAILABLE."
+    )
+    message = serializers.CharField(help_text="What is wrong, for a person.")
+    path = serializers.CharField(
+        allow_blank=True, help_text='The offending field, e.g. "input.message" or "ref".'
+    )
+    field = serializers.CharField(
+        required=False, help_text="The path relative to the request body, when it differs."
+    )
+    issues = IssueSerializer(
+        many=True, required=False, help_text="Every problem of an invalid workspace write."
+    )
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+class EntrySerializer(serializers.Serializer):
+    """One entry of the workspace document (or a scenario), read and written as JSON.
+
+    ``to_internal_value`` checks what HTTP adds and returns the body as the entry's document
+    for the write service; the engine validates the rest there. ``to_representation`` is the
+    mapper's document form (absent fields stay absent), the same form an export gives.
+    """
+
+    #: the field the URL names (cannot change in an update)
+    identity = "key"
+    #: fields of the representation a client may send back but cannot write
+    read_only_names: tuple[str, ...] = ()
+
+    def to_internal_value(self, data):
+        if isinstance(data, QueryDict):  # a form post from the browsable API
+            data = data.dict()
+        if not isinstance(data, dict):
+            raise serializers.ValidationError(
+                {"non_field_errors": ["the request body must be a JSON object"]}
+            )
+        body = {name: value for name, value in data.items() if name not in self.read_only_names}
+        current = self.context.get("identity")
+        given = body.get(self.identity)
+        if current is not None and given is not None:
+            if canonical_string(given) != current:
+                raise serializers.ValidationError({self.identity: ["cannot be changed"]})
+            body.pop(self.identity)
+        return body
+
+    def to_representation(self, row) -> dict:
+        return self.represent(row)
+
+    def represent(self, row) -> dict:
+        raise NotImplementedError
+
+
+def update_serializer(base: type[EntrySerializer], **optional) -> type[EntrySerializer]:
+    """Return the update variant of an entry serializer: the identity may be left out."""
+    field = base._declared_fields[base.identity]
+    kwargs = {
+        **field._kwargs,
+        "required": False,
+        "help_text": "Cannot change; when given it must be the same.",
+    }
+    fields = {base.identity: type(field)(*field._args, **kwargs), **optional}
+    return type(base.__name__.replace("Serializer", "UpdateSerializer"), (base,), fields)

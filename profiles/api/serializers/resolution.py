@@ -1,0 +1,227 @@
+"""Requests and resolutions (SPEC §3, §7) as the schema documents them; the resolution itself is
+the engine's own JSON, passed through."""
+
+from rest_framework import serializers
+
+from profiles.api.serializers.authoring import RuleSerializer
+from profiles.api.serializers.entries import choice_field
+from resolver.model import AVAILABILITIES, FORMATS
+from resolver.request import DETAILS
+
+INPUT_HELP = (
+    "A flat object of string/number/boolean/null values (at most 100 keys); "
+    "input.message is the user's message (at most 20,000 characters)."
+)
+
+
+class SelectionSerializer(serializers.Serializer):
+    profile = serializers.CharField(
+        required=False, help_text="Profile key, or give consumer + objective."
+    )
+    consumer = serializers.CharField(required=False)
+    objective = serializers.CharField(required=False)
+    environment = serializers.CharField(required=False, allow_null=True)
+
+
+DETAIL_HELP = (
+    "`summary` lists only what is rendered (SPEC §7.1): the response grows with the output, "
+    "not with the layers — what applications should ask for. Default: `full`."
+)
+
+
+def detail_field() -> serializers.ChoiceField:
+    return choice_field(DETAILS, help_text=DETAIL_HELP)
+
+
+class RequestSerializer(SelectionSerializer):
+    input = serializers.DictField(required=False, allow_null=True, help_text=INPUT_HELP)
+    now = serializers.CharField(
+        required=False, allow_null=True, help_text="ISO-8601 date or datetime; default: now."
+    )
+    format = choice_field(FORMATS)
+    availability = serializers.DictField(
+        child=serializers.ChoiceField(list(AVAILABILITIES)), required=False, allow_null=True
+    )
+
+
+class ResolveRequestSerializer(RequestSerializer):
+    detail = detail_field()
+    scenario = serializers.CharField(
+        required=False,
+        help_text="A saved scenario's name: fills profile, input, now, format and "
+        "availability where the body does not give them.",
+    )
+
+
+class PreviewRequestSerializer(serializers.Serializer):
+    rules = serializers.DictField(
+        child=RuleSerializer(allow_null=True),
+        required=False,
+        allow_null=True,
+        help_text="Unsaved partial rules by layer (a field set to null goes back to the "
+        "default; a layer set to null gets the default rule).",
+    )
+    budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    input = serializers.DictField(required=False, allow_null=True, help_text=INPUT_HELP)
+    now = serializers.CharField(required=False, allow_null=True)
+    format = choice_field(FORMATS)
+    availability = serializers.DictField(
+        child=serializers.ChoiceField(list(AVAILABILITIES)), required=False, allow_null=True
+    )
+    detail = detail_field()
+
+
+class ExpandRequestSerializer(RequestSerializer):
+    detail = choice_field(
+        DETAILS,
+        help_text="Accepted for a resolve body sent as is; the offer is always that "
+        "of the full resolution (a summary's cut refs stay expandable).",
+    )
+    ref = serializers.CharField(help_text="<layer>/<item path>, as in the resolution's references.")
+
+
+class ExpandedItemSerializer(serializers.Serializer):
+    ref = serializers.CharField()
+    layer = serializers.CharField()
+    item = serializers.CharField(help_text="The item's path.")
+    title = serializers.CharField(allow_blank=True)
+    body = serializers.CharField(allow_blank=True)
+    metadata = serializers.DictField()
+
+
+class ResolvedProfileSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
+    consumer = serializers.CharField()
+    objective = serializers.CharField()
+    environment = serializers.CharField(allow_null=True)
+
+
+class StatusEntrySerializer(serializers.Serializer):
+    code = serializers.CharField()
+    layer = serializers.CharField()
+    detail = serializers.CharField(allow_null=True)
+
+
+class ExcludedItemSerializer(serializers.Serializer):
+    layer = serializers.CharField()
+    item = serializers.CharField()
+    reason = serializers.ChoiceField(["STALE", "UNKNOWN"])
+    date = serializers.CharField(allow_null=True)
+    ageDays = serializers.IntegerField(allow_null=True)
+
+
+class SizeSerializer(serializers.Serializer):
+    characters = serializers.IntegerField()
+    estimatedTokens = serializers.IntegerField()
+
+
+class BudgetSerializer(serializers.Serializer):
+    limit = serializers.IntegerField()
+    estimatedTokens = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    characters = serializers.IntegerField()
+    byLayer = serializers.DictField(child=SizeSerializer())
+
+
+class AvailableSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(["UNAVAILABLE", "UNKNOWN", "EMPTY", "MATERIAL_PRESENT"])
+    items = serializers.IntegerField()
+
+
+class ApplicableSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(["APPLICABLE", "NOT_APPLICABLE", "UNKNOWN", "SKIPPED"])
+    reason = serializers.CharField(allow_null=True, allow_blank=True)
+    candidates = serializers.IntegerField()
+
+
+class LayerCurrentnessSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(["ASSESSED", "NOT_ASSESSED", "SKIPPED"])
+    current = serializers.IntegerField()
+    stale = serializers.IntegerField()
+    unknown = serializers.IntegerField()
+    excluded = serializers.IntegerField()
+    warned = serializers.IntegerField()
+
+
+class DecisionSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(["inline", "on-demand", "omitted"])
+    reason = serializers.CharField()
+    detail = serializers.CharField(allow_null=True)
+
+
+class MaterializedItemSerializer(serializers.Serializer):
+    item = serializers.CharField()
+    score = serializers.FloatField(allow_null=True)
+    matchedTerms = serializers.ListField(child=serializers.CharField())
+    date = serializers.CharField(allow_null=True)
+    notCurrent = serializers.CharField(allow_null=True)
+
+
+class LayerReferenceSerializer(serializers.Serializer):
+    item = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class MaterializedSerializer(serializers.Serializer):
+    items = MaterializedItemSerializer(many=True)
+    references = LayerReferenceSerializer(many=True)
+
+
+class ProjectedSerializer(serializers.Serializer):
+    facets = serializers.ListField(child=serializers.CharField())
+    derived = serializers.DictField(child=serializers.IntegerField())
+
+
+class RenderedSerializer(serializers.Serializer):
+    items = serializers.ListField(child=serializers.CharField())
+    trimmed = serializers.ListField(child=serializers.CharField())
+    characters = serializers.IntegerField()
+    estimatedTokens = serializers.IntegerField()
+
+
+class LayerTraceSerializer(serializers.Serializer):
+    layer = serializers.CharField()
+    name = serializers.CharField()
+    ruleSource = serializers.ChoiceField(["profile", "default"])
+    participation = serializers.CharField()
+    mode = serializers.CharField()
+    required = serializers.BooleanField()
+    priority = serializers.FloatField()
+    available = AvailableSerializer()
+    applicable = ApplicableSerializer()
+    currentness = LayerCurrentnessSerializer()
+    decision = DecisionSerializer()
+    materialized = MaterializedSerializer()
+    projected = ProjectedSerializer()
+    rendered = RenderedSerializer()
+
+
+class ReferenceSerializer(serializers.Serializer):
+    ref = serializers.CharField()
+    layer = serializers.CharField()
+    item = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField()
+    rendered = serializers.BooleanField()
+
+
+class OutputSerializer(serializers.Serializer):
+    format = serializers.ChoiceField(list(FORMATS))
+    text = serializers.CharField(allow_blank=True)
+    estimatedTokens = serializers.IntegerField()
+
+
+class ResolutionSerializer(serializers.Serializer):
+    resolver = serializers.CharField()
+    profile = ResolvedProfileSerializer()
+    now = serializers.CharField()
+    status = serializers.ChoiceField(["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"])
+    blockers = StatusEntrySerializer(many=True)
+    warnings = StatusEntrySerializer(many=True)
+    currentness = serializers.ChoiceField(["CURRENT", "UNKNOWN", "NOT_CURRENT"])
+    currentnessExcluded = ExcludedItemSerializer(many=True)
+    budget = BudgetSerializer()
+    layers = LayerTraceSerializer(many=True)
+    references = ReferenceSerializer(many=True)
+    output = OutputSerializer(allow_null=True, help_text="null when the status is BLOCKED")

@@ -1,0 +1,413 @@
+"""Shapes and examples of the safe-change endpoints (versions, environments, change requests),
+for the OpenAPI schema. The services validate the bodies (with the engine's messages); these
+serializers describe them."""
+
+from drf_spectacular.utils import OpenApiExample
+from rest_framework import serializers
+
+from profiles.api.serializers.authoring import ProfileSerializer, RuleSerializer
+from profiles.api.serializers.entries import key_field
+from profiles.models import ProfileVersion
+from profiles.safechange.change_requests import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH
+
+CREATED_AT = "2026-11-29T12:00:00Z"
+
+# --- versions ------------------------------------------------------------------------------
+
+
+class VersionSerializer(serializers.Serializer):
+    number = serializers.IntegerField(help_text="1 for the profile's first version.")
+    author = serializers.CharField(allow_null=True, help_text="Username of who made the change.")
+    createdAt = serializers.DateTimeField()
+    message = serializers.CharField(allow_blank=True)
+    source = serializers.ChoiceField(ProfileVersion.Source.values)
+    changeRequest = serializers.IntegerField(
+        allow_null=True, help_text="The change request this version applied."
+    )
+    approvers = serializers.ListField(
+        child=serializers.CharField(), help_text="Who approved the applied change request."
+    )
+    restoredFrom = serializers.IntegerField(allow_null=True)
+    deleted = serializers.BooleanField(help_text="This version records the profile's deletion.")
+    protectionBypassed = serializers.BooleanField(
+        help_text="Written directly by staff in a protected environment (see the settings)."
+    )
+
+
+class VersionDetailSerializer(VersionSerializer):
+    profile = ProfileSerializer(
+        allow_null=True, help_text="The profile's SPEC §2 document with its rules (null: deleted)."
+    )
+
+
+# "from" is a Python keyword: declare the fields through the metaclass.
+ChangeSerializer = type(
+    "ChangeSerializer",
+    (serializers.Serializer,),
+    {
+        "path": serializers.CharField(help_text="SPEC §2 path, e.g. rules.kb.maxItems."),
+        "from": serializers.JSONField(allow_null=True, help_text="null: not given (default)."),
+        "to": serializers.JSONField(allow_null=True),
+    },
+)
+
+
+class DiffSerializer(serializers.Serializer):
+    profile = serializers.CharField()
+    fromVersion = serializers.IntegerField()
+    toVersion = serializers.IntegerField()
+    changes = ChangeSerializer(many=True)
+
+
+VERSION_EXAMPLE = OpenApiExample(
+    "A version",
+    value={
+        "number": 3,
+        "author": "dana",
+        "createdAt": CREATED_AT,
+        "message": "Fewer KB articles",
+        "source": "change-request",
+        "changeRequest": 12,
+        "approvers": ["lee"],
+        "restoredFrom": None,
+        "deleted": False,
+        "protectionBypassed": False,
+        "profile": {
+            "key": "support-answer",
+            "consumer": "support-assistant",
+            "objective": "answer-ticket",
+            "environment": "production",
+            "budget": 1200,
+            "rules": {"kb": {"mode": "retrieve", "maxItems": 3}},
+        },
+    },
+    response_only=True,
+)
+
+DIFF_EXAMPLE = OpenApiExample(
+    "What changed from version 2 to 3",
+    value={
+        "profile": "support-answer",
+        "fromVersion": 2,
+        "toVersion": 3,
+        "changes": [
+            {"path": "budget", "from": 1000, "to": 1200},
+            {"path": "rules.kb.maxItems", "from": 2, "to": 3},
+            {"path": "rules.glossary", "from": None, "to": {"mode": "on-demand"}},
+        ],
+    },
+    response_only=True,
+)
+
+# --- drafts and impact ---------------------------------------------------------------------
+
+
+class ChangesSerializer(serializers.Serializer):
+    name = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    description = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    budget = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    rules = serializers.DictField(
+        child=RuleSerializer(allow_null=True),
+        required=False,
+        help_text="Partial rules by layer: given fields replace the saved ones (null: back to "
+        "the default); a layer set to null gets the default rule.",
+    )
+
+
+class ResolutionSummarySerializer(serializers.Serializer):
+    status = serializers.ChoiceField(["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"])
+    estimatedTokens = serializers.IntegerField()
+    admitted = serializers.ListField(
+        child=serializers.CharField(), help_text="Refs admitted into the output, in order."
+    )
+
+
+class ImpactEntrySerializer(serializers.Serializer):
+    scenario = serializers.CharField()
+    before = ResolutionSummarySerializer(allow_null=True)
+    after = ResolutionSummarySerializer(allow_null=True)
+    changed = serializers.BooleanField(
+        help_text="The answer differs: status, tokens, admitted refs or output text."
+    )
+
+
+class ImpactSummarySerializer(serializers.Serializer):
+    scenarios = serializers.IntegerField()
+    changed = serializers.IntegerField()
+
+
+class ImpactSerializer(serializers.Serializer):
+    profile = serializers.CharField()
+    baseVersion = serializers.IntegerField(allow_null=True)
+    summary = ImpactSummarySerializer()
+    impact = ImpactEntrySerializer(many=True)
+
+
+IMPACT_ENTRY = {
+    "scenario": "Dana asks about a late refund",
+    "before": {
+        "status": "RESOLVED",
+        "estimatedTokens": 980,
+        "admitted": ["policies/refunds", "tickets/T-1042", "kb/refund-timelines"],
+    },
+    "after": {
+        "status": "RESOLVED",
+        "estimatedTokens": 1130,
+        "admitted": [
+            "policies/refunds",
+            "tickets/T-1042",
+            "kb/refund-timelines",
+            "kb/card-refunds",
+        ],
+    },
+    "changed": True,
+}
+
+IMPACT_EXAMPLES = [
+    OpenApiExample(
+        "A draft",
+        value={"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Its impact",
+        value={
+            "profile": "support-answer",
+            "baseVersion": 4,
+            "summary": {"scenarios": 6, "changed": 1},
+            "impact": [IMPACT_ENTRY],
+        },
+        response_only=True,
+    ),
+]
+
+# --- change requests -----------------------------------------------------------------------
+
+
+class ApprovalSerializer(serializers.Serializer):
+    user = serializers.CharField()
+    createdAt = serializers.DateTimeField()
+    revision = serializers.IntegerField(help_text="The revision of the request approved.")
+    counted = serializers.BooleanField(
+        help_text="Whether it counts now: given to the current revision by a user who may "
+        "still review (active, an editor or staff)."
+    )
+
+
+class ChangeRequestCreateSerializer(serializers.Serializer):
+    profile = key_field(help_text="Key of the profile to change.")
+    title = serializers.CharField(max_length=TITLE_MAX_LENGTH)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
+    )
+    changes = ChangesSerializer()
+
+
+class ChangeRequestUpdateSerializer(serializers.Serializer):
+    title = serializers.CharField(max_length=TITLE_MAX_LENGTH, required=False)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
+    )
+    changes = ChangesSerializer(required=False)
+
+
+class ChangeRequestListItemSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    revision = serializers.IntegerField(
+        help_text="Grows with every edit and rebase; the ETag names it, and an approval "
+        "approves one revision."
+    )
+    profile = serializers.CharField()
+    environment = serializers.CharField(
+        allow_null=True, help_text="The environment the profile is in now."
+    )
+    title = serializers.CharField()
+    status = serializers.ChoiceField(["open", "applied", "rejected", "closed"])
+    author = serializers.CharField(allow_null=True)
+    baseVersion = serializers.IntegerField(
+        allow_null=True, help_text="The profile version the changes were written against."
+    )
+    currentVersion = serializers.IntegerField(allow_null=True)
+    stale = serializers.BooleanField(
+        help_text="The profile moved past baseVersion: rebase before applying."
+    )
+    changes = ChangesSerializer()
+    creates = serializers.DictField(
+        allow_null=True, help_text="For a promotion to a new profile: the profile created."
+    )
+    promotedFrom = serializers.CharField(allow_null=True)
+    approvals = ApprovalSerializer(many=True)
+    approvalsRequired = serializers.IntegerField(
+        help_text="What the profile's environment asks for now."
+    )
+    summary = ImpactSummarySerializer()
+    createdAt = serializers.DateTimeField()
+    updatedAt = serializers.DateTimeField()
+    resolvedAt = serializers.DateTimeField(allow_null=True)
+    resolvedBy = serializers.CharField(allow_null=True)
+    appliedVersion = serializers.IntegerField(allow_null=True)
+
+
+class ChangeRequestSerializer(ChangeRequestListItemSerializer):
+    description = serializers.CharField(allow_blank=True)
+    diff = ChangeSerializer(many=True)
+    impact = ImpactEntrySerializer(many=True)
+
+
+CHANGE_REQUEST_CREATE_EXAMPLE = OpenApiExample(
+    "Propose a change",
+    value={
+        "profile": "support-answer",
+        "title": "Three KB articles and a larger budget",
+        "description": "Refund questions need the card-refund article too.",
+        "changes": {"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
+    },
+    request_only=True,
+)
+
+CHANGE_REQUEST_EXAMPLE = OpenApiExample(
+    "An open change request",
+    value={
+        "id": 12,
+        "revision": 1,
+        "profile": "support-answer",
+        "environment": "production",
+        "title": "Three KB articles and a larger budget",
+        "description": "Refund questions need the card-refund article too.",
+        "status": "open",
+        "author": "dana",
+        "baseVersion": 4,
+        "currentVersion": 4,
+        "stale": False,
+        "changes": {"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
+        "creates": None,
+        "promotedFrom": None,
+        "diff": [
+            {"path": "budget", "from": 1200, "to": 1400},
+            {"path": "rules.kb.maxItems", "from": 2, "to": 3},
+        ],
+        "approvals": [],
+        "approvalsRequired": 1,
+        "impact": [IMPACT_ENTRY],
+        "summary": {"scenarios": 6, "changed": 1},
+        "createdAt": CREATED_AT,
+        "updatedAt": CREATED_AT,
+        "resolvedAt": None,
+        "resolvedBy": None,
+        "appliedVersion": None,
+    },
+    response_only=True,
+)
+
+APPROVE_ERROR_EXAMPLES = [
+    OpenApiExample(
+        "Changed since it was read",
+        value={
+            "error": {
+                "code": "PRECONDITION_FAILED",
+                "message": "change request #12 changed since you read it (it is at revision "
+                "2): review it again, then approve",
+                "path": "If-Match",
+            }
+        },
+        response_only=True,
+        status_codes=["412"],
+    ),
+    OpenApiExample(
+        "No revision named",
+        value={
+            "error": {
+                "code": "PRECONDITION_REQUIRED",
+                "message": "send the ETag of change request #12 as If-Match: an approval "
+                "approves the revision you reviewed",
+                "path": "If-Match",
+                "etag": '"cr12.1"',
+            }
+        },
+        response_only=True,
+        status_codes=["428"],
+    ),
+]
+
+SAFE_CHANGE_ERROR_EXAMPLES = [
+    OpenApiExample(
+        "Self-approval",
+        value={
+            "error": {
+                "code": "SELF_APPROVAL",
+                "message": "the author of a change request cannot approve it",
+                "path": "",
+            }
+        },
+        response_only=True,
+        status_codes=["403"],
+    ),
+    OpenApiExample(
+        "Stale base",
+        value={
+            "error": {
+                "code": "STALE_CHANGE_REQUEST",
+                "message": 'profile "support-answer" moved past version 4 (it is at version 5): '
+                "rebase the change request to recompute its impact, then apply it",
+                "path": "baseVersion",
+                "baseVersion": 4,
+                "currentVersion": 5,
+            }
+        },
+        response_only=True,
+        status_codes=["409"],
+    ),
+]
+
+CHANGE_REQUEST_REQUIRED_EXAMPLE = OpenApiExample(
+    "Protected environment",
+    value={
+        "error": {
+            "code": "CHANGE_REQUEST_REQUIRED",
+            "message": 'environment "production" requires a change request: profile '
+            '"support-answer" changes only by applying an approved change request',
+            "path": "environment",
+        }
+    },
+    response_only=True,
+    status_codes=["409"],
+)
+
+
+class PromoteSerializer(serializers.Serializer):
+    to = key_field(help_text="The target environment.")
+    title = serializers.CharField(max_length=200, required=False)
+    description = serializers.CharField(required=False, allow_blank=True)
+    key = key_field(
+        required=False, help_text="Key of the profile to create when the target has none."
+    )
+
+
+PROMOTE_EXAMPLE = OpenApiExample(
+    "Promote staging to production",
+    value={"to": "production"},
+    request_only=True,
+)
+
+# --- environments --------------------------------------------------------------------------
+
+
+class EnvironmentSerializer(serializers.Serializer):
+    key = key_field()
+    requiresChangeRequest = serializers.BooleanField(
+        help_text="Profiles change only by applying approved change requests."
+    )
+    approvals = serializers.IntegerField(
+        min_value=0, max_value=10, help_text="Approvals a change request needs (default 1)."
+    )
+
+
+class EnvironmentUpdateSerializer(serializers.Serializer):
+    requiresChangeRequest = serializers.BooleanField(required=False)
+    approvals = serializers.IntegerField(min_value=0, max_value=10, required=False)
+
+
+ENVIRONMENT_EXAMPLE = OpenApiExample(
+    "Production, protected",
+    value={"key": "production", "requiresChangeRequest": True, "approvals": 1},
+)

@@ -1,0 +1,231 @@
+"""Writes of profiles and their rules (SPEC §2 ``profiles[]``).
+
+A rule write is a write of its profile: it locks the profile row, compares the profile's
+ETag (which covers its rules), validates the profile entry with its rules — never the rest of
+the workspace — and writes only the rule rows that change. Whether another profile has the
+same selection (consumer, objective, environment) is the database's constraint, reported at
+the profile's path like the engine would.
+"""
+
+from typing import Any
+
+from django.db import IntegrityError
+
+from profiles.models import Consumer, Layer, Profile, Rule
+from profiles.safechange.versions import profile_versions_record
+from profiles.workspace.concurrency import check_if_match, profile_etag, workspace_write
+from profiles.workspace.mappers import (
+    RULE_FIELDS,
+    canonical_string,
+    map_profile_to_resolver,
+    map_profile_values,
+    map_rule_values,
+)
+from profiles.workspace.selectors import profile_with_rules_get
+from profiles.workspace.validation import rules_merged, validate_profile
+from profiles.workspace.writing import (
+    assign,
+    conflict_for,
+    delete_row,
+    raise_if_invalid,
+    save_row,
+    workspace_changed,
+)
+
+# Every field of a rule document set to None: merged with a partial rule, it replaces the rule.
+RULE_CLEARED = dict.fromkeys((*RULE_FIELDS, "currentness"))
+
+
+def _references(document: Any) -> tuple[dict[str, Layer], Consumer | None]:
+    """Return the stored layers the entry's rules name and the consumer it names."""
+    if not isinstance(document, dict):
+        return {}, None
+    rules = document.get("rules")
+    names = [str(key) for key in rules] if isinstance(rules, dict) else []
+    layers = {layer.key: layer for layer in Layer.objects.filter(key__in=names)} if names else {}
+    consumer_key = document.get("consumer")
+    consumer = None
+    if isinstance(consumer_key, str) and consumer_key:
+        consumer = Consumer.objects.filter(key=consumer_key).first()
+    return layers, consumer
+
+
+def _validated(document: dict, row: Profile) -> tuple[dict[str, Layer], Consumer]:
+    """Validate a profile entry; return the layers of its rules and its consumer."""
+    layers, consumer = _references(document)
+    issues = validate_profile(
+        document,
+        layer_keys=list(layers),
+        consumer_keys=[consumer.key] if consumer is not None else [],
+    )
+    raise_if_invalid(issues, row)
+    return layers, consumer
+
+
+def _profile_values(document: dict, consumer: Consumer) -> dict:
+    values = map_profile_values(document)
+    values.pop("consumer")
+    return values | {"consumer_id": consumer.pk}
+
+
+def _write_rules(profile: Profile, stored: list[Rule], wanted: dict, layers, *, user) -> bool:
+    """Make the profile's rule rows equal ``wanted`` (layer key -> rule document).
+
+    Only rows that change are written (with history); a new rule is placed after the others.
+    ``profile.workspace_rules`` becomes the rules as saved. Return whether anything changed.
+    """
+    by_key = {rule.layer.key: rule for rule in stored}
+    changed = False
+    for layer_key, rule in by_key.items():
+        if layer_key not in wanted:
+            delete_row(rule, user=user)
+            changed = True
+    next_position = max((rule.position for rule in stored), default=-1) + 1
+    saved = []
+    for layer_key, document in wanted.items():
+        rule = by_key.get(layer_key)
+        if rule is None:
+            rule = Rule(profile=profile, layer=layers[layer_key], position=next_position)
+            next_position += 1
+        if assign(rule, map_rule_values(document)) or rule.pk is None:
+            save_row(rule, user=user)
+            changed = True
+        saved.append(rule)
+    profile.workspace_rules = sorted(saved, key=lambda rule: (rule.position, rule.pk))
+    return changed
+
+
+def _save(
+    profile: Profile,
+    stored_rules: list[Rule],
+    document: dict,
+    *,
+    user,
+) -> None:
+    """Validate the profile's new entry and write what changed (fields, then rules)."""
+    layers, consumer = _validated(document, profile)
+    wanted = {canonical_string(key): rule for key, rule in (document.get("rules") or {}).items()}
+    fields_changed = assign(profile, _profile_values(document, consumer))
+    profile.consumer = consumer
+    if fields_changed or profile.pk is None:
+        save_row(profile, user=user)
+    rules_changed = _write_rules(profile, stored_rules, wanted, layers, user=user)
+    if fields_changed or rules_changed:
+        workspace_changed(profiles=True)
+        # Safe change: the new version; raises (rolling back) in a protected environment.
+        profile_versions_record(keys=[profile.key], user=user)
+
+
+def _entry(profile: Profile) -> dict:
+    rules = profile.workspace_rules
+    return map_profile_to_resolver(
+        profile,
+        rules,
+        consumer_key=profile.consumer.key,
+        layer_keys={rule.layer_id: rule.layer.key for rule in rules},
+    )
+
+
+def profile_create(*, document: dict, user=None) -> Profile:
+    """Create a profile with the rules its entry gives; raise ``EntryInvalid`` (the engine's
+    issues, a selection another profile has) or ``Conflict`` (the key is taken)."""
+    profile = Profile()
+    try:
+        with workspace_write():
+            _save(profile, [], document, user=user)
+    except IntegrityError as exc:
+        raise conflict_for(profile) from exc
+    return profile
+
+
+def profile_update(
+    *, key: str, changes: dict, replace: bool = False, user=None, if_match: str | None = None
+) -> Profile:
+    """Change a profile: ``changes`` replace the entry's top-level fields (None: back to the
+    default) and ``changes["rules"]`` replaces the rule of each layer it names (None: the
+    default rule), keeping the others. With ``replace``, ``changes`` is the whole entry.
+    Raise ``Profile.DoesNotExist``, ``PreconditionFailed``, ``EntryInvalid`` or ``Conflict``."""
+    profile = None
+    try:
+        with workspace_write():
+            profile = profile_with_rules_get(key=key, lock=True)
+            check_if_match(if_match, profile_etag(profile, profile.workspace_rules))
+            if replace:
+                document = {"key": key, **changes}
+            else:
+                entry = _entry(profile)
+                document = {**entry, **{k: v for k, v in changes.items() if k != "rules"}}
+                rules = changes.get("rules")
+                if isinstance(rules, dict):
+                    combined = dict(entry.get("rules") or {})
+                    for layer_key, rule in rules.items():
+                        if rule is None:
+                            combined.pop(layer_key, None)
+                        else:
+                            combined[layer_key] = rule
+                    document["rules"] = combined
+                elif "rules" in changes:
+                    document["rules"] = rules  # not an object: the validator says so
+            _save(profile, profile.workspace_rules, document, user=user)
+    except IntegrityError as exc:
+        raise conflict_for(profile) from exc
+    return profile
+
+
+def profile_delete(*, key: str, user=None, if_match: str | None = None) -> None:
+    """Delete a profile with its rules and scenarios; raise ``PreconditionFailed`` if stale."""
+    with workspace_write():
+        profile = profile_with_rules_get(key=key, lock=True)
+        check_if_match(if_match, profile_etag(profile, profile.workspace_rules))
+        delete_row(profile, user=user)
+        workspace_changed(profiles=True)
+        profile_versions_record(keys=[key], user=user)  # records the deletion, or refuses it
+
+
+def profile_save_rules(
+    *,
+    profile: Profile | str,
+    rules: dict,
+    budget: int | None = None,
+    user=None,
+    if_match: str | None = None,
+) -> Profile:
+    """Save edits of one profile's rules (and budget), as the editor's draft shows them.
+
+    ``rules`` has the meaning of ``CompiledWorkspace.with_profile_draft``: layer key ->
+    partial rule whose given fields replace the saved ones (None removes a field), or None
+    for the default rule; layers not named keep their rule. Raises ``PreconditionFailed``
+    when ``if_match`` is stale and ``EntryInvalid`` (engine messages at the document path,
+    e.g. ``profiles[0].rules.kb.mode``) when invalid; then nothing is written.
+    """
+    key = profile.key if isinstance(profile, Profile) else str(profile)
+    with workspace_write():
+        stored = profile_with_rules_get(key=key, lock=True)
+        check_if_match(if_match, profile_etag(stored, stored.workspace_rules))
+        document = _entry(stored)
+        # A partial rule that is not an object is kept for the validator to report.
+        document["rules"] = rules_merged(document.get("rules"), rules or {})
+        if budget is not None:
+            document["budget"] = budget
+        _save(stored, stored.workspace_rules, document, user=user)
+    return stored
+
+
+def rule_update(
+    *,
+    profile: str,
+    layer: str,
+    changes: dict,
+    replace: bool = False,
+    user=None,
+    if_match: str | None = None,
+) -> Profile:
+    """Change the profile's rule for one layer: the given fields replace the rule's (None:
+    back to the default); with ``replace`` they are the whole rule. Return the profile."""
+    partial = {**RULE_CLEARED, **changes} if replace else changes
+    return profile_save_rules(profile=profile, rules={layer: partial}, user=user, if_match=if_match)
+
+
+def rule_delete(*, profile: str, layer: str, user=None, if_match: str | None = None) -> Profile:
+    """Put one layer of the profile back on the default rule. Return the profile."""
+    return profile_save_rules(profile=profile, rules={layer: None}, user=user, if_match=if_match)

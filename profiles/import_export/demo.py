@@ -1,0 +1,66 @@
+"""The demo workspace: loaded into an empty workspace only, replaced only on purpose.
+
+``make run`` loads the demo on every start. A workspace that already has material is left
+exactly as it is (edits, versions, applied change requests), so starting twice changes
+nothing. ``demo_reset`` is the explicit way back to the demo: an operator's action that
+replaces everything in one transaction, including profiles of protected environments; each
+profile version it writes says so (source ``reset``, message and protection bypass naming
+the command), and the bypass is logged (docs/decisions.md, "Resetting the demo").
+"""
+
+from dataclasses import dataclass
+
+from profiles.authoring.scenarios import scenarios_upsert
+from profiles.import_export.workspace import ImportSummary, workspace_import
+from profiles.models import Consumer, Layer, Profile, ProfileVersion, Scenario
+from profiles.safechange.versions import versioned_write
+from profiles.workspace.concurrency import workspace_write
+from profiles.workspace.writing import delete_row
+
+
+@dataclass(frozen=True)
+class DemoLoad:
+    """What loading (or resetting) the demo wrote."""
+
+    summary: ImportSummary
+    scenarios: dict[str, int]
+
+
+def workspace_has_material() -> bool:
+    """Return whether the workspace holds any consumer, layer or profile."""
+    return any(model.objects.exists() for model in (Consumer, Layer, Profile))
+
+
+def demo_load(*, workspace_text: str, scenarios: list) -> DemoLoad | None:
+    """Load the demo workspace and its scenarios into an empty workspace, all-or-nothing.
+
+    Return None, writing nothing, when the workspace already has material. Raises what
+    ``workspace_import`` and ``scenarios_upsert`` raise.
+    """
+    with workspace_write():
+        if workspace_has_material():
+            return None
+        summary = workspace_import(text=workspace_text, mode="merge")
+        return DemoLoad(summary=summary, scenarios=scenarios_upsert(scenarios=scenarios))
+
+
+def demo_reset(*, workspace_text: str, scenarios: list, operator_action: str) -> DemoLoad:
+    """Replace the whole workspace and every saved scenario by the demo, in one transaction.
+
+    An operator's explicit action (``operator_action`` names it, e.g. ``load_demo --reset``):
+    profiles of protected environments are replaced too, without change requests; their
+    versions record the action as source, message and protection bypass. Versions, change
+    requests and environment settings are kept: history is never rewritten.
+    """
+    with (
+        workspace_write(),
+        versioned_write(
+            source=ProfileVersion.Source.RESET,
+            message=operator_action,
+            operator_action=operator_action,
+        ),
+    ):
+        for scenario in Scenario.objects.order_by("pk"):
+            delete_row(scenario, user=None)
+        summary = workspace_import(text=workspace_text, mode="replace")
+        return DemoLoad(summary=summary, scenarios=scenarios_upsert(scenarios=scenarios))

@@ -1,0 +1,68 @@
+"""The workspace of SPEC §2 stored in tables, one module per feature; every model is importable
+from ``profiles.models``.
+
+The models mirror the workspace document field by field; optional rule fields stay NULL when
+the document did not give them, so an export gives back exactly what was imported. The engine
+validator (``resolver.validate_workspace``, reached through ``profiles.workspace.validation``)
+is the source of truth for what is valid; the constraints are a safety net for writes that
+bypass it. Models do not know the engine.
+"""
+
+from profiles.models.authoring import Profile, Rule, Scenario
+from profiles.models.base import (
+    FIELD_PATTERN,
+    HISTORY_EXCLUDED,
+    KEY_PATTERN,
+    Availability,
+    CurrentnessAction,
+    Mode,
+    Order,
+    Participation,
+    Positioned,
+    RenderFormat,
+    Tracked,
+    key_validator,
+    new_token,
+)
+from profiles.models.material import Consumer, Item, ItemChange, Layer
+from profiles.models.operations import DecisionLog, ImportJob, WorkspaceVersion
+from profiles.models.safechange import (
+    ENVIRONMENT_MAX_APPROVALS,
+    ChangeRequest,
+    ChangeRequestApproval,
+    ChangeRequestStatus,
+    Environment,
+    ProfileVersion,
+)
+
+__all__ = [
+    "ENVIRONMENT_MAX_APPROVALS",
+    "FIELD_PATTERN",
+    "HISTORY_EXCLUDED",
+    "KEY_PATTERN",
+    "Availability",
+    "ChangeRequest",
+    "ChangeRequestApproval",
+    "ChangeRequestStatus",
+    "Consumer",
+    "CurrentnessAction",
+    "DecisionLog",
+    "Environment",
+    "ImportJob",
+    "Item",
+    "ItemChange",
+    "Layer",
+    "Mode",
+    "Order",
+    "Participation",
+    "Positioned",
+    "Profile",
+    "ProfileVersion",
+    "RenderFormat",
+    "Rule",
+    "Scenario",
+    "Tracked",
+    "WorkspaceVersion",
+    "key_validator",
+    "new_token",
+]

@@ -1,0 +1,157 @@
+"""Material: consumers, layers and their items (SPEC §2), and the item change log."""
+
+# ruff: noqa: DJ001
+
+from django.db import models
+from django.db.models import Q
+from simple_history.models import HistoricalRecords
+
+from profiles.models.base import (
+    HISTORY_EXCLUDED,
+    Availability,
+    Positioned,
+    RenderFormat,
+    Tracked,
+    _choices_check,
+    key_validator,
+    new_token,
+)
+
+
+class Consumer(Tracked, Positioned):
+    """Who receives the context, with its render settings (SPEC §1, §2 ``consumers[]``)."""
+
+    key = models.CharField(max_length=64, unique=True, validators=[key_validator])
+    name = models.TextField(blank=True, default="")
+    # NULL = not given in the document (renders as markdown without dates).
+    render_format = models.CharField(
+        max_length=16, choices=RenderFormat.choices, null=True, blank=True
+    )
+    include_currentness = models.BooleanField(null=True, blank=True)
+
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=_choices_check("render_format", RenderFormat, nullable=True),
+                name="consumer_render_format_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    def save(self, *args, **kwargs):
+        if self._state.adding and not self.position:
+            self.position = self._next_position(Consumer.objects.all())
+        super().save(*args, **kwargs)
+
+
+class Layer(Tracked, Positioned):
+    """A named source of material shared by all profiles (SPEC §2 ``layers[]``)."""
+
+    key = models.CharField(max_length=64, unique=True, validators=[key_validator])
+    name = models.TextField(blank=True, default="")
+    description = models.TextField(blank=True, default="")
+    availability = models.CharField(
+        max_length=16, choices=Availability.choices, default=Availability.AUTO
+    )
+    applies_to_objectives = models.JSONField(default=list, blank=True)
+    applies_to_consumers = models.JSONField(default=list, blank=True)
+    requires_input = models.JSONField(default=list, blank=True)
+    # metadata field -> input key; always considered in field-name order (SPEC §2.1).
+    item_filter = models.JSONField(default=dict, blank=True)
+    # Changes in the transaction of any write to the layer or its items (the write services),
+    # so a compiled layer is reused exactly while its material is unchanged.
+    content_token = models.CharField(max_length=32, default=new_token, editable=False)
+
+    history = HistoricalRecords(excluded_fields=[*HISTORY_EXCLUDED, "content_token"])
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=_choices_check("availability", Availability, nullable=False),
+                name="layer_availability_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    def save(self, *args, **kwargs):
+        if self._state.adding and not self.position:
+            self.position = self._next_position(Layer.objects.all())
+        super().save(*args, **kwargs)
+
+    @property
+    def display_name(self) -> str:
+        return " ".join(self.name.split()) or self.key
+
+
+class Item(Positioned):
+    """One piece of material of a layer; ``path`` is unique in its layer and may contain '/'."""
+
+    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="items")
+    path = models.CharField(max_length=255)
+    title = models.TextField(blank=True, default="")
+    body = models.TextField(blank=True, default="")
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
+
+    class Meta:
+        ordering = ["layer_id", "position", "id"]
+        indexes = [models.Index(fields=["layer", "position"], name="item_layer_position")]
+        constraints = [
+            models.UniqueConstraint(fields=["layer", "path"], name="item_path_unique_in_layer"),
+            models.CheckConstraint(condition=~Q(path=""), name="item_path_not_empty"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.layer.key}/{self.path}" if self.layer_id else self.path
+
+    def save(self, *args, **kwargs):
+        if self._state.adding and not self.position and self.layer_id:
+            self.position = self._next_position(Item.objects.filter(layer_id=self.layer_id))
+        super().save(*args, **kwargs)
+
+    @property
+    def ref(self) -> str:
+        return f"{self.layer.key}/{self.path}"
+
+
+class ItemChange(models.Model):
+    """One entry of the item change log: which item of which layer a write changed.
+
+    Written in the transaction of the write, under the writers' lock, so the ids grow in
+    commit order. A worker keeping a compiled workspace reads the entries after the last one
+    it applied and re-reads just those items (``profiles.workspace.item_change_log``,
+    ``profiles.workspace.cache``).
+    ``path`` is None when the write changed the layer's items wholesale (an import): the
+    layer is read again in full. Old entries are pruned; the first entry left after pruning
+    is marked ``after_prune``, so a reader knows entries before it are gone.
+    """
+
+    class Op(models.TextChoices):
+        CREATE = "create", "item created"
+        UPDATE = "update", "item changed"
+        DELETE = "delete", "item deleted"
+        LAYER = "layer", "layer's items rewritten"
+
+    id = models.BigAutoField(primary_key=True)
+    # Not a foreign key: a deleted layer keeps its entries, so readers' positions stay valid.
+    layer_id = models.BigIntegerField()
+    path = models.CharField(max_length=255, null=True, blank=True)
+    op = models.CharField(max_length=8, choices=Op.choices)
+    after_prune = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"#{self.id} {self.op} {self.layer_id}/{self.path or '*'}"

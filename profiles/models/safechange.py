@@ -1,0 +1,170 @@
+"""Safe change: environments and their protection, profile versions, change requests and their
+approvals."""
+
+# ruff: noqa: DJ001
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from profiles.models.base import _choices_check, key_validator
+
+ENVIRONMENT_MAX_APPROVALS = 10
+
+
+class Environment(models.Model):
+    """Protection of one environment (a value of ``Profile.environment``).
+
+    An environment without a row is unprotected. In a protected one, profiles and their rules
+    change only by applying an approved change request (``profiles.safechange.change_requests``).
+    """
+
+    key = models.CharField(max_length=64, unique=True, validators=[key_validator])
+    requires_change_request = models.BooleanField(default=False)
+    approvals = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MaxValueValidator(ENVIRONMENT_MAX_APPROVALS)],
+        help_text="Approvals a change request needs before it can be applied.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+
+    class Meta:
+        ordering = ["key"]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class ProfileVersion(models.Model):
+    """An immutable snapshot of one profile (its SPEC §2 document with rules) after a write.
+
+    Numbers count from 1 per profile key and never change; restoring appends a new version.
+    ``document`` is None for the version that records the profile's deletion.
+    """
+
+    class Source(models.TextChoices):
+        WRITE = "write", "direct write"
+        CHANGE_REQUEST = "change-request", "applied change request"
+        RESTORE = "restore", "restore"
+        MIGRATION = "migration", "existing profile"
+        RESET = "reset", "demo reset (load_demo --reset)"
+
+    profile_key = models.CharField(max_length=64, validators=[key_validator])
+    number = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    message = models.TextField(blank=True, default="")
+    document = models.JSONField(null=True, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.WRITE)
+    change_request = models.ForeignKey(
+        "ChangeRequest",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="versions",
+    )
+    approvers = models.JSONField(default=list, blank=True, help_text="Usernames.")
+    restored_from = models.PositiveIntegerField(null=True, blank=True)
+    protection_bypassed = models.BooleanField(
+        default=False,
+        help_text="Written directly in a protected environment by staff or an operator's reset.",
+    )
+
+    class Meta:
+        ordering = ["profile_key", "-number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["profile_key", "number"], name="profile_version_number_unique"
+            ),
+            models.CheckConstraint(condition=Q(number__gte=1), name="profile_version_number_min"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.profile_key} v{self.number}"
+
+
+class ChangeRequestStatus(models.TextChoices):
+    OPEN = "open", "open"
+    APPLIED = "applied", "applied"
+    REJECTED = "rejected", "rejected"
+    CLOSED = "closed", "closed"
+
+
+class ChangeRequest(models.Model):
+    """A proposed change of one profile, reviewed and applied as one new version."""
+
+    Status = ChangeRequestStatus
+
+    profile_key = models.CharField(max_length=64, validators=[key_validator])
+    environment = models.CharField(max_length=64, null=True, blank=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    # The profile version the changes were written against; None: the profile does not exist.
+    base_version = models.PositiveIntegerField(null=True, blank=True)
+    # {"name"?, "description"?, "budget"?, "rules"?}: the draft of SPEC §2 fields (rules as
+    # partial rules per layer, None = back to the default rule).
+    changes = models.JSONField(default=dict)
+    # For a request that creates the profile (a promotion): key, name, consumer, objective,
+    # environment of the new profile.
+    creates = models.JSONField(null=True, blank=True)
+    promoted_from = models.CharField(max_length=64, null=True, blank=True)
+    impact = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    applied_version = models.PositiveIntegerField(null=True, blank=True)
+    # What a reviewer reads: it grows with every edit of the title, description or changes and
+    # with every rebase onto another version. Its ETag is what an approval approves.
+    revision = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=_choices_check("status", ChangeRequestStatus, nullable=False),
+                name="change_request_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.title}"
+
+
+class ChangeRequestApproval(models.Model):
+    change_request = models.ForeignKey(
+        ChangeRequest, on_delete=models.CASCADE, related_name="approvals"
+    )
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # The revision of the request the reviewer approved (ChangeRequest.revision).
+    revision = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["change_request", "user"], name="change_request_approval_once"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} approved #{self.change_request_id}"

@@ -1,0 +1,173 @@
+"""The decision log: one row per resolution served, written so that it never fails or slows one.
+
+Entries are handed to a background writer (one thread per process) that inserts them in
+batches (what arrived within 0.2 s of the first entry, at most 200 rows per insert); the
+request only pays for building the row. A full queue drops the entry and says
+so in the log rather than making a resolution wait. ``DECISION_LOG_ASYNC=false`` writes
+synchronously instead (the test suite does, so that each test sees its own rows).
+"""
+
+import atexit
+import hashlib
+import json
+import logging
+import os
+import queue
+import threading
+import time
+
+from django.conf import settings
+from django.db import close_old_connections, connection, transaction
+from django.utils import timezone
+
+from profiles.models import DecisionLog
+from profiles.workspace import cache
+
+logger = logging.getLogger("profiles.decision_log")
+
+
+def request_fingerprint(request_data: dict) -> str:
+    """Return the SHA-256 of the request's canonical JSON (keys sorted, dates as strings)."""
+    text = json.dumps(request_data, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def decision_log_record(
+    *,
+    request_data: dict,
+    resolution: dict,
+    source: str,
+    started: float,
+    workspace_version: str = "",
+    user=None,
+    auth: str = "",
+    profile_version: int | None = None,
+) -> DecisionLog | None:
+    """Record a served resolution; log (never raise) when it cannot be written.
+
+    ``started`` is a ``time.perf_counter()`` value taken before resolving. The input is kept
+    only as a fingerprint unless ``DECISION_LOG_STORE_INPUT`` is on; ``profile_version`` is
+    the number of the profile version that answered. Returns the saved row
+    when writing synchronously, else None (the row is written in the background).
+    """
+    if not settings.DECISION_LOG_ENABLED:
+        return None
+    if source == DecisionLog.Source.PREVIEW and not settings.DECISION_LOG_PREVIEWS:
+        return None
+    try:
+        entry = DecisionLog(
+            source=source,
+            user_id=user.pk if getattr(user, "is_authenticated", False) else None,
+            auth=auth,
+            profile_key=(resolution.get("profile") or {}).get("key", ""),
+            workspace_version=workspace_version or cache.cached_token(),
+            profile_version=profile_version,
+            request_fingerprint=request_fingerprint(request_data),
+            input=request_data.get("input") if settings.DECISION_LOG_STORE_INPUT else None,
+            status=resolution.get("status", ""),
+            blockers=resolution.get("blockers") or [],
+            estimated_tokens=(resolution.get("budget") or {}).get("estimatedTokens", 0),
+            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+        if settings.DECISION_LOG_ASYNC:
+            _writer.submit(entry)
+            return None
+        with transaction.atomic():
+            entry.save()
+        return entry
+    except Exception:  # a failure to log must not fail the resolution
+        logger.exception("could not write the decision log entry")
+        return None
+
+
+class _BackgroundWriter:
+    """Insert queued entries in batches from one daemon thread per process."""
+
+    BATCH = 200
+    GATHER_SECONDS = 0.2
+
+    def __init__(self):
+        self._queue: queue.Queue = queue.Queue(maxsize=10_000)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._pid = None
+
+    def submit(self, entry: DecisionLog) -> None:
+        self._ensure_running()
+        try:
+            self._queue.put_nowait(entry)
+        except queue.Full:
+            logger.error("decision log queue full: an entry was dropped")
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every queued entry is written (or failed); return whether it drained."""
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def _ensure_running(self) -> None:
+        # After a fork (gunicorn workers) the parent's thread does not exist in the child.
+        if self._thread is not None and self._thread.is_alive() and self._pid == os.getpid():
+            return
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive() or self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._thread = threading.Thread(
+                    target=self._run, name="decision-log-writer", daemon=True
+                )
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            # Let the entries of concurrent requests gather: under load, one insert and one
+            # commit serve many resolutions instead of one each.
+            time.sleep(self.GATHER_SECONDS)
+            while len(batch) < self.BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._write(batch)
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    @staticmethod
+    def _write(batch: list[DecisionLog]) -> None:
+        close_old_connections()
+        try:
+            DecisionLog.objects.bulk_create(batch)
+            return
+        except Exception:
+            connection.close()  # reconnect (the database may have restarted)
+        # One bad entry must not lose the others: write them one by one.
+        for entry in batch:
+            try:
+                entry.save(force_insert=True)
+            except Exception:
+                logger.exception("could not write a decision log entry")
+                connection.close()
+
+
+_writer = _BackgroundWriter()
+atexit.register(_writer.flush, 2.0)
+
+
+def decision_log_flush(timeout: float = 5.0) -> bool:
+    """Wait for the background writer to store what was queued (tests, shutdown)."""
+    return _writer.flush(timeout)
+
+
+def decision_log_prune(*, days: int | None = None, dry_run: bool = False) -> int:
+    """Delete entries older than ``days`` (default: the retention setting); return how many."""
+    days = settings.DECISION_LOG_RETENTION_DAYS if days is None else days
+    old = DecisionLog.objects.filter(created_at__lt=timezone.now() - timezone.timedelta(days=days))
+    if dry_run:
+        return old.count()
+    deleted, _ = old.delete()
+    return deleted

@@ -1,0 +1,99 @@
+"""Resolutions of the stored workspace: resolve, resolve a draft, expand a reference (no writes)."""
+
+from profiles.models import Profile
+from profiles.workspace import cache
+from profiles.workspace.mappers import json_safe
+from resolver import CompiledWorkspace, EncodedResolution
+from resolver.request import DETAILS
+
+
+def profile_resolve(
+    *,
+    profile: Profile | str,
+    request: dict,
+    rule_overrides: dict | None = None,
+    budget_override: int | None = None,
+    compiled: CompiledWorkspace | None = None,
+    encoded: bool = False,
+) -> dict | EncodedResolution:
+    """Resolve a request for one profile against the stored workspace; return SPEC §7 JSON.
+
+    ``profile`` is a Profile or its key; it replaces any profile selection of ``request``
+    (a SPEC §3 dict). ``rule_overrides`` (layer key -> partial rule, None for the default
+    rule) and ``budget_override`` resolve unsaved edits without writing them. Raises
+    ``resolver.RequestError`` (bad request, unknown profile) and ``resolver.WorkspaceError``
+    (invalid overrides, or stored rows that do not form a valid workspace). Never writes.
+    ``compiled`` resolves against a compilation the caller already holds (one version read
+    per request instead of one per call). With ``encoded`` the result is a
+    ``resolver.EncodedResolution`` (the response bytes and the small top-level fields), as
+    the API writes it.
+    """
+    profile_key = profile.key if isinstance(profile, Profile) else str(profile)
+    request = {
+        key: value
+        for key, value in (request or {}).items()
+        if key not in ("profile", "consumer", "objective", "environment")
+    }
+    request["profile"] = profile_key
+    if compiled is None:
+        compiled = cache.workspace_get().compiled
+    if rule_overrides is not None or budget_override is not None:
+        compiled = compiled.with_profile_draft(
+            profile_key, rules=rule_overrides, budget=budget_override
+        )
+    if encoded:
+        return compiled.resolve_json(request)
+    return compiled.resolve(request)
+
+
+def workspace_resolve(*, request: dict) -> dict:
+    """Resolve a SPEC §3 request (selection by profile key or consumer + objective) as is."""
+    return cache.workspace_get().compiled.resolve(request)
+
+
+class RefNotAvailable(Exception):
+    """The reference is not offered to this request (it never says why)."""
+
+
+def resolution_refs(resolution: dict) -> set[tuple[str, str]]:
+    """Return (layer key, item path) of every item a resolution offers to its request."""
+    refs = set()
+    for layer in resolution["layers"]:
+        if layer["decision"]["kind"] == "omitted":
+            continue
+        materialized = layer["materialized"]
+        for entry in (*materialized["items"], *materialized["references"]):
+            refs.add((layer["layer"], entry["item"]))
+    for reference in resolution["references"]:
+        refs.add((reference["layer"], reference["item"]))
+    return refs
+
+
+def ref_expand(*, request: dict, ref: str) -> dict:
+    """Return the item ``ref`` names when the resolution of ``request`` offers it.
+
+    Privacy rule: a ref is available only when the resolution of the same request, on the
+    same snapshot of the workspace, lists it for a selected layer (inline, a reference of
+    any reason, or trimmed by the budget). Those are the layer's candidates after its
+    itemFilter, so another customer's item is never among them. Raises ``RequestError`` for a
+    bad request and ``RefNotAvailable`` for everything else, existing item or not.
+    The offer is always read from the full resolution: a summary (SPEC §7.1) leaves out refs
+    that are legitimately offered (not retrieved, beyond the bounds, trimmed).
+    """
+    if request.get("detail") in DETAILS:
+        request = {**request, "detail": "full"}  # a bad value still answers INVALID_REQUEST
+    snapshot = cache.workspace_get()
+    resolution = snapshot.compiled.resolve(request)
+    layer_key, separator, path = ref.partition("/")
+    if not separator or (layer_key, path) not in resolution_refs(resolution):
+        raise RefNotAvailable(ref)
+    layer = next(entry for entry in snapshot.document["layers"] if entry["key"] == layer_key)
+    item = next(entry for entry in layer.get("items") or [] if entry["path"] == path)
+    return {
+        "ref": ref,
+        "layer": layer_key,
+        "item": path,
+        "title": item.get("title") or "",
+        "body": item.get("body") or "",
+        "metadata": json_safe(item.get("metadata") or {}),
+    }

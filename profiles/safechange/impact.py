@@ -1,0 +1,119 @@
+"""What a draft of a profile does to the resolution of each of its saved scenarios.
+
+Both sides resolve against the same compiled workspace: the saved profile, and the profile
+with the draft (``CompiledWorkspace.with_profile_draft``). Nothing is written. A scenario
+without ``now`` resolves both sides at one moment, so time passing is never a change.
+"""
+
+import datetime as dt
+from dataclasses import dataclass
+
+from profiles.models import Scenario
+from profiles.workspace import cache
+from resolver import CompiledWorkspace, ResolverError
+
+
+def resolution_summary(resolution: dict) -> dict:
+    """Return what a reviewer compares: status, estimated tokens and the admitted refs."""
+    return {
+        "status": resolution["status"],
+        "estimatedTokens": resolution["budget"]["estimatedTokens"],
+        "admitted": [
+            f"{layer['layer']}/{unit}"
+            for layer in resolution["layers"]
+            for unit in layer["rendered"]["items"]
+        ],
+    }
+
+
+def _output_text(resolution: dict) -> str | None:
+    output = resolution.get("output")
+    return None if output is None else output["text"]
+
+
+@dataclass(frozen=True)
+class ImpactSummary:
+    """``changed`` of ``scenarios`` scenarios answer differently under the draft."""
+
+    scenarios: int
+    changed: int
+
+    def as_dict(self) -> dict:
+        return {"scenarios": self.scenarios, "changed": self.changed}
+
+    def __str__(self) -> str:
+        if not self.scenarios:
+            return "this profile has no saved scenarios"
+        noun = "scenario" if self.scenarios == 1 else "scenarios"
+        return f"this change alters {self.changed} of {self.scenarios} {noun}"
+
+
+def impact_summary(impact: list[dict]) -> ImpactSummary:
+    return ImpactSummary(
+        scenarios=len(impact), changed=sum(1 for entry in impact if entry["changed"])
+    )
+
+
+def _scenario_impact(
+    scenario: Scenario, saved: CompiledWorkspace, draft: CompiledWorkspace, now: str
+) -> dict:
+    request = scenario.as_request()
+    request.setdefault("now", now)
+    try:
+        before = saved.resolve(request)
+        after = draft.resolve(request)
+    except ResolverError as exc:
+        # The scenario no longer fits the workspace (e.g. a layer it names was removed).
+        return {
+            "scenario": scenario.name,
+            "before": None,
+            "after": None,
+            "changed": False,
+            "error": exc.as_dict()["error"],
+        }
+    before_summary = resolution_summary(before)
+    after_summary = resolution_summary(after)
+    return {
+        "scenario": scenario.name,
+        "before": before_summary,
+        "after": after_summary,
+        "changed": before_summary != after_summary or _output_text(before) != _output_text(after),
+    }
+
+
+def profile_impact(
+    *,
+    profile_key: str,
+    rules: dict | None = None,
+    budget: int | None = None,
+    compiled: CompiledWorkspace | None = None,
+    now: str | None = None,
+) -> list[dict]:
+    """Return one entry per saved scenario of the profile, in the scenarios' order.
+
+    Each entry is ``{"scenario", "before", "after", "changed"}`` where before/after are
+    ``{"status", "estimatedTokens", "admitted": [refs]}`` and ``changed`` tells whether the
+    answer differs at all (status, tokens, admitted refs or the output text). ``rules`` and
+    ``budget`` are a draft as ``with_profile_draft`` takes it. Raises ``WorkspaceError``
+    (path under ``profiles[i]``) for an invalid draft and ``RequestError`` for an unknown
+    profile. Writes nothing.
+    """
+    if compiled is None:
+        compiled = cache.workspace_get().compiled
+    draft = compiled.with_profile_draft(profile_key, rules=rules, budget=budget)
+    if now is None:
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    scenarios = Scenario.objects.filter(profile__key=profile_key).select_related("profile")
+    return [
+        _scenario_impact(scenario, compiled, draft, now)
+        for scenario in scenarios.order_by("-is_default", "name")
+    ]
+
+
+def impact_gained_lost(entry: dict) -> tuple[list[str], list[str]]:
+    """Return the refs an impact entry gains and loses, in their order of admission."""
+    if entry.get("before") is None:
+        return [], []
+    before = entry["before"]["admitted"]
+    after = entry["after"]["admitted"]
+    return [ref for ref in after if ref not in before], [ref for ref in before if ref not in after]

@@ -1,0 +1,351 @@
+"""Profile versions: every saved change of a profile or its rules appends an immutable snapshot.
+
+A version holds the profile's SPEC §2 document with its rules, its number (from 1, per
+profile key), author, time and message. Nothing ever edits or deletes a version: a restore
+appends a new one equal to the old, a deletion appends one without a document.
+
+Every write of a profile or its rules calls ``profile_versions_record`` inside its transaction,
+after writing. That one call compares the stored profile with its latest version, refuses
+the write when a protected environment requires a change request
+(``profiles.safechange.environments``; raising rolls the write back) and appends the new
+version. ``versioned_write`` tells it who the change is on behalf of (an applied change
+request, a restore).
+"""
+
+import json
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import F, Max, Prefetch, Window
+
+from profiles.models import Profile, ProfileVersion, Rule
+from profiles.safechange.environments import protected_environments, protected_write_check
+from profiles.workspace import cache
+from profiles.workspace.mappers import RULE_FIELDS, map_profile_to_resolver
+from resolver import EncodedResolution
+
+# The response header of a resolution that names the profile version that answered.
+PROFILE_VERSION_HEADER = "X-Profile-Version"
+
+# Fields of a profile document in SPEC §2 order (the diff reports them in this order).
+PROFILE_FIELDS = ("key", "name", "consumer", "objective", "environment", "budget", "description")
+RULE_DOCUMENT_FIELDS = (*RULE_FIELDS, "currentness")
+CURRENTNESS_DOCUMENT_FIELDS = ("maxAgeDays", "field", "onStale", "onUnknown")
+
+
+class VersionConflict(Exception):
+    """The profile's latest version is not the one the write was based on."""
+
+    def __init__(self, profile_key: str, expected: int | None, actual: int | None):
+        self.profile_key = profile_key
+        self.expected = expected
+        self.actual = actual
+        super().__init__(
+            f'profile "{profile_key}" is at version {actual}, not at version {expected}'
+        )
+
+
+class VersionNotRestorable(Exception):
+    """The version records a deletion: it has no document to restore."""
+
+
+@dataclass(frozen=True)
+class WriteOrigin:
+    """On whose behalf a write happens; set around a write with ``versioned_write``."""
+
+    source: str = ProfileVersion.Source.WRITE
+    message: str = ""
+    author: object = None  # None: the user who writes
+    change_request: object = None  # authorizes writes of its own profile in protected envs
+    approvers: tuple[str, ...] = ()
+    restored_from: int | None = None
+    # An operator's explicit action on the command line (``load_demo --reset``): its writes
+    # in protected environments go through, flagged ``protection_bypassed`` and logged.
+    operator_action: str = ""
+    # Profile key -> the version number the write must start from (None: no version yet).
+    expected_versions: dict = field(default_factory=dict)
+
+
+_origin: ContextVar[WriteOrigin | None] = ContextVar("profile_write_origin", default=None)
+
+
+@contextmanager
+def versioned_write(**fields):
+    """Describe the writes made inside the block (source, message, change request…)."""
+    token = _origin.set(WriteOrigin(**fields))
+    try:
+        yield
+    finally:
+        _origin.reset(token)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def profile_documents_get(keys: Iterable[str]) -> dict[str, dict]:
+    """Return the stored SPEC §2 document (with rules) of each existing profile, in 2 queries."""
+    rules = Rule.objects.select_related("layer").order_by("position", "id")
+    profiles = (
+        Profile.objects.filter(key__in=list(keys))
+        .select_related("consumer")
+        .prefetch_related(Prefetch("rules", queryset=rules, to_attr="version_rules"))
+    )
+    documents = {}
+    for profile in profiles:
+        layer_keys = {rule.layer_id: rule.layer.key for rule in profile.version_rules}
+        documents[profile.key] = map_profile_to_resolver(
+            profile, profile.version_rules, consumer_key=profile.consumer.key, layer_keys=layer_keys
+        )
+    return documents
+
+
+def latest_versions_get(keys: Iterable[str]) -> dict[str, ProfileVersion]:
+    """Return the latest version of each profile key that has versions, in one query."""
+    keys = list(keys)
+    if not keys:
+        return {}
+    if len(keys) == 1:
+        latest = ProfileVersion.objects.filter(profile_key=keys[0]).order_by("-number").first()
+        return {} if latest is None else {latest.profile_key: latest}
+    rows = (
+        ProfileVersion.objects.filter(profile_key__in=keys)
+        .annotate(top=Window(Max("number"), partition_by=[F("profile_key")]))
+        .filter(number=F("top"))
+    )
+    return {version.profile_key: version for version in rows}
+
+
+def version_list(*, profile_key: str):
+    """Return a queryset of the profile's versions, newest first."""
+    return (
+        ProfileVersion.objects.filter(profile_key=profile_key)
+        .select_related("author", "change_request")
+        .order_by("-number")
+    )
+
+
+def version_get(*, profile_key: str, number: int) -> ProfileVersion:
+    """Return one version; raise ProfileVersion.DoesNotExist."""
+    return ProfileVersion.objects.select_related("author", "change_request").get(
+        profile_key=profile_key, number=number
+    )
+
+
+def profile_version_number(*, profile_key: str) -> int | None:
+    """Return the number of the profile's latest version (None: it has none)."""
+    latest = latest_versions_get([profile_key]).get(profile_key)
+    return None if latest is None else latest.number
+
+
+def workspace_resolve_versioned(
+    *, request: dict, encoded: bool = False
+) -> tuple[dict | EncodedResolution, int | None]:
+    """Resolve a SPEC §3 request; return the resolution and the answering profile's version.
+
+    The version comes from the same snapshot as the rules that were resolved, so it names
+    exactly the rules that produced the answer (None for a profile that has no version).
+    With ``encoded`` the resolution is a ``resolver.EncodedResolution``: the response bytes
+    and the small top-level fields (``CompiledWorkspace.resolve_json``).
+    """
+    snapshot = cache.workspace_get()
+    if encoded:
+        resolution = snapshot.compiled.resolve_json(request)
+        key = resolution.head["profile"]["key"]
+    else:
+        resolution = snapshot.compiled.resolve(request)
+        key = resolution["profile"]["key"]
+    version = snapshot.profile_versions.get(key)
+    return resolution, version or None
+
+
+# --- recording ---------------------------------------------------------------------------
+
+
+def _same(before, after) -> bool:
+    return json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
+
+
+def profile_versions_record(*, keys: Iterable[str], user=None) -> list[ProfileVersion]:
+    """Append a version for each of these profiles whose document changed; call it inside
+    the write's transaction, after writing.
+
+    Raises ``ChangeRequestRequired`` (the caller's transaction rolls back) when a profile
+    was, or now is, in a protected environment and the write is neither the application of
+    that profile's change request nor a permitted staff bypass; raises ``VersionConflict``
+    when ``versioned_write(expected_versions=…)`` names a version that is no longer the
+    latest. Costs four queries whatever the number of profiles, plus one per new version.
+    """
+    keys = list(dict.fromkeys(keys))
+    if not keys:
+        return []
+    origin = _origin.get() or WriteOrigin()
+    documents = profile_documents_get(keys)
+    latest = latest_versions_get(keys)
+    changed = []
+    for key in keys:
+        previous = latest.get(key)
+        before = previous.document if previous is not None else None
+        after = documents.get(key)
+        if (previous is None and after is None) or _same(before, after):
+            continue
+        changed.append((key, previous, before, after))
+    if not changed:
+        return []
+    environments = {
+        document.get("environment")
+        for _, _, before, after in changed
+        for document in (before, after)
+        if document
+    }
+    protected = protected_environments(environments)
+    author = origin.author if origin.author is not None else user
+    if not getattr(author, "is_authenticated", False):
+        author = None
+    versions = []
+    for key, previous, before, after in changed:
+        number = previous.number if previous is not None else None
+        if key in origin.expected_versions and origin.expected_versions[key] != number:
+            raise VersionConflict(key, origin.expected_versions[key], number)
+        bypassed = protected_write_check(
+            profile_key=key,
+            environments={(document or {}).get("environment") for document in (before, after)},
+            protected=protected,
+            user=user,
+            change_request=origin.change_request,
+            operator_action=origin.operator_action,
+        )
+        versions.append(
+            ProfileVersion(
+                profile_key=key,
+                number=(number or 0) + 1,
+                author=author,
+                message=origin.message,
+                document=after,
+                source=origin.source,
+                change_request=origin.change_request,
+                approvers=list(origin.approvers),
+                restored_from=origin.restored_from,
+                protection_bypassed=bypassed,
+            )
+        )
+    ProfileVersion.objects.bulk_create(versions)
+    for version in versions:
+        if version.document is not None:
+            Profile.objects.filter(key=version.profile_key).update(version=version.number)
+    return versions
+
+
+# --- writing a whole profile document (restore, change requests) ---------------------------
+
+
+def profile_write_document(
+    *,
+    key: str,
+    document: dict,
+    user,
+    if_match: str | None = None,
+    check: Callable[[], None] | None = None,
+) -> None:
+    """Make the stored profile ``key`` equal ``document`` (creating it when missing).
+
+    Goes through the profile services (validation, history, protection, one version).
+    ``check()`` runs under the writers' lock before anything is read. Raises
+    ``PreconditionFailed`` for a stale ``if_match`` and ``EntryInvalid`` when invalid.
+    """
+    from profiles.authoring import profiles as services
+    from profiles.workspace.concurrency import workspace_write
+
+    with workspace_write():
+        if check is not None:
+            check()
+        if Profile.objects.filter(key=key).exists():
+            services.profile_update(
+                key=key,
+                changes={name: value for name, value in document.items() if name != "key"},
+                replace=True,
+                user=user,
+                if_match=if_match,
+            )
+        else:
+            services.profile_create(document={**document, "key": key}, user=user)
+
+
+def version_restore(
+    *, profile_key: str, number: int, user, if_match: str | None = None
+) -> tuple[ProfileVersion, bool]:
+    """Append a version equal to version ``number``; return (latest version, whether new).
+
+    History is never rewritten. Restoring the version that is already current changes
+    nothing. Raises ProfileVersion.DoesNotExist, VersionNotRestorable (a deletion record),
+    PreconditionFailed, EntryInvalid (e.g. its consumer no longer exists) and
+    ChangeRequestRequired in a protected environment.
+    """
+    version = version_get(profile_key=profile_key, number=number)
+    if version.document is None:
+        raise VersionNotRestorable(f"version {number} records the deletion of the profile")
+    with transaction.atomic():
+        before = profile_version_number(profile_key=profile_key)
+        with versioned_write(
+            source=ProfileVersion.Source.RESTORE,
+            message=f"Restored version {number}.",
+            restored_from=number,
+        ):
+            profile_write_document(
+                key=profile_key, document=version.document, user=user, if_match=if_match
+            )
+        latest = latest_versions_get([profile_key])[profile_key]
+    return latest, latest.number != before
+
+
+# --- diff --------------------------------------------------------------------------------
+
+
+def _change(path: str, before, after) -> dict:
+    return {"path": path, "from": before, "to": after}
+
+
+def _rule_changes(layer: str, before: dict, after: dict) -> list[dict]:
+    changes = []
+    for name in RULE_DOCUMENT_FIELDS:
+        old, new = before.get(name), after.get(name)
+        if old == new:
+            continue
+        if name == "currentness" and isinstance(old, dict) and isinstance(new, dict):
+            for part in CURRENTNESS_DOCUMENT_FIELDS:
+                if old.get(part) != new.get(part):
+                    changes.append(
+                        _change(f"rules.{layer}.currentness.{part}", old.get(part), new.get(part))
+                    )
+            continue
+        changes.append(_change(f"rules.{layer}.{name}", old, new))
+    return changes
+
+
+def document_changes(before: dict | None, after: dict | None) -> list[dict]:
+    """Return what differs between two profile documents, as ``{"path", "from", "to"}``.
+
+    Paths use SPEC §2 names (``budget``, ``rules.kb.maxItems``,
+    ``rules.kb.currentness.maxAgeDays``); ``null`` is "not given" (the default applies). A
+    rule added or removed as a whole is one change at ``rules.<layer>``. Layers are listed
+    by key, so the result does not depend on how the database orders JSON keys.
+    """
+    before = before or {}
+    after = after or {}
+    changes = [
+        _change(name, before.get(name), after.get(name))
+        for name in PROFILE_FIELDS
+        if before.get(name) != after.get(name)
+    ]
+    old_rules = before.get("rules") or {}
+    new_rules = after.get("rules") or {}
+    for layer in sorted({*old_rules, *new_rules}):
+        if layer not in old_rules:
+            changes.append(_change(f"rules.{layer}", None, new_rules[layer]))
+        elif layer not in new_rules:
+            changes.append(_change(f"rules.{layer}", old_rules[layer], None))
+        else:
+            changes.extend(_rule_changes(layer, old_rules[layer], new_rules[layer]))
+    return changes

@@ -1,0 +1,459 @@
+"""Forms of the studio pages, and the rule vocabulary they share with the admin.
+
+Each entry form (consumer, layer, item, profile) reads what was typed into a SPEC §2 entry
+(``document()``) for the write services; whether the entry is valid is the engine's to say.
+``add_entry_issues`` puts the service's issues on the fields they name, in words: a key that
+does not fit is explained, not shown as a regular expression.
+"""
+
+import json
+import re
+
+from django import forms
+from django.conf import settings
+
+from profiles.models import Consumer
+from profiles.workspace.mappers import CURRENTNESS_FIELDS, RULE_FIELDS, canonical_string
+from profiles.workspace.validation import field_for_path
+from resolver import ResolverError
+from resolver.documents import load_json
+from resolver.model import (
+    AVAILABILITIES,
+    DEFAULT_RULE,
+    FORMATS,
+    MODES,
+    ON_POLICIES,
+    ORDERS,
+    PARTICIPATIONS,
+    Currentness,
+)
+
+# --- the rule vocabulary, from the engine ---------------------------------------------------
+
+# Every rule field the editor shows, by its workspace-document name, in SPEC §2 order
+# (participation … facets, then currentness.maxAgeDays … currentness.onUnknown).
+RULE_FORM_FIELDS = (*RULE_FIELDS, *(f"currentness.{name}" for name in CURRENTNESS_FIELDS))
+MAIN_RULE_FIELDS = RULE_FORM_FIELDS[:7]
+CURRENTNESS_FORM_FIELDS = RULE_FORM_FIELDS[8:]
+RULE_CHOICES = {
+    "participation": PARTICIPATIONS,
+    "mode": MODES,
+    "required": ("true", "false"),
+    "order": ORDERS,
+    "currentness.onStale": ON_POLICIES,
+    "currentness.onUnknown": ON_POLICIES,
+}
+_CURRENTNESS_DEFAULTS = Currentness(max_age_days=0)
+# What applies when a field is not given (shown greyed, in brackets: "(auto)").
+RULE_DEFAULT_HINTS = {
+    "participation": DEFAULT_RULE.participation,
+    "mode": DEFAULT_RULE.mode,
+    "required": canonical_string(DEFAULT_RULE.required),
+    "priority": canonical_string(DEFAULT_RULE.priority),
+    "maxItems": "none",
+    "maxTokens": "none",
+    "order": "by mode",
+    "facets": ", ".join(DEFAULT_RULE.facets),
+    "currentness.maxAgeDays": "off",
+    "currentness.field": _CURRENTNESS_DEFAULTS.field,
+    "currentness.onStale": _CURRENTNESS_DEFAULTS.on_stale,
+    "currentness.onUnknown": _CURRENTNESS_DEFAULTS.on_unknown,
+}
+# Model field -> the rule field's document name (max_items -> maxItems): what people read.
+RULE_FIELD_BY_MODEL = {model: document for document, model in RULE_FIELDS.items()} | {
+    model: f"currentness.{document}" for document, model in CURRENTNESS_FIELDS.items()
+}
+NUMERIC_RULE_FIELDS = ("priority", "maxItems", "maxTokens", "currentness.maxAgeDays")
+AVAILABILITY_CHOICES = AVAILABILITIES
+
+
+# --- issues in words ----------------------------------------------------------------------------
+
+KEY_HELP = "Lowercase letters, digits, “-” and “_”; it starts with a letter or a digit."
+KEY_IN_WORDS = (
+    "use only lowercase letters, digits, “-” and “_”, start with a letter or a digit, "
+    "and keep it to 64 characters"
+)
+FIELD_IN_WORDS = "use only letters, digits, “-” and “_”, and start with a letter or “_”"
+
+
+def issue_in_words(message: str) -> str:
+    """Return a validation message a person can act on: no pattern, no document path."""
+    if message.startswith("must match ^[a-z0-9]"):
+        got = re.search(r"\(got (.+)\)$", message)
+        return KEY_IN_WORDS + (f" ({got.group(1)} does not)" if got else "")
+    if message.startswith("must match ^[A-Za-z_]"):
+        return FIELD_IN_WORDS
+    # "another profile (profiles[3]) already has…": the path means nothing on a form.
+    return re.sub(r" \((?:consumers|layers|profiles)\[\d+\][^)]*\)", "", message)
+
+
+class EntryForm(forms.Form):
+    """A form whose ``document()`` is one SPEC §2 entry; ``entry_fields`` maps the entry's
+    paths (``render.format``) to the form's fields (``render_format``)."""
+
+    entry_fields: dict[str, str] = {}
+    etag = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")  # labels read "Key", not "Key:"
+        super().__init__(*args, **kwargs)
+
+    def add_entry_issues(self, issues) -> None:
+        """Put each issue (path relative to the entry) on its field, in words."""
+        for issue in issues:
+            field = field_for_path(issue.path, self.entry_fields)
+            field = field if field in self.fields and not self.fields[field].disabled else None
+            message = issue_in_words(issue.message)
+            if field is None and issue.path:
+                message = f"{issue.path}: {message}"
+            self.add_error(field, message)
+
+    def add_conflict(self, conflict) -> None:
+        field = conflict.path if conflict.path in self.fields else None
+        message = conflict.message
+        if field and message.startswith(f"{field}: "):
+            message = message[len(field) + 2 :]
+        self.add_error(field, message)
+
+
+def _key_field(source: str) -> forms.CharField:
+    return forms.CharField(
+        label="Key",
+        max_length=64,
+        help_text=KEY_HELP + " Suggested from the name.",
+        widget=forms.TextInput(
+            attrs={"data-key-from": source, "autocomplete": "off", "spellcheck": "false"}
+        ),
+    )
+
+
+def _split_list(text: str) -> list[str]:
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
+
+
+def _yes_no(value: str):
+    return {"true": True, "false": False}.get(value)
+
+
+def lock_key(form: forms.Form) -> None:
+    """Show the key of a stored entry without letting it change (URLs and rules use it)."""
+    if "key" in form.fields:
+        form.fields["key"].disabled = True
+        form.fields["key"].help_text = "The key names the entry in rules, URLs and the API."
+        form.fields["key"].widget.attrs.pop("data-key-from", None)
+
+
+# --- consumers --------------------------------------------------------------------------------
+
+
+class ConsumerForm(EntryForm):
+    """A consumer: who reads the context, in which format, with or without item dates."""
+
+    name = forms.CharField(
+        label="Name", required=False, widget=forms.TextInput(attrs={"id": "id_name"})
+    )
+    key = _key_field("id_name")
+    render_format = forms.ChoiceField(
+        label="Format",
+        required=False,
+        choices=[("", "(markdown)"), *((f, "XML" if f == "xml" else f) for f in FORMATS)],
+        help_text="How the context is written for this consumer.",
+    )
+    include_currentness = forms.ChoiceField(
+        label="Item dates in the text",
+        required=False,
+        choices=[("", "(no)"), ("true", "yes"), ("false", "no")],
+    )
+    field_order = ["name", "key", "render_format", "include_currentness", "etag"]
+    entry_fields = {
+        "key": "key",
+        "name": "name",
+        "render": "render_format",
+        "render.format": "render_format",
+        "render.includeCurrentness": "include_currentness",
+    }
+
+    @classmethod
+    def initial_of(cls, entry: dict) -> dict:
+        render = entry.get("render") or {}
+        include = render.get("includeCurrentness")
+        return {
+            "key": entry["key"],
+            "name": entry.get("name", ""),
+            "render_format": render.get("format") or "",
+            "include_currentness": "" if include is None else canonical_string(include),
+        }
+
+    def document(self) -> dict:
+        data = self.cleaned_data
+        entry = {"key": data["key"].strip(), "name": data["name"].strip()}
+        render = {}
+        if data["render_format"]:
+            render["format"] = data["render_format"]
+        if _yes_no(data["include_currentness"]) is not None:
+            render["includeCurrentness"] = _yes_no(data["include_currentness"])
+        entry["render"] = render or None
+        return entry
+
+
+# --- layers -----------------------------------------------------------------------------------
+
+
+class LayerForm(EntryForm):
+    """A layer's own fields and conditions; lists are comma-separated, the filter one per line."""
+
+    name = forms.CharField(
+        label="Name", required=False, widget=forms.TextInput(attrs={"id": "id_name"})
+    )
+    key = _key_field("id_name")
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    availability = forms.ChoiceField(
+        label="Availability",
+        choices=[(a, a) for a in AVAILABILITIES],
+        initial="auto",
+        help_text="“unavailable” or “unknown” leave the layer out of every resolution.",
+    )
+    objectives = forms.CharField(
+        label="Objectives",
+        required=False,
+        help_text="Comma-separated objectives; empty = every objective.",
+    )
+    consumers = forms.CharField(
+        label="Consumers",
+        required=False,
+        help_text="Comma-separated consumer keys; empty = every consumer.",
+    )
+    requires_input_text = forms.CharField(
+        label="Requires input",
+        required=False,
+        help_text="Comma-separated input keys that must be provided.",
+    )
+    item_filter_text = forms.CharField(
+        label="Item filter",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One “metadata field = input key” per line: only matching items participate.",
+    )
+    field_order = ["name", "key", "description", "availability"]
+    entry_fields = {
+        "key": "key",
+        "name": "name",
+        "description": "description",
+        "availability": "availability",
+        "appliesTo": "objectives",
+        "appliesTo.objectives": "objectives",
+        "appliesTo.consumers": "consumers",
+        "requiresInput": "requires_input_text",
+        "itemFilter": "item_filter_text",
+    }
+
+    @classmethod
+    def initial_of(cls, entry: dict) -> dict:
+        applies = entry.get("appliesTo") or {}
+        return {
+            "key": entry["key"],
+            "name": entry.get("name", ""),
+            "description": entry.get("description", ""),
+            "availability": entry.get("availability") or "auto",
+            "objectives": ", ".join(applies.get("objectives") or []),
+            "consumers": ", ".join(applies.get("consumers") or []),
+            "requires_input_text": ", ".join(entry.get("requiresInput") or []),
+            "item_filter_text": "\n".join(
+                f"{field} = {key}" for field, key in sorted((entry.get("itemFilter") or {}).items())
+            ),
+        }
+
+    def clean_item_filter_text(self) -> dict:
+        result = {}
+        for number, line in enumerate(self.cleaned_data["item_filter_text"].splitlines(), 1):
+            if not line.strip():
+                continue
+            field_name, sep, input_key = line.partition("=")
+            if not sep or not field_name.strip() or not input_key.strip():
+                raise forms.ValidationError(f"line {number}: write “metadata field = input key”")
+            result[field_name.strip()] = input_key.strip()
+        return result
+
+    def document(self) -> dict:
+        data = self.cleaned_data
+        applies = {}
+        if _split_list(data["objectives"]):
+            applies["objectives"] = _split_list(data["objectives"])
+        if _split_list(data["consumers"]):
+            applies["consumers"] = _split_list(data["consumers"])
+        return {
+            "key": data["key"].strip(),
+            "name": data["name"].strip(),
+            "description": data["description"].strip(),
+            "availability": data["availability"],
+            "appliesTo": applies or None,
+            "requiresInput": _split_list(data["requires_input_text"]) or None,
+            "itemFilter": data["item_filter_text"] or None,
+        }
+
+
+# --- items ------------------------------------------------------------------------------------
+
+
+class ItemForm(EntryForm):
+    """An item: its path in the layer, title, body and metadata (a JSON object)."""
+
+    path = forms.CharField(
+        label="Path",
+        max_length=255,
+        help_text="Unique in the layer; it may contain “/”, e.g. refunds/card-refunds.md.",
+        widget=forms.TextInput(attrs={"spellcheck": "false"}),
+    )
+    title = forms.CharField(label="Title", required=False)
+    body = forms.CharField(
+        label="Body", required=False, strip=False, widget=forms.Textarea(attrs={"rows": 10})
+    )
+    metadata_text = forms.CharField(
+        label="Metadata",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "class": "mono", "spellcheck": "false"}),
+        help_text='A JSON object, e.g. {"updated": "2026-11-20", "customer_id": "C-7"}.',
+    )
+    entry_fields = {"path": "path", "title": "title", "body": "body", "metadata": "metadata_text"}
+
+    @classmethod
+    def initial_of(cls, entry: dict) -> dict:
+        return {
+            "path": entry["path"],
+            "title": entry.get("title", ""),
+            "body": entry.get("body", ""),
+            "metadata_text": json.dumps(entry.get("metadata") or {}, indent=2, ensure_ascii=False),
+        }
+
+    def clean_metadata_text(self) -> dict:
+        text = self.cleaned_data["metadata_text"].strip()
+        if not text:
+            return {}
+        # The engine's JSON reader: nesting and number sizes are refused in words, not with
+        # a crash; NaN and Infinity are not JSON.
+        try:
+            value = load_json(text, allow_nan=False)
+        except ResolverError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        if not isinstance(value, dict):
+            raise forms.ValidationError("must be a JSON object ({…})")
+        return value
+
+    def document(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "path": data["path"].strip(),
+            "title": data["title"].strip(),
+            "body": data["body"],
+            "metadata": data["metadata_text"],
+        }
+
+
+# --- profiles ---------------------------------------------------------------------------------
+
+
+class ProfileForm(EntryForm):
+    """A profile's own fields; its rules and budget are edited in the editor."""
+
+    name = forms.CharField(
+        label="Name", required=False, widget=forms.TextInput(attrs={"id": "id_name"})
+    )
+    key = _key_field("id_name")
+    consumer = forms.ModelChoiceField(
+        label="Consumer",
+        queryset=Consumer.objects.order_by("position", "id"),
+    )
+    objective = forms.CharField(
+        label="Objective", max_length=64, help_text="A key, e.g. answer-ticket."
+    )
+    environment = forms.CharField(
+        label="Environment", max_length=64, required=False, help_text="Optional, e.g. production."
+    )
+    budget = forms.IntegerField(
+        label="Budget", min_value=1, help_text="Estimated tokens (characters ÷ 4)."
+    )
+    description = forms.CharField(
+        label="Description", required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    field_order = ["name", "key", "consumer", "objective", "environment", "budget"]
+    entry_fields = {
+        "key": "key",
+        "name": "name",
+        "consumer": "consumer",
+        "objective": "objective",
+        "environment": "environment",
+        "budget": "budget",
+        "description": "description",
+    }
+
+    @classmethod
+    def initial_of(cls, entry: dict) -> dict:
+        return {
+            "key": entry["key"],
+            "name": entry.get("name", ""),
+            "consumer": Consumer.objects.filter(key=entry["consumer"]).first(),
+            "objective": entry["objective"],
+            "environment": entry.get("environment") or "",
+            "budget": entry["budget"],
+            "description": entry.get("description", ""),
+        }
+
+    def document(self) -> dict:
+        data = self.cleaned_data
+        entry = {
+            "key": data["key"].strip(),
+            "name": data["name"].strip(),
+            "consumer": data["consumer"].key,
+            "objective": data["objective"].strip(),
+            "environment": data["environment"].strip() or None,
+            "budget": data["budget"],
+        }
+        if "description" in self.fields:
+            entry["description"] = data["description"].strip()
+        return entry
+
+    # The profile list's and duplicate page's name for the same thing.
+    profile_values = document
+
+    def add_issues(self, issues) -> None:
+        self.add_entry_issues(issues)
+
+
+ProfileCreateForm = ProfileForm
+
+
+# --- the workspace file -----------------------------------------------------------------------
+
+
+class WorkspaceUploadForm(forms.Form):
+    file = forms.FileField(label="Workspace file (YAML or JSON)")
+    mode = forms.ChoiceField(
+        choices=[
+            ("merge", "Merge: update and add what the file contains"),
+            ("replace", "Replace: also delete what the file does not contain"),
+        ],
+        initial="merge",
+        widget=forms.RadioSelect,
+    )
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and upload.size > limit:
+            raise forms.ValidationError(
+                f"the file is {upload.size:,} bytes; at most {limit:,} bytes are accepted"
+            )
+        try:
+            self.cleaned_data["text"] = upload.read().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise forms.ValidationError("the file is not UTF-8 text") from exc
+        return upload
+
+    def clean(self):
+        cleaned = super().clean()
+        if "text" in self.cleaned_data:
+            cleaned["text"] = self.cleaned_data["text"]
+        return cleaned

@@ -1,0 +1,78 @@
+from django.urls import path
+
+from profiles.studio.views import authoring as profiles
+from profiles.studio.views import compare, editor, material, pages, safechange, tokens
+from profiles.studio.views import import_export as workspace
+from profiles.studio.views import material as consumers
+
+urlpatterns = [
+    path("", pages.home, name="home"),
+    path("favicon.ico", pages.favicon, name="favicon"),
+    # Profiles. "_new" cannot be a profile key (keys start with a letter or digit).
+    path("profiles/", profiles.profile_list, name="profile-list"),
+    path("profiles/_new/", profiles.profile_create, name="profile-create"),
+    path("profiles/_compare/", compare.profile_compare, name="profile-compare"),
+    path("profiles/<slug:key>/details/", profiles.profile_edit, name="profile-edit"),
+    path("profiles/<slug:key>/duplicate/", profiles.profile_duplicate, name="profile-duplicate"),
+    path("profiles/<slug:key>/delete/", profiles.profile_delete, name="profile-delete"),
+    # The editor and its actions.
+    path("profiles/<slug:key>/", editor.profile_editor, name="profile-editor"),
+    path("profiles/<slug:key>/save/", editor.profile_save, name="profile-save"),
+    path("profiles/<slug:key>/discard/", editor.profile_discard, name="profile-discard"),
+    path(
+        "profiles/<slug:key>/scenario/load/",
+        editor.profile_scenario_load,
+        name="profile-scenario-load",
+    ),
+    path(
+        "profiles/<slug:key>/scenario/save/",
+        editor.profile_scenario_save,
+        name="profile-scenario-save",
+    ),
+    path("profiles/<slug:key>/preview/", editor.profile_preview, name="profile-preview"),
+    path(
+        "profiles/<slug:key>/preview/rows/",
+        editor.profile_preview_rows,
+        name="profile-preview-rows",
+    ),
+    path(
+        "profiles/<slug:key>/preview/cut/", editor.profile_preview_cut, name="profile-preview-cut"
+    ),
+    path(
+        "profiles/<slug:key>/preview/handoff/",
+        editor.profile_preview_handoff,
+        name="profile-preview-handoff",
+    ),
+    # Consumers. "_new" cannot be a key.
+    path("consumers/", consumers.consumer_list, name="consumer-list"),
+    path("consumers/_new/", consumers.consumer_create, name="consumer-create"),
+    path("consumers/<slug:key>/", consumers.consumer_edit, name="consumer-edit"),
+    path("consumers/<slug:key>/delete/", consumers.consumer_delete, name="consumer-delete"),
+    # Layers and items.
+    path("layers/", material.layer_list, name="layer-list"),
+    path("layers/_new/", material.layer_create, name="layer-create"),
+    path("layers/<slug:key>/", material.layer_edit, name="layer-edit"),
+    path("layers/<slug:key>/delete/", material.layer_delete, name="layer-delete"),
+    path("layers/<slug:key>/items/", material.item_list, name="item-list"),
+    path("layers/<slug:key>/items/_new/", material.item_create, name="item-create"),
+    path("layers/<slug:key>/items/<int:item_id>/", material.item_edit, name="item-edit"),
+    path(
+        "layers/<slug:key>/items/<int:item_id>/delete/",
+        material.item_delete,
+        name="item-delete",
+    ),
+    # The signed-in user's API token.
+    path("tokens/", tokens.token_list, name="token-list"),
+    path("tokens/create/", tokens.token_create, name="token-create"),
+    path("tokens/revoke/", tokens.token_revoke, name="token-revoke"),
+    # The workspace file.
+    path("workspace/download/", workspace.workspace_download, name="workspace-download"),
+    path("workspace/upload/", workspace.workspace_upload, name="workspace-upload"),
+    path(
+        "workspace/imports/<uuid:job_id>/",
+        workspace.workspace_import_job,
+        name="workspace-import-job",
+    ),
+    # Safe change: history, change requests, environments (profiles.studio.views.safechange).
+    *safechange.urlpatterns,
+]

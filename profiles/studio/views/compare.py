@@ -1,0 +1,139 @@
+"""Two profiles side by side on the same sample input: the rules that differ, and how their
+resolutions differ (status, tokens, decisions per layer, what each puts in the context)."""
+
+from django.shortcuts import render
+from django.views.decorators.http import require_GET
+
+from profiles.models import Profile, Scenario
+from profiles.resolution.services import profile_resolve
+from profiles.studio import draft as studio
+from profiles.studio import presenters
+from profiles.studio.editor_forms import rule_form_values
+from profiles.studio.forms import RULE_FORM_FIELDS
+from profiles.workspace import cache
+from profiles.workspace.permissions import READ_CONFIG, RESOLVE, capability_required
+from resolver import ResolverError
+
+PROFILE_FIELDS = ("consumer", "objective", "environment", "budget")
+
+
+def _flat_rule(rule: dict | None) -> dict[str, str]:
+    """Return a rule's fields as the editor names them, as text ("" = not given)."""
+    values = rule_form_values(rule, "profile" if rule is not None else "default")
+    return {name: values[name] for name in RULE_FORM_FIELDS}
+
+
+def rule_differences(document: dict, first: dict, second: dict) -> list[dict]:
+    """Return, per layer, the rule fields whose values differ between two profile entries."""
+    rows = []
+    first_rules, second_rules = first.get("rules") or {}, second.get("rules") or {}
+    for layer in document["layers"]:
+        key = layer["key"]
+        a, b = first_rules.get(key), second_rules.get(key)
+        flat_a, flat_b = _flat_rule(a), _flat_rule(b)
+        fields = [
+            {"name": name, "a": flat_a[name], "b": flat_b[name]}
+            for name in RULE_FORM_FIELDS
+            if flat_a[name] != flat_b[name]
+        ]
+        if fields or (a is None) != (b is None):
+            rows.append(
+                {
+                    "layer": key,
+                    "a_source": "default rule" if a is None else "rule",
+                    "b_source": "default rule" if b is None else "rule",
+                    "fields": fields,
+                }
+            )
+    return rows
+
+
+def layer_decisions(first: dict, second: dict) -> list[dict]:
+    """Return each layer's decision and admitted units in both resolutions, in A's order."""
+    by_layer = {record["layer"]: record for record in second["layers"]}
+    rows = []
+    for record in first["layers"]:
+        other = by_layer.get(record["layer"])
+        if other is None:
+            continue
+        a, b = record["decision"], other["decision"]
+        rows.append(
+            {
+                "layer": record["layer"],
+                "a": a,
+                "b": b,
+                "a_admitted": len(record["rendered"]["items"]),
+                "b_admitted": len(other["rendered"]["items"]),
+                "a_tokens": record["rendered"]["estimatedTokens"],
+                "b_tokens": other["rendered"]["estimatedTokens"],
+                "same": (a["kind"], a["reason"]) == (b["kind"], b["reason"])
+                and record["rendered"]["items"] == other["rendered"]["items"],
+            }
+        )
+    return rows
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_GET
+def profile_compare(request):
+    """Compare profile ``a`` with profile ``b`` on one sample input (a scenario or typed)."""
+    cached = cache.workspace_get()
+    document = cached.document
+    profiles = list(Profile.objects.select_related("consumer").order_by("position", "id"))
+    keys = [profile.key for profile in profiles]
+    a = request.GET.get("a") if request.GET.get("a") in keys else (keys[0] if keys else None)
+    b = request.GET.get("b") if request.GET.get("b") in keys else None
+    if b is None and a is not None:
+        entry = studio.profile_document(document, a)
+        # A sibling by default: same consumer and objective, another environment.
+        siblings = [
+            other["key"]
+            for other in document["profiles"]
+            if other["key"] != a
+            and (other["consumer"], other["objective"]) == (entry["consumer"], entry["objective"])
+        ]
+        b = siblings[0] if siblings else next((k for k in keys if k != a), None)
+    scenarios = list(
+        Scenario.objects.select_related("profile")
+        .filter(profile__key__in=[k for k in (a, b) if k])
+        .order_by("profile__position", "-is_default", "name")
+    )
+    chosen = next((s for s in scenarios if str(s.pk) == request.GET.get("scenario", "")), None)
+    typed = studio.sample_values_from_query(request.GET)
+    if chosen is not None and (typed is None or request.GET.get("load")):
+        values = studio.sample_values_from_scenario(chosen)  # "Load" (or nothing typed)
+    elif typed is not None:
+        values, chosen = typed, None  # what is in the fields now
+    else:
+        chosen = next((s for s in scenarios if s.profile.key == a), None)
+        values = studio.sample_values_from_scenario(chosen)
+    sample = studio.sample_form(values, document)
+    context = {
+        "profiles": profiles,
+        "a": a,
+        "b": b,
+        "scenarios": scenarios,
+        "chosen": chosen,
+        "sample": sample,
+    }
+    if a and b and sample.is_valid():
+        first, second = studio.profile_document(document, a), studio.profile_document(document, b)
+        context["profile_rows"] = [
+            {"name": name, "a": first.get(name), "b": second.get(name)}
+            for name in PROFILE_FIELDS
+            if first.get(name) != second.get(name)
+        ]
+        context["rule_rows"] = rule_differences(document, first, second)
+        request_document = {**sample.as_request(), "detail": studio.SUMMARY}
+        try:
+            resolutions = [
+                profile_resolve(profile=key, request=request_document, compiled=cached.compiled)
+                for key in (a, b)
+            ]
+        except ResolverError as exc:
+            context["error"] = exc.message
+        else:
+            context["resolutions"] = resolutions
+            context["decisions"] = layer_decisions(*resolutions)
+            context["changes"] = presenters.what_changed(*resolutions)
+    return render(request, "profiles/compare.html", context)

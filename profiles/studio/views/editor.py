@@ -1,0 +1,412 @@
+"""The profile editor: the page, its live preview and one view per action.
+
+The page template owns its fragments (``profiles/editor.html#preview``, ``#sample-input``,
+``#unsaved-badge``, ``#layer-rows``…). A change in the form posts to ``profile_preview`` and
+swaps only the preview; the form being edited is never replaced. Each action has its own
+view (save, discard, load or save a scenario), and each view checks permissions itself: a
+client can post to any of them.
+"""
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from profiles.authoring import profiles as services
+from profiles.models import Profile, Scenario
+from profiles.safechange.environments import ChangeRequestRequired
+from profiles.studio import draft as studio
+from profiles.studio import handoff, item_rows, presenters
+from profiles.workspace import cache
+from profiles.workspace.concurrency import PreconditionFailed, profile_etag
+from profiles.workspace.parameters import whole_number
+from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
+from profiles.workspace.selectors import (
+    profile_history_list,
+    scenario_get_default,
+    scenario_of_profile_get,
+)
+from profiles.workspace.validation import WorkspaceValidationError
+from profiles.workspace.writing import Conflict
+
+
+def _editor_profile(key: str) -> Profile:
+    try:
+        return Profile.objects.select_related("consumer").get(key=key)
+    except Profile.DoesNotExist:
+        raise Http404(f'no profile "{key}"') from None
+
+
+def _session_key(profile: Profile) -> str:
+    return studio.SESSION_SAMPLE.format(profile.key)
+
+
+def _remember(request, profile: Profile, draft: studio.Draft, scenario_id: int | None) -> None:
+    state = studio.SampleState(values=draft.sample.values(), scenario_id=scenario_id)
+    request.session[_session_key(profile)] = state.as_session()
+
+
+def _loaded_scenario(request, profile: Profile, scenarios=None) -> Scenario | None:
+    """Return the scenario the sample input was loaded from (posted, else remembered).
+
+    Looked up in ``scenarios`` when the caller has them, else with one query.
+    """
+    chosen = request.POST.get("loaded_scenario") if request.method == "POST" else None
+    if chosen is None:
+        stored = request.session.get(_session_key(profile))
+        chosen = studio.SampleState.from_session(stored).scenario_id if stored else None
+    chosen = whole_number(str(chosen or ""))
+    if chosen is None:
+        return None
+    if scenarios is not None:
+        return next((s for s in scenarios if s.pk == chosen), None)
+    scenario = scenario_of_profile_get(profile=profile, scenario_id=chosen)
+    if scenario is not None:
+        scenario.profile = profile
+    return scenario
+
+
+def _scenario_context(profile, draft, scenarios, loaded) -> dict:
+    """Return what the scenario picker shows: the scenarios, which is loaded, whether edited."""
+    return {
+        "scenarios": scenarios,
+        "loaded_scenario": loaded,
+        "scenario_edited": loaded is not None and not studio.scenario_matches(loaded, draft.sample),
+        "share_url": _share_url(profile, draft, loaded),
+    }
+
+
+def _share_url(profile: Profile, draft: studio.Draft, loaded: Scenario | None) -> str:
+    """Return the editor's URL carrying this sample input: a link that opens what you see."""
+    url = reverse("profile-editor", args=[profile.key])
+    if loaded is not None and studio.scenario_matches(loaded, draft.sample):
+        return f"{url}?scenario={loaded.pk}"
+    query = studio.sample_query(draft.sample)
+    return f"{url}?{query}" if query else url
+
+
+def _scenarios(profile: Profile) -> list[Scenario]:
+    return list(
+        Scenario.objects.select_related("profile")
+        .filter(profile=profile)
+        .order_by("-is_default", "name")
+    )
+
+
+def _editor_page(request, profile, draft, cached, *, loaded=None, status=200, scenarios=None):
+    scenarios = _scenarios(profile) if scenarios is None else scenarios
+    context = studio.preview_context(profile, draft, cached)
+    context.update(_scenario_context(profile, draft, scenarios, loaded))
+    context["history"] = [
+        presenters.history_entry(record) for record in profile_history_list(profile=profile)
+    ]
+    context["row_filters"] = item_rows.ROW_FILTERS
+    return render(request, "profiles/editor.html", context, status=status)
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_GET
+def profile_editor(request, key):
+    """Show the editor on the saved profile.
+
+    The sample input comes from the link (``?scenario=<id>``, or the sample's own fields: a
+    shared preview), else from this session, else from the profile's default scenario.
+    """
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    scenarios = _scenarios(profile)
+    loaded = None
+    shared = studio.sample_values_from_query(request.GET)
+    if request.GET.get("scenario"):
+        loaded = next((s for s in scenarios if str(s.pk) == request.GET["scenario"]), None)
+        if loaded is None:
+            raise Http404("no such scenario for this profile")
+        values = studio.sample_values_from_scenario(loaded)
+    elif shared is not None:
+        values = shared
+    elif stored := request.session.get(_session_key(profile)):
+        state = studio.SampleState.from_session(stored)
+        values = state.values
+        loaded = next((s for s in scenarios if s.pk == state.scenario_id), None)
+    else:
+        loaded = scenario_get_default(profile=profile)
+        values = studio.sample_values_from_scenario(loaded)
+    draft = studio.draft_from_saved(
+        cached.document, profile.key, values, etag=profile_etag(profile)
+    )
+    return _editor_page(request, profile, draft, cached, loaded=loaded, scenarios=scenarios)
+
+
+def _preview_response(request, profile, draft, cached, *, loaded, sample: str = "") -> HttpResponse:
+    """Return the preview with its out-of-band companions: the unsaved badge and the
+    scenario state; the page's URL becomes the shareable link of this sample input.
+
+    With ``sample`` (the re-rendered sample input, the request's target), the preview goes
+    out of band too.
+    """
+    context = studio.preview_context(profile, draft, cached)
+    context.update(_scenario_context(profile, draft, None, loaded))
+    context["row_filters"] = item_rows.ROW_FILTERS
+    if not request.htmx:
+        return render(request, "profiles/editor.html#preview", context)
+    preview = render_to_string("profiles/editor.html#preview", context, request=request)
+    badge = render_to_string(
+        "profiles/editor.html#unsaved-badge", {**context, "oob": True}, request=request
+    )
+    if sample:
+        parts = [sample, f'<div id="preview" hx-swap-oob="innerHTML">{preview}</div>', badge]
+    else:
+        state = render_to_string(
+            "profiles/editor.html#scenario-state", {**context, "oob": True}, request=request
+        )
+        parts = [preview, badge, state]
+    response = HttpResponse("".join(parts))
+    response["HX-Replace-Url"] = context["share_url"]
+    return response
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_POST
+def profile_preview(request, key):
+    """Resolve the posted draft and return the preview (never writes)."""
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    loaded = _loaded_scenario(request, profile)
+    return _preview_response(request, profile, draft, cached, loaded=loaded)
+
+
+@capability_required(WRITE_RULES)
+@require_POST
+def profile_save(request, key):
+    """Save the rules and budget of the posted draft, unless someone saved since it was opened."""
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    loaded = _loaded_scenario(request, profile)
+    _remember(request, profile, draft, loaded.pk if loaded else None)
+    if not draft.is_valid():
+        messages.error(request, "Nothing was saved: fix the fields marked below.")
+        return _editor_page(request, profile, draft, cached, loaded=loaded, status=400)
+    try:
+        services.profile_save_rules(
+            profile=profile,
+            rules=draft.rule_overrides(),
+            budget=draft.budget_value(),
+            user=request.user,
+            if_match=draft.budget.cleaned_data.get("etag") or None,
+        )
+    except WorkspaceValidationError as exc:
+        draft.add_issues(exc.issues)
+        messages.error(request, "Nothing was saved: fix the fields marked below.")
+        return _editor_page(request, profile, draft, cached, loaded=loaded, status=400)
+    except PreconditionFailed:
+        draft.general_errors.append(
+            "Someone else saved this profile after you opened it, so nothing was saved. "
+            "Your edits are still in the form: reload to see their change."
+        )
+        return _editor_page(request, profile, draft, cached, loaded=loaded, status=409)
+    except ChangeRequestRequired as exc:
+        draft.general_errors.append(f"Nothing was saved: {exc}. Propose a change instead.")
+        return _editor_page(request, profile, draft, cached, loaded=loaded, status=409)
+    messages.success(request, f"Saved {profile.key}.")
+    return redirect("profile-editor", key=profile.key)
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_POST
+def profile_discard(request, key):
+    """Drop the unsaved rule edits; keep the sample input."""
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    loaded = _loaded_scenario(request, profile)
+    _remember(request, profile, draft, loaded.pk if loaded else None)
+    return redirect("profile-editor", key=profile.key)
+
+
+def _sample_response(request, profile, draft, cached, *, loaded, scenarios, status=200):
+    """Return the sample input (replaced in place) and the preview of the new sample.
+
+    Without htmx, the whole page. The focused control keeps its id, so htmx puts the focus
+    back on it after the swap: loading never sends the keyboard to the top of the page.
+    """
+    if not request.htmx:
+        return _editor_page(
+            request, profile, draft, cached, loaded=loaded, status=status, scenarios=scenarios
+        )
+    context = {"draft": draft, "profile": profile}
+    context.update(_scenario_context(profile, draft, scenarios, loaded))
+    sample = render_to_string("profiles/editor.html#sample-input", context, request=request)
+    response = _preview_response(request, profile, draft, cached, loaded=loaded, sample=sample)
+    response.status_code = status
+    return response
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_POST
+def profile_scenario_load(request, key):
+    """Replace the sample input by a saved scenario's; the unsaved rule edits stay."""
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    scenarios = _scenarios(profile)
+    chosen = next((s for s in scenarios if str(s.pk) == request.POST.get("scenario")), None)
+    data = request.POST.copy()
+    if chosen is not None:
+        for name in list(data):
+            if name in studio.SAMPLE_PARAMETERS or name.startswith(("input:", "avail:")):
+                del data[name]
+        data.update(studio.sample_values_from_scenario(chosen))
+    draft = studio.draft_from_post(data, cached.document, profile.key)
+    if chosen is None:
+        draft.general_errors.append("Choose a scenario to load.")
+        loaded = _loaded_scenario(request, profile, scenarios)
+        return _sample_response(
+            request, profile, draft, cached, loaded=loaded, scenarios=scenarios, status=400
+        )
+    _remember(request, profile, draft, chosen.pk)
+    draft.notice = f"Loaded scenario “{chosen.name}”."
+    return _sample_response(request, profile, draft, cached, loaded=chosen, scenarios=scenarios)
+
+
+@capability_required(WRITE_RULES)
+@require_POST
+def profile_scenario_save(request, key):
+    """Save the sample input as a named scenario of the profile."""
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    scenarios = _scenarios(profile)
+    loaded = _loaded_scenario(request, profile, scenarios)
+    name = request.POST.get("scenario_name", "").strip()
+    taken = False
+    if not name:
+        draft.scenario_error = "Give the scenario a name to save it."
+    elif not draft.sample.is_valid():
+        draft.scenario_error = "Fix the sample input first."
+    else:
+        try:
+            loaded = studio.scenario_save(
+                profile=profile, name=name, sample=draft.sample, user=request.user
+            )
+        except WorkspaceValidationError as exc:
+            draft.scenario_error = "Scenario not saved — " + "; ".join(
+                issue.message for issue in exc.issues
+            )
+        except Conflict as exc:
+            draft.scenario_error = f"Scenario not saved — {exc.message}"
+            taken = True
+        else:
+            draft.notice = f"Scenario “{name}” saved."
+            _remember(request, profile, draft, loaded.pk)
+            scenarios = _scenarios(profile)
+    status = 409 if taken else 400 if draft.scenario_error else 200
+    return _sample_response(
+        request, profile, draft, cached, loaded=loaded, scenarios=scenarios, status=status
+    )
+
+
+# --- what the preview loads on demand -----------------------------------------------------------
+
+
+def _page_number(text: str | None) -> int:
+    number = whole_number(text)
+    return number if number is not None and number < 10**6 else 0
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_POST
+def profile_preview_rows(request, key):
+    """Return a layer's item rows, a stage at a time: the first rows of every stage, or the
+    next page of one stage ("show more"), optionally only what changed / is left out /
+    was trimmed. Resolves the draft in full: this is where a layer's size is paid, on demand.
+    """
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    layer = request.POST.get("layer", "")
+    if layer not in {entry["key"] for entry in cached.document["layers"]}:
+        return HttpResponseBadRequest("unknown layer")
+    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    resolution = studio.resolve_draft(draft, cached, detail="full")
+    if resolution is None:
+        return HttpResponse('<p class="muted">Fix the highlighted fields to see the items.</p>')
+    row_filter = request.POST.get("rows", "all")
+    row_filter = row_filter if row_filter in item_rows.ROW_FILTERS else "all"
+    saved = None
+    if row_filter == "changed":
+        saved = studio.saved_resolution(
+            profile.key, draft.sample.as_request(), cached, detail="full"
+        )
+    groups = item_rows.layer_rows(resolution, layer, saved=saved, row_filter=row_filter)
+    group_name = request.POST.get("group")
+    start = _page_number(request.POST.get("start"))
+    if group_name:
+        groups = [group for group in groups if group["name"] == group_name]
+        size = item_rows.PAGE
+    else:
+        start, size = 0, item_rows.ROWS
+    for group in groups:
+        shown = group["rows"][start : start + size]
+        titles = studio.item_titles(layer, [row["item"] for row in shown], cached)
+        group["shown"] = [item_rows.item_row(row, titles) for row in shown]
+        group["next_start"] = start + len(shown)
+        group["rest"] = max(0, group["count"] - group["next_start"])
+    context = {
+        "profile": profile,
+        "layer": layer,
+        "groups": groups,
+        "row_filter": row_filter,
+        "row_filter_label": item_rows.ROW_FILTERS[row_filter],
+        "page_size": item_rows.PAGE,
+    }
+    template = "profiles/editor.html#more-rows" if group_name else "profiles/editor.html#layer-rows"
+    return render(request, template, context)
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_POST
+def profile_preview_cut(request, key):
+    """Return the units the budget trimmed or the rules cut, a page at a time."""
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    resolution = studio.resolve_draft(draft, cached, detail="full")
+    units = item_rows.cut_units(resolution) if resolution is not None else []
+    start = _page_number(request.POST.get("start"))
+    size = item_rows.PAGE if start else item_rows.ROWS
+    shown = units[start : start + size]
+    context = {
+        "profile": profile,
+        "units": shown,
+        "next_start": start + len(shown),
+        "rest": max(0, len(units) - start - len(shown)),
+        "page_size": item_rows.PAGE,
+    }
+    return render(request, "profiles/editor.html#cut-units", context)
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_POST
+def profile_preview_handoff(request, key):
+    """Return this exact preview request as curl, Python and JavaScript, with its answer."""
+    profile = _editor_profile(key)
+    cached = cache.workspace_get()
+    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    if not draft.is_valid():
+        return HttpResponse('<p class="muted">Fix the highlighted fields first.</p>')
+    call = handoff.api_call(
+        request,
+        profile=profile.key,
+        sample=draft.sample.as_request(),
+        saved_rules=draft.rules.saved_rules,
+        overrides=draft.rule_overrides(),
+        budget=draft.budget_value(),
+        saved_budget=draft.saved_budget,
+    )
+    resolution = studio.resolve_draft(draft, cached, detail=call.detail)
+    if resolution is None:
+        return HttpResponse('<p class="muted">Fix the highlighted fields first.</p>')
+    context = {"call": call, "snippets": handoff.snippets(call), "answer": handoff.json(resolution)}
+    return render(request, "profiles/editor.html#handoff", context)

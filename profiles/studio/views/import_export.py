@@ -1,0 +1,120 @@
+"""The workspace file: download (streamed a layer at a time) and upload (an import job in the
+background, whose page shows its progress and then its result)."""
+
+from django.conf import settings
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+from django_htmx.http import HttpResponseClientRedirect
+
+from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
+from profiles.import_export.export_stream import workspace_export_chunks
+from profiles.import_export.jobs import import_job_get, import_job_start
+from profiles.studio.forms import WorkspaceUploadForm
+from profiles.workspace.parameters import whole_number
+from profiles.workspace.permissions import (
+    ADMINISTER,
+    IMPORT_EXPORT,
+    READ_MATERIAL,
+    capability_required,
+    user_can,
+)
+from resolver import ValidationIssue
+
+
+@capability_required(READ_MATERIAL, IMPORT_EXPORT)
+@require_GET
+def workspace_download(request):
+    """Download the workspace as YAML, streamed a layer at a time."""
+    response = StreamingHttpResponse(
+        workspace_export_chunks(format="yaml"), content_type=EXPORT_CONTENT_TYPES["yaml"]
+    )
+    response["Content-Disposition"] = 'attachment; filename="workspace.yaml"'
+    return response
+
+
+@capability_required(IMPORT_EXPORT)
+@require_http_methods(["GET", "POST"])
+def workspace_upload(request):
+    """Import a workspace file all-or-nothing; list every issue with its path when invalid."""
+    if request.method == "POST":
+        # Refuse an oversized upload before its body is read (files bypass Django's
+        # in-memory limit); the margin leaves room for the form's other fields.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        length = whole_number(request.META.get("CONTENT_LENGTH") or "0")
+        if limit is not None and length is not None and length > limit + 64 * 1024:
+            return HttpResponse(
+                f"The upload is larger than {limit:,} bytes; nothing was imported.",
+                status=413,
+                content_type="text/plain; charset=utf-8",
+            )
+    form = WorkspaceUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        # The import runs in the background; its page shows the progress, then the result.
+        job = import_job_start(
+            text=form.cleaned_data["text"], mode=form.cleaned_data["mode"], user=request.user
+        )
+        url = reverse("workspace-import-job", kwargs={"job_id": job.pk})
+        if request.htmx:
+            return HttpResponseClientRedirect(url)
+        return redirect(url)
+    return render(request, "profiles/workspace.html", {"form": form, "issues": []})
+
+
+@capability_required(IMPORT_EXPORT)
+@require_GET
+def workspace_import_job(request, job_id):
+    """Show an import's progress (the page polls its own fragment), then its result."""
+    job = import_job_get(job_id=job_id)
+    if job is None or (job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)):
+        raise Http404("no such import")
+    issues = [
+        _issue_shown(issue)
+        for issue in (job.error or {}).get("issues") or ([job.error] if job.error else [])
+    ]
+    summary = job.summary or {}
+    # A dict's "items" key would shadow .items() in the template: pass the rows ready-made.
+    rows = [
+        (kind, counts)
+        for kind, counts in summary.items()
+        if kind != "names" and isinstance(counts, dict)
+    ]
+    context = {
+        "job": job,
+        "issues": issues,
+        "summary": summary,
+        "summary_rows": rows,
+        "named_changes": _named_changes(summary),
+    }
+    if request.htmx:
+        return render(request, "profiles/import_job.html#job", context)
+    return render(request, "profiles/import_job.html", context)
+
+
+def _named_changes(summary: dict) -> list[dict]:
+    """Return what a job's summary names, per kind and action: the names listed and how many
+    more were counted (a job finished before names were recorded has none)."""
+    changes = []
+    for kind, by_action in (summary.get("names") or {}).items():
+        for action, names in by_action.items():
+            number = (summary.get(kind) or {}).get(action) or 0
+            if names:
+                changes.append(
+                    {"kind": kind, "action": action, "names": names, "more": number - len(names)}
+                )
+    return changes
+
+
+def _issue_shown(issue: dict) -> dict:
+    """Return an issue of a failed job with its entry and line in words (``where``)."""
+    located = ValidationIssue(
+        path=issue.get("path") or "",
+        message=issue.get("message") or "",
+        entry=issue.get("entry"),
+        line=issue.get("line"),
+        column=issue.get("column"),
+        alias_line=issue.get("aliasLine"),
+        alias_column=issue.get("aliasColumn"),
+    )
+    return {"path": located.path, "message": located.message, "where": located.where}

@@ -1,0 +1,336 @@
+"""Consumers, layers and their items: lists, create, edit, delete."""
+
+from django.core.paginator import Paginator
+from django.db.models import Count, Q
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from profiles.material import consumers as material_consumers
+from profiles.material import items as material_items
+from profiles.material import layers as material_layers
+from profiles.models import Consumer, Item, Layer, Profile, Rule
+from profiles.studio.entries import confirm_delete, entry_page, writable_by
+from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
+from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
+from profiles.workspace.mappers import (
+    map_consumer_to_resolver,
+    map_item_to_resolver,
+    map_layer_to_resolver,
+)
+from profiles.workspace.permissions import (
+    READ_CONFIG,
+    READ_MATERIAL,
+    WRITE_MATERIAL,
+    capability_required,
+    user_can,
+)
+
+PER_PAGE = 25
+
+
+def _consumer(key: str) -> Consumer:
+    consumer = Consumer.objects.filter(key=key).first()
+    if consumer is None:
+        raise Http404(f'no consumer "{key}"')
+    return consumer
+
+
+@capability_required(READ_CONFIG)
+@require_GET
+def consumer_list(request):
+    """List the consumers with the profiles that use each, a page at a time."""
+    consumers = Consumer.objects.order_by("position", "id")
+    page = Paginator(consumers, PER_PAGE).get_page(request.GET.get("page"))
+    users: dict[int, list[str]] = {}
+    for consumer_id, key in Profile.objects.filter(consumer__in=list(page)).values_list(
+        "consumer_id", "key"
+    ):
+        users.setdefault(consumer_id, []).append(key)
+    rows = [{"consumer": c, "profiles": sorted(users.get(c.pk, []))} for c in page]
+    return render(request, "profiles/consumer_list.html", {"page": page, "rows": rows})
+
+
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def consumer_create(request):
+    form = ConsumerForm(request.POST if request.method == "POST" else None)
+    return entry_page(
+        request,
+        form,
+        lambda: material_consumers.consumer_create(document=form.document(), user=request.user),
+        success="Consumer created.",
+        next_url=reverse("consumer-list"),
+        context={
+            "title": "New consumer",
+            "submit": "Create consumer",
+            "crumbs": [("Consumers", reverse("consumer-list"))],
+            "cancel_url": reverse("consumer-list"),
+        },
+    )
+
+
+@capability_required(READ_CONFIG, unsafe=WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def consumer_edit(request, key):
+    consumer = _consumer(key)
+    initial = ConsumerForm.initial_of(map_consumer_to_resolver(consumer))
+    initial["etag"] = consumer_etag(consumer)
+    form = ConsumerForm(request.POST if request.method == "POST" else None, initial=initial)
+    lock_key(form)
+    writer = writable_by(form, request.user, WRITE_MATERIAL)
+    return entry_page(
+        request,
+        form,
+        lambda: material_consumers.consumer_update(
+            key=key,
+            changes=form.document(),
+            user=request.user,
+            if_match=form.cleaned_data["etag"] or None,
+        ),
+        success=f"Consumer {key} saved.",
+        next_url=reverse("consumer-list"),
+        context={
+            "title": f"Consumer {key}",
+            "submit": "Save consumer",
+            "read_only": not writer,
+            "delete_url": reverse("consumer-delete", args=[key]) if writer else None,
+            "crumbs": [("Consumers", reverse("consumer-list"))],
+            "cancel_url": reverse("consumer-list"),
+        },
+    )
+
+
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def consumer_delete(request, key):
+    consumer = _consumer(key)
+    users = list(consumer.profiles.order_by("key").values_list("key", flat=True))
+    context = {
+        "kind": "consumer",
+        "key": key,
+        "consequences": ["Profiles and layers are not changed."],
+        "blockers": [
+            {"text": f"profile {user}", "url": reverse("profile-edit", args=[user])}
+            for user in users
+        ],
+        "blocker_intro": "Profiles still use this consumer. Give them another consumer "
+        "(or delete them) first:",
+        "cancel_url": reverse("consumer-edit", args=[key]),
+    }
+    return confirm_delete(
+        request,
+        context,
+        lambda: material_consumers.consumer_delete(key=key, user=request.user),
+        success=f"Consumer {key} deleted.",
+        next_url=reverse("consumer-list"),
+    )
+
+
+LAYERS_PER_PAGE = 25
+
+
+ITEMS_PER_PAGE = 25
+
+
+def _layer(key: str) -> Layer:
+    layer = Layer.objects.filter(key=key).first()
+    if layer is None:
+        raise Http404(f'no layer "{key}"')
+    return layer
+
+
+@capability_required(READ_CONFIG)
+@require_GET
+def layer_list(request):
+    """List the layers with their conditions and item counts, a page at a time."""
+    layers = Layer.objects.order_by("position", "id").annotate(item_total=Count("items"))
+    page = Paginator(layers, LAYERS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(request, "profiles/layer_list.html", {"page": page, "layers": page})
+
+
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def layer_create(request):
+    form = LayerForm(request.POST if request.method == "POST" else None)
+    return entry_page(
+        request,
+        form,
+        lambda: material_layers.layer_create(document=form.document(), user=request.user),
+        success="Layer created. Add its items next.",
+        next_url=lambda layer: reverse("item-list", args=[layer.key]),
+        context={
+            "title": "New layer",
+            "submit": "Create layer",
+            "crumbs": [("Layers", reverse("layer-list"))],
+            "cancel_url": reverse("layer-list"),
+        },
+    )
+
+
+@capability_required(READ_CONFIG, unsafe=WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def layer_edit(request, key):
+    """Edit a layer's fields and conditions: availability, scope, required input, filter."""
+    layer = _layer(key)
+    entry = map_layer_to_resolver(layer, [])
+    initial = LayerForm.initial_of(entry) | {"etag": layer_etag(layer)}
+    form = LayerForm(request.POST if request.method == "POST" else None, initial=initial)
+    lock_key(form)
+    writer = writable_by(form, request.user, WRITE_MATERIAL)
+    return entry_page(
+        request,
+        form,
+        lambda: material_layers.layer_update(
+            key=key,
+            changes={name: value for name, value in form.document().items() if name != "key"},
+            replace=True,
+            user=request.user,
+            if_match=form.cleaned_data["etag"] or None,
+        ),
+        success=f"Layer {key} saved.",
+        next_url=reverse("layer-list"),
+        context={
+            "layer": layer,
+            "title": f"Layer {key}",
+            "submit": "Save",
+            "read_only": not writer,
+            "delete_url": reverse("layer-delete", args=[key]) if writer else None,
+            "crumbs": [("Layers", reverse("layer-list"))],
+            "cancel_url": reverse("layer-list"),
+            "links": [("Items", reverse("item-list", args=[key]))]
+            if user_can(request.user, READ_MATERIAL)
+            else [],
+        },
+    )
+
+
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def layer_delete(request, key):
+    layer = _layer(key)
+    items = layer.items.count()
+    users = list(
+        Rule.objects.filter(layer=layer)
+        .order_by("profile__key")
+        .values_list("profile__key", flat=True)
+    )
+    context = {
+        "kind": "layer",
+        "key": key,
+        "consequences": [f"Its {items:,} item{'' if items == 1 else 's'} go with it."],
+        "blockers": [
+            {
+                "text": f"the {key} rule of profile {user}",
+                "url": reverse("profile-editor", args=[user]),
+            }
+            for user in users
+        ],
+        "blocker_intro": "Profiles still have a rule for this layer. Put the layer back on the "
+        "default rule in each of them (empty its row in the editor) first:",
+        "cancel_url": reverse("layer-edit", args=[key]),
+    }
+    return confirm_delete(
+        request,
+        context,
+        lambda: material_layers.layer_delete(key=key, user=request.user),
+        success=f"Layer {key} deleted.",
+        next_url=reverse("layer-list"),
+    )
+
+
+@capability_required(READ_MATERIAL)
+@require_GET
+def item_list(request, key):
+    """List a layer's items, searchable by path, title and body, a page at a time."""
+    layer = _layer(key)
+    query = request.GET.get("q", "").strip()
+    items = Item.objects.filter(layer=layer).order_by("position", "id")
+    if query:
+        items = items.filter(
+            Q(path__icontains=query) | Q(title__icontains=query) | Q(body__icontains=query)
+        )
+    page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
+    context = {"layer": layer, "page": page, "query": query}
+    if request.htmx and request.htmx.target == "item-results":
+        return render(request, "profiles/item_list.html#item-results", context)
+    return render(request, "profiles/item_list.html", context)
+
+
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def item_create(request, key):
+    layer = _layer(key)
+    form = ItemForm(
+        request.POST if request.method == "POST" else None, initial={"metadata_text": "{}"}
+    )
+    return entry_page(
+        request,
+        form,
+        lambda: material_items.item_create(layer=key, document=form.document(), user=request.user),
+        success="Item created.",
+        next_url=reverse("item-list", args=[key]),
+        context={
+            "layer": layer,
+            "title": f"New item in {key}",
+            "submit": "Create item",
+            "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
+            "cancel_url": reverse("item-list", args=[key]),
+        },
+    )
+
+
+@capability_required(READ_MATERIAL, unsafe=WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def item_edit(request, key, item_id):
+    layer = _layer(key)
+    item = get_object_or_404(Item, pk=item_id, layer=layer)
+    item.layer = layer
+    initial = ItemForm.initial_of(map_item_to_resolver(item)) | {"etag": item_etag(item)}
+    form = ItemForm(request.POST if request.method == "POST" else None, initial=initial)
+    form.fields["path"].disabled = True
+    writer = writable_by(form, request.user, WRITE_MATERIAL)
+    return entry_page(
+        request,
+        form,
+        lambda: material_items.item_update(
+            layer=key,
+            path=item.path,
+            changes={name: v for name, v in form.document().items() if name != "path"},
+            user=request.user,
+            if_match=form.cleaned_data["etag"] or None,
+        ),
+        success=f"Item {item.path} saved.",
+        next_url=reverse("item-list", args=[key]),
+        context={
+            "layer": layer,
+            "item": item,
+            "title": f"{key}/{item.path}",
+            "submit": "Save",
+            "read_only": not writer,
+            "delete_url": reverse("item-delete", args=[key, item.pk]) if writer else None,
+            "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
+            "cancel_url": reverse("item-list", args=[key]),
+        },
+    )
+
+
+@capability_required(WRITE_MATERIAL)
+@require_http_methods(["GET", "POST"])
+def item_delete(request, key, item_id):
+    layer = _layer(key)
+    item = get_object_or_404(Item, pk=item_id, layer=layer)
+    context = {
+        "kind": "item",
+        "key": f"{key}/{item.path}",
+        "consequences": ["Resolutions stop offering it at once."],
+        "cancel_url": reverse("item-edit", args=[key, item.pk]),
+    }
+    return confirm_delete(
+        request,
+        context,
+        lambda: material_items.item_delete(layer=key, path=item.path, user=request.user),
+        success=f"Item {item.path} deleted.",
+        next_url=reverse("item-list", args=[key]),
+    )

@@ -1,0 +1,595 @@
+"""Studio pages of safe change: a profile's history (diff, restore), change requests (lists, a
+request with its rules diff and per-scenario impact, review actions), environments (protection,
+comparison, promotion), and the editor's hooks (the impact summary before Save, "Propose
+change" in a protected environment, the preview of a request's draft).
+
+Every view checks its capability itself (``profiles.workspace.permissions``); the services
+enforce the rest (self-approval, approvals, stale bases, protection).
+"""
+
+import json
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import path, reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from profiles.models import ChangeRequest, Profile, ProfileVersion, Scenario
+from profiles.safechange.change_requests import (
+    ChangeRequestStanding,
+    change_request_apply,
+    change_request_approve,
+    change_request_close,
+    change_request_create,
+    change_request_diff,
+    change_request_etag,
+    change_request_list,
+    change_request_rebase,
+    change_request_reject,
+    changes_applied,
+    changes_to_reach,
+    profile_promote,
+)
+from profiles.safechange.environments import (
+    SafeChangeError,
+    environment_list,
+    environment_update,
+    profile_write_refusal,
+)
+from profiles.safechange.impact import impact_gained_lost, impact_summary, profile_impact
+from profiles.safechange.versions import (
+    document_changes,
+    latest_versions_get,
+    profile_documents_get,
+    version_list,
+    version_restore,
+)
+from profiles.studio import draft as studio
+from profiles.workspace import cache
+from profiles.workspace.concurrency import PreconditionFailed, profile_etag
+from profiles.workspace.parameters import positive_integer
+from profiles.workspace.permissions import (
+    ADMINISTER,
+    READ_CONFIG,
+    RESOLVE,
+    WRITE_RULES,
+    capability_required,
+    require,
+    user_can,
+)
+from profiles.workspace.writing import EntryInvalid
+from resolver import ResolverError, WorkspaceError
+
+VERSIONS_PER_PAGE = 50
+TABS = {
+    "open": "Open",
+    "mine": "Mine",
+    "review": "To review",
+}
+
+
+def _shown(value) -> str:
+    """Return a document value as a reviewer reads it (JSON; "—" for not given)."""
+    if value is None:
+        return "—"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _diff_rows(changes: list[dict]) -> list[dict]:
+    return [
+        {"path": change["path"], "before": _shown(change["from"]), "after": _shown(change["to"])}
+        for change in changes
+    ]
+
+
+def _protected(user, environment: str | None) -> bool:
+    return profile_write_refusal(user=user, environments=[environment]) is not None
+
+
+# --- history -------------------------------------------------------------------------------
+
+
+@capability_required(READ_CONFIG)
+@require_GET
+def profile_history(request, key):
+    """List a profile's versions and show a side-by-side diff of any two."""
+    versions = version_list(profile_key=key)
+    latest = versions.first()
+    if latest is None:
+        raise Http404(f'no versions of profile "{key}"')
+    profile = Profile.objects.filter(key=key).first()
+
+    right = positive_integer(request.GET, "to", meaning="a version number") or latest.number
+    left = positive_integer(request.GET, "from", meaning="a version number") or max(right - 1, 1)
+    compared = {version.number: version for version in versions.filter(number__in={left, right})}
+    if left not in compared or right not in compared:
+        raise Http404("no such version")
+    page = Paginator(versions, VERSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "profiles/history.html",
+        {
+            "key": key,
+            "profile": profile,
+            "page": page,
+            "latest": latest,
+            "left": compared[left],
+            "right": compared[right],
+            "diff": _diff_rows(document_changes(compared[left].document, compared[right].document)),
+            "protected": profile is not None and _protected(request.user, profile.environment),
+            "numbers": list(versions.values_list("number", flat=True)[:500]),
+        },
+    )
+
+
+@capability_required(WRITE_RULES)
+@require_http_methods(["GET", "POST"])
+def profile_version_restore(request, key, number):
+    """Confirm, then restore a version (appending a new one); in a protected environment,
+    propose the restore as a change request instead."""
+    version = get_object_or_404(ProfileVersion, profile_key=key, number=number)
+    if version.document is None:
+        raise Http404("this version records a deletion; there is nothing to restore")
+    current = profile_documents_get([key]).get(key)
+    environment = (current or version.document).get("environment")
+    protected = _protected(request.user, environment)
+    if request.method == "POST":
+        history = reverse("profile-history", args=[key])
+        if protected and current is not None:
+            changes = changes_to_reach(current, version.document)
+            try:
+                change_request = change_request_create(
+                    profile_key=key,
+                    title=f"Restore version {number} of {key}",
+                    description=f"Makes {key} equal to its version {number} again.",
+                    changes=changes,
+                    user=request.user,
+                )
+            except SafeChangeError as exc:
+                messages.error(request, f"Nothing was proposed: {exc.message}")
+                return redirect(history)
+            messages.success(request, f"Proposed change request #{change_request.pk}.")
+            return redirect("change-request", pk=change_request.pk)
+        try:
+            latest, created = version_restore(
+                profile_key=key,
+                number=number,
+                user=request.user,
+                if_match=request.POST.get("etag") or None,
+            )
+        except PreconditionFailed:
+            messages.error(
+                request, "Someone saved this profile since you opened this page; nothing changed."
+            )
+            return redirect(request.path)
+        except (SafeChangeError, EntryInvalid) as exc:
+            messages.error(request, f"Nothing was restored: {exc}")
+            return redirect(request.path)
+        if created:
+            messages.success(request, f"Restored version {number} as version {latest.number}.")
+        else:
+            messages.info(request, f"Version {number} is already the current state.")
+        return redirect(history)
+    profile = Profile.objects.select_related("consumer").filter(key=key).first()
+    return render(
+        request,
+        "profiles/version_restore.html",
+        {
+            "key": key,
+            "version": version,
+            "diff": _diff_rows(document_changes(current, version.document)),
+            "protected": protected,
+            "etag": profile_etag(profile) if profile is not None else "",
+            "exists": current is not None,
+        },
+    )
+
+
+# --- change requests -----------------------------------------------------------------------
+
+
+@capability_required(READ_CONFIG)
+@require_GET
+def change_request_list_page(request):
+    """Change requests: open ones, mine, and those waiting for my review."""
+    tab = request.GET.get("tab", "open")
+    if tab not in TABS:
+        tab = "open"
+    queryset = {
+        "open": lambda: change_request_list(status=ChangeRequest.Status.OPEN),
+        "mine": lambda: change_request_list(author=request.user),
+        "review": lambda: change_request_list(reviewer=request.user),
+    }[tab]()
+    page = Paginator(queryset, 50).get_page(request.GET.get("page"))
+    current = {
+        key: version.number
+        for key, version in latest_versions_get({cr.profile_key for cr in page}).items()
+    }
+    standing = ChangeRequestStanding(page)
+    rows = [
+        {
+            "change_request": change_request,
+            "environment": standing.environments[change_request.pk],
+            "summary": impact_summary(change_request.impact),
+            "approvals": len(standing.counted_for(change_request)),
+            "required": standing.required[change_request.pk],
+            "stale": change_request.status == ChangeRequest.Status.OPEN
+            and current.get(change_request.profile_key) != change_request.base_version,
+        }
+        for change_request in page
+    ]
+    return render(
+        request,
+        "profiles/change_request_list.html",
+        {"tab": tab, "tabs": TABS, "page": page, "rows": rows},
+    )
+
+
+ACTIONS = {
+    "approve": (change_request_approve, "Approved."),
+    "reject": (change_request_reject, "Rejected."),
+    "close": (change_request_close, "Closed."),
+    "rebase": (change_request_rebase, "Rebased on the current version; the impact is fresh."),
+    "apply": (change_request_apply, "Applied: the profile has a new version."),
+}
+
+
+def _impact_rows(change_request: ChangeRequest, scenario_ids: dict[str, int]) -> list[dict]:
+    rows = []
+    for entry in change_request.impact:
+        gained, lost = impact_gained_lost(entry)
+        rows.append(
+            {
+                "entry": entry,
+                "gained": gained,
+                "lost": lost,
+                "scenario_id": scenario_ids.get(entry["scenario"]),
+            }
+        )
+    return rows
+
+
+@capability_required(READ_CONFIG, unsafe=WRITE_RULES)
+@require_http_methods(["GET", "POST"])
+def change_request_page(request, pk):
+    """One change request: rules diff, per-scenario impact, approvals, and the actions."""
+    try:
+        change_request = change_request_list().get(pk=pk)
+    except ChangeRequest.DoesNotExist:
+        raise Http404("no such change request") from None
+    status = 200
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        if action not in ACTIONS:
+            messages.error(request, "Unknown action.")
+            status = 400
+        else:
+            service, done = ACTIONS[action]
+            arguments = {}
+            if action == "approve":
+                # The form carries the revision the page showed: one approves what one read.
+                arguments["if_match"] = request.POST.get("etag") or None
+            try:
+                service(pk=pk, user=request.user, **arguments)
+            except SafeChangeError as exc:
+                messages.error(request, exc.message)
+                status = exc.status_code
+            except PreconditionFailed as exc:
+                messages.error(
+                    request,
+                    f"{exc} The page now shows what it holds; nothing was approved.",
+                )
+                status = 412
+            except EntryInvalid as exc:
+                messages.error(request, f"Nothing was applied: {exc}")
+                status = 400
+            else:
+                messages.success(request, done)
+                return redirect("change-request", pk=pk)
+            change_request = change_request_list().get(pk=pk)
+    key = change_request.profile_key
+    latest = latest_versions_get([key]).get(key)
+    current = None if latest is None else latest.number
+    scenario_ids = dict(Scenario.objects.filter(profile__key=key).values_list("name", "pk"))
+    standing = ChangeRequestStanding([change_request])
+    approvals = list(change_request.approvals.all())
+    counted = standing.counted_for(change_request)
+    required = standing.required[change_request.pk]
+    is_author = change_request.author_id == request.user.pk
+    is_open = change_request.status == ChangeRequest.Status.OPEN
+    can_write = user_can(request.user, WRITE_RULES)
+    approved_by_me = any(approval.user_id == request.user.pk for approval in counted)
+    stale = is_open and current != change_request.base_version
+    return render(
+        request,
+        "profiles/change_request.html",
+        {
+            "change_request": change_request,
+            "diff": _diff_rows(change_request_diff(change_request)),
+            "impact": _impact_rows(change_request, scenario_ids),
+            "summary": impact_summary(change_request.impact),
+            "approvals": approvals,
+            "counted": counted,
+            "not_counted": [approval for approval in approvals if approval not in counted],
+            "required": required,
+            "environment": standing.environments[change_request.pk],
+            "etag": change_request_etag(change_request),
+            "current_version": current,
+            "stale": stale,
+            "is_open": is_open,
+            "can_approve": is_open and can_write and not is_author and not approved_by_me,
+            "can_reject": is_open and can_write and not is_author,
+            "can_close": is_open and can_write and (is_author or request.user.is_superuser),
+            "can_apply": is_open and can_write and len(counted) >= required and not stale,
+            "can_rebase": is_open and can_write and stale,
+            "is_author": is_author,
+        },
+        status=status,
+    )
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_GET
+def change_request_preview(request, pk):
+    """Open the editor on the request's profile with its changes as the unsaved draft and a
+    saved scenario as the sample input: the live preview under the proposed rules."""
+    from profiles.studio.views import editor
+
+    change_request = get_object_or_404(ChangeRequest, pk=pk)
+    profile = get_object_or_404(
+        Profile.objects.select_related("consumer"), key=change_request.profile_key
+    )
+    cached = cache.workspace_get()
+    document = cached.document
+    profiles = [
+        changes_applied(entry, change_request.changes) if entry["key"] == profile.key else entry
+        for entry in document.get("profiles") or []
+    ]
+    scenario = None
+    scenario_id = positive_integer(request.GET, "scenario", meaning="a scenario id")
+    if scenario_id is not None:
+        scenario = get_object_or_404(Scenario, pk=scenario_id, profile=profile)
+    draft = studio.draft_from_saved(
+        {**document, "profiles": profiles},
+        profile.key,
+        studio.sample_values_from_scenario(scenario),
+        etag=profile_etag(profile),
+    )
+    messages.info(
+        request,
+        f"Previewing change request #{change_request.pk} “{change_request.title}”: its changes "
+        "are the unsaved edits below.",
+    )
+    return editor._editor_page(request, profile, draft, cached, loaded=scenario)
+
+
+# --- the editor's hooks --------------------------------------------------------------------
+
+
+def _editor_draft(request, profile: Profile):
+    cached = cache.workspace_get()
+    return cached, studio.draft_from_post(request.POST, cached.document, profile.key)
+
+
+@capability_required(RESOLVE, READ_CONFIG)
+@require_POST
+def profile_save_impact(request, key):
+    """Return the impact summary Save shows before saving: how many saved scenarios answer
+    differently under the draft, and how (a fragment for ``#save-impact``)."""
+    profile = get_object_or_404(Profile, key=key)
+    if request.POST.get("dismiss"):
+        return HttpResponse("")
+    cached, draft = _editor_draft(request, profile)
+    context = {"profile": profile, "impact": None, "error": None}
+    if not draft.is_valid():
+        context["error"] = "fix the fields marked in the form"
+        return render(request, "profiles/_save_impact.html", context)
+    try:
+        impact = profile_impact(
+            profile_key=key,
+            rules=draft.rule_overrides(),
+            budget=draft.budget_value(),
+            compiled=cached.compiled,
+        )
+    except (WorkspaceError, ResolverError) as exc:
+        context["error"] = exc.message
+    else:
+        context.update(
+            {
+                "impact": [
+                    {"entry": entry, "gained": gained, "lost": lost}
+                    for entry in impact
+                    for gained, lost in [impact_gained_lost(entry)]
+                ],
+                "summary": impact_summary(impact),
+                "changed": [entry for entry in impact if entry["changed"]],
+            }
+        )
+    return render(request, "profiles/_save_impact.html", context)
+
+
+@capability_required(WRITE_RULES)
+@require_POST
+def profile_propose(request, key):
+    """Open a change request with the editor's draft (instead of Save in a protected
+    environment) and show it.
+
+    The changes are the draft against the version the page was opened on (its ETag): when the
+    profile changed since, nothing is proposed and the editor keeps the draft, as Save does —
+    changes computed against the newer version would silently revert what was saved since.
+    """
+    from profiles.studio.views import editor
+
+    profile = get_object_or_404(Profile.objects.select_related("consumer"), key=key)
+    cached, draft = _editor_draft(request, profile)
+    if not draft.is_valid():
+        messages.error(request, "Nothing was proposed: fix the fields marked in the editor.")
+        return redirect("profile-editor", key=key)
+    saved = profile_documents_get([key])[key]
+    changes = changes_to_reach(
+        saved,
+        {**saved, "budget": draft.budget_value(), "rules": draft.rules.rules_document()},
+        fields=("budget", "rules"),
+    )
+    title = request.POST.get("title", "").strip() or f"Change {key}"
+    try:
+        change_request = change_request_create(
+            profile_key=key,
+            title=title[:200],
+            changes=changes,
+            user=request.user,
+            if_match=draft.budget.cleaned_data.get("etag") or None,
+        )
+    except PreconditionFailed:
+        draft.general_errors.append(
+            "Someone else changed this profile after you opened it, so nothing was proposed "
+            "(the change request would have undone their change). Your edits are still in the "
+            "form: reload to see their change, then propose again."
+        )
+        return editor._editor_page(request, profile, draft, cached, status=409)
+    except SafeChangeError as exc:
+        messages.error(request, f"Nothing was proposed: {exc.message}")
+        return redirect("profile-editor", key=key)
+    messages.success(
+        request,
+        f"Proposed change request #{change_request.pk}: it applies once it is approved.",
+    )
+    return redirect("change-request", pk=change_request.pk)
+
+
+# --- environments --------------------------------------------------------------------------
+
+
+def _comparison() -> list[dict]:
+    """Group the profiles by consumer and objective, one column per environment."""
+    environments = [environment.key for environment in environment_list()]
+    profiles = list(Profile.objects.select_related("consumer").order_by("position", "id"))
+    documents = profile_documents_get([profile.key for profile in profiles])
+    groups: dict[tuple[str, str], dict] = {}
+    for profile in profiles:
+        group = groups.setdefault(
+            (profile.consumer.key, profile.objective),
+            {"consumer": profile.consumer.key, "objective": profile.objective, "by_env": {}},
+        )
+        group["by_env"][profile.environment] = profile
+    rows = []
+    for group in groups.values():
+        with_env = {env: p for env, p in group["by_env"].items() if env is not None}
+        if not with_env:
+            continue
+        cells = []
+        for environment in environments:
+            profile = with_env.get(environment)
+            cells.append(
+                {
+                    "environment": environment,
+                    "profile": profile,
+                    "document": documents.get(profile.key) if profile else None,
+                    "targets": [
+                        target
+                        for target in environments
+                        if target != environment and profile is not None
+                    ],
+                }
+            )
+        present = [cell for cell in cells if cell["profile"] is not None]
+        differences = []
+        if len(present) >= 2:
+            base = present[0]["document"]
+            for cell in present[1:]:
+                carried = {"budget": base["budget"], "rules": base.get("rules") or {}}
+                mine = {
+                    "budget": cell["document"]["budget"],
+                    "rules": cell["document"].get("rules") or {},
+                }
+                changes = document_changes(carried, mine)
+                differences.append(
+                    {
+                        "left": present[0]["environment"],
+                        "right": cell["environment"],
+                        "rows": _diff_rows(changes),
+                    }
+                )
+        rows.append({**group, "cells": cells, "differences": differences})
+    return rows
+
+
+@capability_required(READ_CONFIG, unsafe=ADMINISTER)
+@require_http_methods(["GET", "POST"])
+def environment_list_page(request):
+    """Environments with their protection, and the profiles of each consumer and objective
+    side by side across environments, with Promote."""
+    if request.method == "POST":
+        key = request.POST.get("key", "")
+        try:
+            approvals = int(request.POST.get("approvals", "1"))
+        except ValueError:
+            approvals = -1
+        try:
+            environment_update(
+                key=key,
+                requires_change_request=request.POST.get("requires_change_request") == "on",
+                approvals=approvals,
+                user=request.user,
+            )
+        except Exception as exc:  # a ValidationError naming the field
+            messages.error(request, f"Not saved: {'; '.join(getattr(exc, 'messages', [str(exc)]))}")
+            return redirect("environment-list")
+        messages.success(request, f"Environment {key} saved.")
+        return redirect("environment-list")
+    return render(
+        request,
+        "profiles/environments.html",
+        {
+            "environments": environment_list(),
+            "groups": _comparison(),
+            "can_administer": user_can(request.user, ADMINISTER),
+        },
+    )
+
+
+@capability_required(WRITE_RULES)
+@require_POST
+def profile_promote_page(request, key):
+    """Open the change request that promotes this profile's budget and rules."""
+    require(request.user, WRITE_RULES)
+    try:
+        change_request = profile_promote(
+            profile_key=key, to=request.POST.get("to"), user=request.user
+        )
+    except Profile.DoesNotExist:
+        raise Http404("no such profile") from None
+    except SafeChangeError as exc:
+        messages.error(request, f"Nothing was promoted: {exc.message}")
+        return redirect("environment-list")
+    messages.success(request, f"Opened change request #{change_request.pk}.")
+    return redirect("change-request", pk=change_request.pk)
+
+
+# --- help ----------------------------------------------------------------------------------
+
+
+@capability_required(READ_CONFIG)
+@require_GET
+def help_safe_change(request):
+    return render(request, "profiles/help_safe_change.html")
+
+
+urlpatterns = [
+    path("profiles/<slug:key>/history/", profile_history, name="profile-history"),
+    path(
+        "profiles/<slug:key>/history/<int:number>/restore/",
+        profile_version_restore,
+        name="profile-version-restore",
+    ),
+    path("profiles/<slug:key>/save-impact/", profile_save_impact, name="profile-save-impact"),
+    path("profiles/<slug:key>/propose/", profile_propose, name="profile-propose"),
+    path("profiles/<slug:key>/promote/", profile_promote_page, name="profile-promote"),
+    path("changes/", change_request_list_page, name="change-request-list"),
+    path("changes/<int:pk>/", change_request_page, name="change-request"),
+    path("changes/<int:pk>/preview/", change_request_preview, name="change-request-preview"),
+    path("environments/", environment_list_page, name="environment-list"),
+    path("help/safe-change/", help_safe_change, name="help-safe-change"),
+]
