@@ -46,15 +46,9 @@ import numpy as np
 from resolver import reasons as R
 from resolver.clock import system_clock
 from resolver.errors import PROFILE_NOT_FOUND, RequestError, WorkspaceError
-from resolver.index import (
-    STALE_FLAG,
-    UNDATED,
-    UNKNOWN_FLAG,
-    ItemChanges,
-    LayerIndex,
-    instant_microseconds,
-)
+from resolver.index import STALE_FLAG, UNDATED, UNKNOWN_FLAG, LayerIndex, instant_microseconds
 from resolver.model import Item, Profile, Rule
+from resolver.patching import ItemChanges, item_changes, patched_index
 from resolver.render import OutputMeter, Renderer
 from resolver.report import EncodedResolution, encoded_resolution, resolution_json
 from resolver.request import Request, parse_request
@@ -720,7 +714,7 @@ class CompiledWorkspace:
         layers[position] = new_layer
         workspace = dataclasses.replace(self.workspace, layers=tuple(layers))
         shared = {ix.layer.key: ix for ix in self.indexes}
-        shared[layer_key] = index.with_changes(new_layer, changes)
+        shared[layer_key] = patched_index(index, new_layer, changes)
         tokens = {**self.layer_tokens, layer_key: token}
         return CompiledWorkspace(workspace, shared, tokens=tokens)
 
@@ -818,11 +812,11 @@ def compile_workspace(
             continue
         # An edited layer: its unchanged items are the earlier objects, so the earlier
         # index is patched for the others (unless most of them changed).
-        changes = index.changes_to(layer)
+        changes = item_changes(index, layer)
         if changes is None:
             del earlier[layer.key]
         else:
-            earlier[layer.key] = index.with_changes(layer, changes)
+            earlier[layer.key] = patched_index(index, layer, changes)
     return CompiledWorkspace(workspace, earlier, tokens=tokens)
 
 
