@@ -62,7 +62,9 @@ from resolver.trace import (
     leading,
     warning,
 )
-from resolver.validation import Workspace, _Builder, _Stop, build_workspace, merge_rule
+from resolver.validation import Workspace, build_workspace, merge_rule
+from resolver.validation.entries import _Builder
+from resolver.validation.primitives import _Stop
 from resolver.values import canonical, display_value
 
 # -- stages ----------------------------------------------------------------------------------
