@@ -14,7 +14,7 @@ Public API (other packages depend on these exact names):
   workspace whose profile carries unsaved edits, sharing the compiled layer indexes.
 * Keeping a compiled workspace current: ``compile_workspace(document, previous=compiled,
   tokens={layer_key: token})`` and ``CompiledWorkspace.with_layer_changes(layer_key,
-  upsert=[...], delete=[...], token=...)`` (see ``resolver.engine``).
+  upsert=[...], delete=[...], token=...)`` (see ``resolver.compiled``).
 * ``resolve(document, request) -> dict`` compiles and resolves in one call.
 * ``validate_workspace(document) -> list[ValidationIssue]`` reports every error in document order.
 * ``validate_consumer(entry, path=...)``, ``validate_layer(entry, path=..., items=False)``,
@@ -34,7 +34,7 @@ column of each issue in the text) and ``resolver.cli``. The limits themselves ar
 ``resolver.limits``.
 """
 
-from resolver.engine import CompiledWorkspace, compile_workspace, resolve
+from resolver.compiled import CompiledWorkspace, compile_workspace, resolve
 from resolver.errors import RequestError, ResolverError, ValidationIssue, WorkspaceError
 from resolver.report import EncodedResolution
 from resolver.validation import (
