@@ -1,4 +1,7 @@
-"""Context Studio's resolver: a pure function of (workspace, request), as specified in docs/spec.md.
+"""Context Studio's resolver: a pure function of (workspace, request).
+
+Its contract is ``SPEC.md``, kept with the team's steering documents (not in this
+repository); ``docs/resolution.md`` explains it in plain words.
 
 Public API (other packages depend on these exact names):
 
@@ -14,7 +17,7 @@ Public API (other packages depend on these exact names):
   workspace whose profile carries unsaved edits, sharing the compiled layer indexes.
 * Keeping a compiled workspace current: ``compile_workspace(document, previous=compiled,
   tokens={layer_key: token})`` and ``CompiledWorkspace.with_layer_changes(layer_key,
-  upsert=[...], delete=[...], token=...)`` (see ``resolver.engine``).
+  upsert=[...], delete=[...], token=...)`` (see ``resolver.compiled``).
 * ``resolve(document, request) -> dict`` compiles and resolves in one call.
 * ``validate_workspace(document) -> list[ValidationIssue]`` reports every error in document order.
 * ``validate_consumer(entry, path=...)``, ``validate_layer(entry, path=..., items=False)``,
@@ -32,9 +35,15 @@ Three edge modules are imported explicitly, never by ``import resolver``: ``reso
 limits; needs PyYAML), ``resolver.locations`` (``locate_issues``: the entry and the line and
 column of each issue in the text) and ``resolver.cli``. The limits themselves are in
 ``resolver.limits``.
+
+Where things are: ``resolver.compiled`` (the compiled workspace) runs the SPEC §4 stages of
+``resolver.engine`` over per-layer indexes (``resolver.index``, composing the BM25 postings of
+``resolver.postings`` and the shared records of ``resolver.records``; ``resolver.patching``
+derives the index of an edited layer); ``resolver.report`` writes the SPEC §7 JSON;
+``resolver.validation`` checks documents (SPEC §2).
 """
 
-from resolver.engine import CompiledWorkspace, compile_workspace, resolve
+from resolver.compiled import CompiledWorkspace, compile_workspace, resolve
 from resolver.errors import RequestError, ResolverError, ValidationIssue, WorkspaceError
 from resolver.report import EncodedResolution
 from resolver.validation import (

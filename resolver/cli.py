@@ -8,8 +8,8 @@ import argparse
 import json
 import sys
 
+from resolver.compiled import compile_workspace
 from resolver.documents import TOO_DEEP, dump_yaml, json_depth, load_document
-from resolver.engine import compile_workspace
 from resolver.errors import INVALID_REQUEST, RequestError, ResolverError, WorkspaceError
 from resolver.limits import MAX_DOCUMENT_DEPTH
 from resolver.locations import locate_issues

@@ -4,7 +4,7 @@ Two forms of the same resolution: ``resolution_json`` gives it as plain Python o
 ``CompiledWorkspace.resolve`` returns), ``encoded_resolution`` as the bytes ``json_text``
 would give for those objects (what the API and the CLI write). The encoded form never builds
 one object per listed item: the lists that grow with a layer are joined from JSON fragments
-each layer index prepares once per item (``LayerIndex.gather`` of a ``("json", …)`` key).
+each layer index prepares once per item (``SharedRecords.gather`` of a ``("json", …)`` key).
 Both forms come from the same functions below, which take the lists from a ``Lists`` mode.
 """
 
@@ -16,14 +16,8 @@ from json.encoder import encode_basestring
 import numpy as np
 
 from resolver import reasons as R
-from resolver.index import (
-    MICROSECONDS_PER_DAY,
-    REFERENCE_REASONS,
-    STALE_FLAG,
-    UNDATED,
-    UNKNOWN_FLAG,
-    compact_json,
-)
+from resolver.index import MICROSECONDS_PER_DAY, STALE_FLAG, UNDATED, UNKNOWN_FLAG
+from resolver.records import compact_json
 from resolver.text import estimate
 from resolver.trace import admitted_overflow, warning
 from resolver.values import format_instant
@@ -424,7 +418,7 @@ def references(traces, *, rendered_only: bool = False, lists: Lists = PLAIN):
 
 def reference_counts(traces) -> dict:
     """SPEC §7.1: the number of entries of the full ``references`` list per reason."""
-    counts = dict.fromkeys(REFERENCE_REASONS, 0)
+    counts = dict.fromkeys(R.REFERENCE_REASONS, 0)
     for trace in traces:
         if not trace.selected:
             continue

@@ -1,25 +1,18 @@
-"""Validation of workspace documents (SPEC §2): every error, in document order, with its path.
+"""The checks of a workspace document's entries (SPEC §2), building the typed model as they go.
 
-The same messages serve the CLI, the import, the API and the editor; ``build_workspace`` turns
-a valid document into the typed model at the same time, so nothing is checked twice. The
-validators of one entry (``validate_consumer``, ``validate_layer``, ``validate_item``,
-``validate_profile``) run the same checks on a single entry, at the cost of that entry, for
-writes that change one row; the checks between entries (duplicate keys and paths, two
-profiles with the same selection) are then the caller's (database constraints).
+``_Builder`` walks the document (consumers, layers and their items, profiles and their rules)
+in document order, checking each entry's fields with the primitives of
+``resolver.validation.primitives`` and the references between entries; it reuses the layers
+and items of an earlier build that are unchanged (see ``build_workspace``).
 """
 
-import datetime as dt
-import math
 import operator
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from resolver.errors import ValidationIssue
 from resolver.limits import (
     MAX_BODY_CHARS,
-    MAX_METADATA_LEVELS,
-    MAX_METADATA_VALUES,
     MAX_NAME_CHARS,
     MAX_TITLE_CHARS,
     TEXT_RULE_MESSAGE,
@@ -39,52 +32,22 @@ from resolver.model import (
     Profile,
     Rule,
 )
+from resolver.validation.fields import (
+    APPLIES_FIELDS,
+    BASE_FACETS,
+    CONSUMER_FIELDS,
+    CURRENTNESS_FIELDS,
+    FIELD_RE,
+    ITEM_FIELDS,
+    LAYER_FIELDS,
+    PROFILE_FIELDS,
+    RENDER_FIELDS,
+    RESERVED_FIELDS,
+    RULE_FIELDS,
+    TOP_FIELDS,
+)
+from resolver.validation.primitives import _MISSING, ValueChecks, _join, _Stop
 from resolver.values import canonical
-
-KEY_RE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-FIELD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-RESERVED_FIELDS = ("ref", "title", "not-current")
-BASE_FACETS = ("body", "summary", "excerpt")
-
-TOP_FIELDS = ("version", "consumers", "layers", "profiles")
-CONSUMER_FIELDS = ("key", "name", "render")
-RENDER_FIELDS = ("format", "includeCurrentness")
-LAYER_FIELDS = (
-    "key",
-    "name",
-    "description",
-    "availability",
-    "appliesTo",
-    "requiresInput",
-    "itemFilter",
-    "items",
-)
-APPLIES_FIELDS = ("objectives", "consumers")
-ITEM_FIELDS = ("path", "title", "body", "metadata")
-PROFILE_FIELDS = (
-    "key",
-    "name",
-    "description",
-    "consumer",
-    "objective",
-    "environment",
-    "budget",
-    "rules",
-)
-RULE_FIELDS = (
-    "participation",
-    "mode",
-    "required",
-    "priority",
-    "maxItems",
-    "maxTokens",
-    "order",
-    "facets",
-    "currentness",
-)
-CURRENTNESS_FIELDS = ("maxAgeDays", "field", "onStale", "onUnknown")
-
-_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -96,120 +59,14 @@ class Workspace:
     profiles: tuple[Profile, ...]
 
 
-def validate_workspace(document) -> list[ValidationIssue]:
-    """Return every error of a workspace document, in document order ([] when valid)."""
-    return _Builder(document).run()[1]
+class _Builder(ValueChecks):
+    """The entry checks of a document (or of one entry), on top of the value checks."""
 
-
-def build_workspace(
-    document,
-    *,
-    first_only: bool = False,
-    unchanged_layers: Mapping[str, Layer] | None = None,
-    earlier_layers: Mapping[str, Layer] | None = None,
-) -> tuple[Workspace | None, list]:
-    """Return ``(workspace, issues)``; the workspace is None when there is any issue.
-
-    Two ways to build less, for a document that an earlier build saw in a previous version:
-
-    * ``unchanged_layers`` maps layer keys to layers validated before (by an earlier build)
-      that the caller knows are unchanged: a ``layers[]`` entry whose ``key`` is one of them
-      is taken as that ``Layer`` without being read again. The checks between entries still
-      count it (duplicate layer keys, rules naming a layer). The layer must be what building
-      the entry would give; that is the caller's promise, not checked here.
-    * ``earlier_layers`` maps layer keys to earlier versions of those layers: an item entry
-      that would build exactly an earlier item of its layer (same path, title, body and
-      metadata, compared with their types: ``1``, ``1.0`` and ``true`` differ) is taken as
-      that earlier ``Item`` object without being validated again, and a layer whose fields
-      and items all come out the same is the earlier ``Layer`` object itself. Duplicate
-      paths are still reported.
-
-    Either way the workspace, and the issues, are those of a build from scratch.
-    """
-    builder = _Builder(document, first_only=first_only)
-    builder.unchanged_layers = unchanged_layers or {}
-    builder.earlier_layers = earlier_layers or {}
-    return builder.run()
-
-
-def validate_consumer(document, *, path: str = "") -> list[ValidationIssue]:
-    """Return every error of one consumer entry (paths under ``path``, e.g. ``consumers[2]``).
-
-    The messages and paths are those ``validate_workspace`` gives for that entry; whether its
-    key is unique is left to the caller.
-    """
-    return _Builder(None).entry(lambda builder: builder.consumer(document, path))
-
-
-def validate_layer(document, *, path: str = "", items: bool = False) -> list[ValidationIssue]:
-    """Return every error of one layer entry: its own fields, and its items when ``items``.
-
-    Without ``items`` the ``items`` field is not looked at, so the cost is that of the layer's
-    own fields. With it, duplicate paths within the layer are reported too; whether the
-    layer's key is unique is left to the caller.
-    """
-    return _Builder(None).entry(lambda builder: builder.layer(document, path, items=items))
-
-
-def validate_item(document, *, path: str = "") -> list[ValidationIssue]:
-    """Return every error of one item entry (paths under ``path``, e.g. ``layers[0].items[3]``).
-
-    Whether its path is unique within its layer is left to the caller.
-    """
-    return _Builder(None).entry(lambda builder: builder.item(document, path))
-
-
-def validate_profile(
-    document, *, path: str = "", layer_keys, consumer_keys
-) -> list[ValidationIssue]:
-    """Return every error of one profile entry with its rules.
-
-    ``layer_keys`` and ``consumer_keys`` are the keys that exist (a rule for another layer,
-    or another consumer, is an error). Whether the profile's key and its (consumer,
-    objective, environment) are unique is left to the caller.
-    """
-    builder = _Builder(None)
-    builder.layer_keys = _as_set(layer_keys)
-    builder.consumer_keys = _as_set(consumer_keys)
-    return builder.entry(lambda builder: builder.profile(document, path))
-
-
-def merge_rule(saved: dict | None, partial: dict | None) -> dict | None:
-    """Return the rule document that results from applying a partial edit to a saved rule.
-
-    The fields ``partial`` gives replace the saved ones and a field given as None is removed
-    (so it takes the default rule's value); a None ``partial`` means "back to the default
-    rule" and returns None. ``saved`` is the saved rule document, None (or {}) for a layer
-    that has no rule yet. The merge is shallow: a given ``currentness`` replaces the saved
-    one as a whole. A ``partial`` that is not an object is returned as is, for the validator
-    to report.
-    """
-    if partial is None:
-        return None
-    if not isinstance(partial, dict):
-        return partial
-    merged = {**(saved or {}), **partial}
-    return {name: value for name, value in merged.items() if value is not None}
-
-
-class _Stop(Exception):
-    """Raised to stop at the first issue when only the first is wanted."""
-
-
-class _Builder:
     def __init__(self, document, *, first_only: bool = False):
+        super().__init__(first_only=first_only)
         self.document = document
-        self.first_only = first_only
-        self.issues: list[ValidationIssue] = []
         self.unchanged_layers: Mapping[str, Layer] = {}
         self.earlier_layers: Mapping[str, Layer] = {}
-
-    # -- reporting -------------------------------------------------------------------------
-
-    def error(self, path: str, message: str) -> None:
-        self.issues.append(ValidationIssue(path, message))
-        if self.first_only:
-            raise _Stop
 
     def run(self) -> tuple[Workspace | None, list[ValidationIssue]]:
         try:
@@ -224,155 +81,6 @@ class _Builder:
         """Run ``check(self)`` on one entry and return its issues."""
         check(self)  # not first_only: nothing stops it
         return self.issues
-
-    # -- primitives ------------------------------------------------------------------------
-
-    def bad_text(self, value, path: str) -> bool:
-        """Report a string that breaks the text rule (SPEC §2.2); it gets no other error."""
-        if isinstance(value, str) and violates_text_rule(value):
-            self.error(path, TEXT_RULE_MESSAGE)
-            return True
-        return False
-
-    def obj(self, value, path: str, allowed: tuple[str, ...]) -> dict | None:
-        """Return the mapping at path (None when absent), reporting unknown fields."""
-        if value is None or self.bad_text(value, path):
-            return None
-        if not isinstance(value, dict):
-            self.error(path, "must be an object")
-            return None
-        for key in value:
-            if isinstance(key, str) and violates_text_rule(key):
-                # The key is not echoed: the mapping's path carries the error.
-                self.error(path, "a key " + TEXT_RULE_MESSAGE)
-            elif key not in allowed:
-                self.error(_join(path, str(key)), "unknown field")
-        return value
-
-    def string(self, value, path: str, *, required: bool = False, default: str = "") -> str | None:
-        if value is None or value is _MISSING:
-            if required:
-                self.error(path, "is required")
-                return None
-            return default
-        if isinstance(value, str):
-            if violates_text_rule(value):
-                self.error(path, TEXT_RULE_MESSAGE)
-                return None
-            return value
-        if isinstance(value, (bool, int, float, dt.date)):
-            if isinstance(value, float) and not math.isfinite(value):
-                self.error(path, "must be a string")
-                return None
-            return canonical(value)
-        self.error(path, "must be a string")
-        return None
-
-    def bounded_string(self, value, path: str, limit: int) -> str | None:
-        """Return an optional string of at most ``limit`` code points (text rule first)."""
-        text = self.string(value, path)
-        if text is not None and len(text) > limit:
-            self.error(path, f"must be at most {limit:,} characters (got {len(text):,})")
-            return None
-        return text
-
-    def key(self, value, path: str, *, required: bool = True) -> str | None:
-        text = self.string(value, path, required=required, default=None)
-        if text is None:
-            return None
-        if not KEY_RE.fullmatch(text):
-            self.error(path, f"must match ^[a-z0-9][a-z0-9_-]{{0,63}}$ (got {text!r})")
-            return None
-        return text
-
-    def enum(self, value, path: str, choices: tuple[str, ...], default: str | None):
-        if value is None or value is _MISSING or self.bad_text(value, path):
-            return default
-        if not isinstance(value, str) or value not in choices:
-            self.error(path, "must be one of " + ", ".join(choices))
-            return default
-        return value
-
-    def boolean(self, value, path: str, default: bool) -> bool:
-        if value is None or value is _MISSING or self.bad_text(value, path):
-            return default
-        if not isinstance(value, bool):
-            self.error(path, "must be true or false")
-            return default
-        return value
-
-    def integer(self, value, path: str, *, minimum: int, required: bool = False):
-        if value is None or value is _MISSING:
-            if required:
-                self.error(path, "is required")
-            return None
-        if self.bad_text(value, path):
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.error(path, "must be an integer")
-            return None
-        if value < minimum:
-            self.error(path, f"must be an integer >= {minimum}")
-            return None
-        return value
-
-    def number(self, value, path: str, default: float) -> float:
-        if value is None or value is _MISSING or self.bad_text(value, path):
-            return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.error(path, "must be a number")
-            return default
-        if not math.isfinite(value):
-            self.error(path, "must be a finite number")
-            return default
-        return value
-
-    def list_of(self, value, path: str) -> list:
-        if value is None or self.bad_text(value, path):
-            return []
-        if not isinstance(value, list):
-            self.error(path, "must be a list")
-            return []
-        return value
-
-    def string_list(self, value, path: str, *, keys: bool = False) -> tuple[str, ...]:
-        out = []
-        for i, element in enumerate(self.list_of(value, path)):
-            element_path = f"{path}[{i}]"
-            text = (
-                self.key(element, element_path)
-                if keys
-                else self.string(element, element_path, required=True)
-            )
-            if text is None:
-                continue
-            if not keys and not text:
-                self.error(element_path, "must be a non-empty string")
-                continue
-            out.append(text)
-        return tuple(out)
-
-    def unique(self, key: str, seen: dict | None, path: str, kind: str) -> None:
-        """Report the key of the entry at ``path`` when met before in its list (if tracked)."""
-        if seen is None:
-            return
-        if key in seen:
-            self.error(_join(path, "key"), f'duplicate {kind} key "{key}" ({seen[key]})')
-        else:
-            seen[key] = f"first at {path}"
-
-    def metadata(self, value, path: str) -> dict:
-        """Return an item's metadata ({} when absent) within the limits of SPEC §2.2."""
-        if value is None or self.bad_text(value, path):
-            return {}
-        if not isinstance(value, dict):
-            self.error(path, "must be an object")
-            return {}
-        problem = metadata_problem(value)
-        if problem is not None:
-            self.error(path, problem)
-            return {}
-        return value
 
     # -- document --------------------------------------------------------------------------
 
@@ -720,53 +428,6 @@ class _Builder:
         return Currentness(max_age, field_name, on_stale, on_unknown)
 
 
-_CONTAINERS = (dict, list, tuple, set, frozenset)
-
-
-def metadata_problem(metadata: dict) -> str | None:
-    """Return what puts an item's metadata beyond SPEC §2.2, None when it is within.
-
-    The text rule comes first (any key or value, at any level walked), then the nesting
-    (the metadata object is level 1; no container may sit at level 5), then the number of
-    scalar values. Containers beyond the last level are not entered, so the walk is bounded
-    whatever the value (even a self-containing one).
-    """
-    values = 0
-    too_deep = False
-    stack = [(metadata, 1)]
-    while stack:
-        container, level = stack.pop()
-        if isinstance(container, dict):
-            # One check of all the keys (joined) costs less than one per key.
-            keys = [key for key in container if isinstance(key, str)]
-            if keys and violates_text_rule("".join(keys)):
-                return "a key " + TEXT_RULE_MESSAGE
-            children = container.values()
-        else:
-            children = container
-        texts = []
-        for child in children:
-            if isinstance(child, str):
-                texts.append(child)
-            elif isinstance(child, _CONTAINERS):
-                if level >= MAX_METADATA_LEVELS:
-                    too_deep = True
-                else:
-                    stack.append((child, level + 1))
-                continue
-            values += 1
-        if texts and violates_text_rule("".join(texts)):
-            return "a value " + TEXT_RULE_MESSAGE
-    if too_deep:
-        return (
-            f"must nest at most {MAX_METADATA_LEVELS} levels of objects and lists "
-            "(the metadata object is level 1)"
-        )
-    if values > MAX_METADATA_VALUES:
-        return f"must hold at most {MAX_METADATA_VALUES:,} values (got {values:,})"
-    return None
-
-
 _ITEM_FIELD_SET = frozenset(ITEM_FIELDS)
 
 
@@ -844,14 +505,6 @@ def _same_layer(layer: Layer, earlier: Layer) -> bool:
         and len(layer.items) == len(earlier.items)
         and all(map(operator.is_, layer.items, earlier.items))
     )
-
-
-def _join(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
-
-
-def _as_set(keys) -> set | frozenset:
-    return keys if isinstance(keys, (set, frozenset)) else set(keys)
 
 
 def _keys_of(value) -> set:

@@ -1,0 +1,166 @@
+"""The BM25 postings of one layer's items (SPEC §5), built once and shared by resolutions.
+
+Per term: the slots of the items it occurs in (ascending) and its term frequency in each;
+per slot: the document length. An empty slot (a removed item, see ``resolver.index``) has
+length 0 and occurs in no posting. Scoring reads them with numpy, term by term.
+"""
+
+import math
+from array import array
+from collections import Counter
+
+import numpy as np
+
+from resolver.model import Item
+from resolver.text import tokenize
+
+K1 = 1.2
+B = 0.75
+
+
+def item_tokens(item: Item) -> list[str]:
+    """Return the tokens of an item's document for relevance: ``title + "\n" + body`` (§5)."""
+    return tokenize(item.title + "\n" + item.body)
+
+
+class Postings:
+    """Term postings, document lengths and their total over a layer's slots.
+
+    ``terms`` maps a term to ``(slots, tfs)``: int64 slots ascending, and the term frequency
+    in each as float64 (the type the formula computes in). ``lengths`` holds each slot's
+    document length (float64), ``total_length`` their sum, ``count`` the number of items
+    (the slots that are not empty). Read-only once built: ``resolver.patching`` derives new
+    postings rather than changing these.
+    """
+
+    def __init__(self, terms: dict, lengths: np.ndarray, total_length: int, count: int):
+        self.terms = terms
+        self.lengths = lengths
+        self.total_length = total_length
+        self.count = count
+        self.size = len(lengths)
+        self._norm: tuple[float, np.ndarray] | None = None
+        self._term_parts: dict[str, np.ndarray] = {}  # whole-layer corpus only
+
+    @classmethod
+    def build(cls, items: list, count: int) -> "Postings":
+        """Tokenize the items (None for an empty slot) and return their postings."""
+        # Each item's term counts go into flat arrays (term number, item, tf); one stable sort
+        # by term number then groups them, items ascending within a term. Per term: item ids
+        # and term frequencies (as float64, the type the formula computes in), as views.
+        vocabulary: dict[str, int] = {}
+        number = vocabulary.setdefault
+        term_numbers, frequencies, counts = array("q"), array("d"), array("q")
+        lengths = array("d")
+        for item in items:
+            tokens = item_tokens(item) if item is not None else ()
+            lengths.append(len(tokens))
+            tally = Counter(tokens)
+            counts.append(len(tally))
+            term_numbers.extend([number(term, len(vocabulary)) for term in tally])
+            frequencies.extend(tally.values())
+        size = len(items)
+        numbers = np.frombuffer(term_numbers, dtype=np.int64) if term_numbers else np.zeros(0, int)
+        slots = np.repeat(np.arange(size, dtype=np.int64), np.frombuffer(counts, np.int64))
+        order = np.argsort(numbers, kind="stable")
+        slots, tfs = slots[order], np.frombuffer(frequencies)[order] if frequencies else None
+        bounds = np.searchsorted(numbers[order], np.arange(len(vocabulary) + 1)).tolist()
+        terms = {
+            term: (slots[bounds[n] : bounds[n + 1]], tfs[bounds[n] : bounds[n + 1]])
+            for term, n in vocabulary.items()
+        }
+        return cls(
+            terms,
+            np.frombuffer(lengths) if size else np.zeros(0),
+            int(sum(lengths)),
+            count,
+        )
+
+    def matched_terms(self, terms: tuple[str, ...], items: np.ndarray) -> list[list[str]]:
+        """Return, for each of some items, the query terms that occur in it, in query order.
+
+        One vectorized search of each term's posting for all the items at once (a summary or
+        a retrieve layer asks this for a handful of items; a search per item and term cost
+        more than the scoring).
+        """
+        found: list[list[str]] = [[] for _ in range(len(items))]
+        for term in terms:
+            posting = self.terms.get(term)
+            if posting is None or not len(posting[0]):
+                continue
+            term_ids = posting[0]
+            at = term_ids.searchsorted(items)
+            np.minimum(at, len(term_ids) - 1, out=at)
+            for position in np.flatnonzero(term_ids[at] == items).tolist():
+                found[position].append(term)
+        return found
+
+    def _length_norm(self, avgdl: float) -> np.ndarray:
+        """Return ``k1·(1 − b + b·|d|/avgdl)`` per item, computed as SPEC §5 writes it."""
+        if self._norm is not None and self._norm[0] == avgdl:
+            return self._norm[1]
+        norm = K1 * ((1 - B) + (B * self.lengths) / avgdl)
+        self._norm = (avgdl, norm)
+        return norm
+
+    def bm25(self, terms: tuple[str, ...], corpus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Score the corpus (item indices) against the query terms with BM25 (SPEC §5).
+
+        Return ``(scores, hit, terms_in)``: per item of the layer the unrounded score,
+        whether at least one query term occurs in it (items outside the corpus score 0, no
+        hit), and which: bit ``t`` of ``terms_in`` is set when query term ``t`` occurs (None
+        beyond 64 query terms; ``matched_terms`` answers then).
+
+        The per-posting arithmetic is the formula's, operation for operation, in float64,
+        and each term's part is added to the running sums in query-term order: every score
+        is bit-identical to the sequential sum of SPEC §5.
+        """
+        scores = np.zeros(self.size)
+        hit = np.zeros(self.size, dtype=bool)
+        terms_in = None
+        for bits in (8, 16, 32, 64):
+            if len(terms) <= bits:
+                terms_in = np.zeros(self.size, dtype=f"uint{bits}")
+                break
+        n = len(corpus)
+        if not terms or not n:
+            return scores, hit, terms_in
+        if n == self.count:
+            total = self.total_length
+            member = None
+        else:
+            total = int(self.lengths[corpus].sum())
+            member = np.zeros(self.size, dtype=bool)
+            member[corpus] = True
+        if total == 0:
+            return scores, hit, terms_in
+        avgdl = total / n
+        norm = self._length_norm(avgdl)
+        factor = K1 + 1
+        for number, term in enumerate(terms):
+            posting = self.terms.get(term)
+            if posting is None:
+                continue
+            term_ids, term_tfs = posting
+            if member is not None:
+                inside = member[term_ids]
+                term_ids, term_tfs = term_ids[inside], term_tfs[inside]
+            df = len(term_ids)
+            if not df:
+                continue
+            # Over the whole layer a term's part of each score does not depend on the
+            # request: computed once (the same operations, so the same bits), then reused.
+            part = self._term_parts.get(term) if member is None else None
+            if part is None:
+                idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+                part = idf * term_tfs * factor / (term_tfs + norm[term_ids])
+                if member is None:
+                    self._term_parts[term] = part
+            scores[term_ids] += part
+            if terms_in is None:
+                hit[term_ids] = True
+            else:
+                terms_in[term_ids] |= terms_in.dtype.type(1 << number)
+        if terms_in is not None:
+            np.not_equal(terms_in, 0, out=hit)
+        return scores, hit, terms_in
