@@ -30,10 +30,12 @@ Public API (other packages depend on these exact names):
   draft preview and the saving of rules share it.
 
 The package imports nothing from Django and performs no I/O; only ``resolver.cli`` reads files.
-Three edge modules are imported explicitly, never by ``import resolver``: ``resolver.documents``
-(``load_document``, ``load_json``, ``dump_yaml``: YAML/JSON text within the SPEC §2.2 document
-limits; needs PyYAML), ``resolver.locations`` (``locate_issues``: the entry and the line and
-column of each issue in the text) and ``resolver.cli``. The limits themselves are in
+Edge modules are imported explicitly, never by ``import resolver``: ``resolver.documents``
+(``load_document``, ``load_json``: YAML/JSON text within the SPEC §2.2 document limits; needs
+PyYAML, and re-exports ``dump_yaml``), ``resolver.yaml_writer`` (``dump_yaml``: YAML byte for
+byte as PyYAML writes it), ``resolver.yaml_plain`` (what those two share),
+``resolver.locations`` (``locate_issues``: the entry and the line and column of each issue in
+the text) and ``resolver.cli``. The limits themselves are in
 ``resolver.limits``.
 
 Where things are: ``resolver.compiled`` (the compiled workspace) runs the SPEC §4 stages of

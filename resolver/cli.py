@@ -1,7 +1,9 @@
 """Command line: ``python -m resolver resolve|render|validate`` (SPEC §8).
 
-This module, ``resolver.documents`` (which parses the text it reads) and ``resolver.locations``
-(which finds an issue's line in it) are the only ones of the package that touch files or YAML.
+This module, ``resolver.documents`` (which parses the text it reads), ``resolver.yaml_writer``
+(which writes YAML), ``resolver.yaml_plain`` (what those two share) and ``resolver.locations``
+(which finds an issue's line in a text) are the only ones of the package that touch files or
+YAML.
 """
 
 import argparse
@@ -19,7 +21,8 @@ from resolver.validation import validate_workspace
 EXIT_OK, EXIT_ERROR, EXIT_BLOCKED = 0, 2, 3
 
 
-# The loading and writing of documents live in resolver.documents; these names stay for the
+# The loading and writing of documents live in resolver.documents and resolver.yaml_writer
+# (dump_yaml, re-exported by resolver.documents); these names stay for the
 # code that imported them from here.
 load_workspace_text = load_document
 

@@ -24,8 +24,9 @@ import re
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from resolver.documents import collection_paused, load_document
+from resolver.documents import load_document
 from resolver.errors import ResolverError, ValidationIssue
+from resolver.yaml_plain import collection_paused
 
 __all__ = ["locate_issues"]
 
