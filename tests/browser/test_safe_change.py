@@ -10,8 +10,8 @@ from profiles.import_export.workspace import workspace_import
 from profiles.models import ChangeRequest, Environment, Profile, ProfileVersion
 from profiles.workspace import cache
 from profiles.workspace.permissions import EDITORS_GROUP
-from tests.api.conftest import RELEASE_SCENARIOS, release_workspace
 from tests.browser.conftest import PASSWORD, screenshot
+from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
