@@ -14,8 +14,8 @@ from django.db import IntegrityError
 from profiles.models import Consumer, Layer, Profile, Rule
 from profiles.safechange.versions import profile_versions_record
 from profiles.workspace.concurrency import check_if_match, profile_etag, workspace_write
+from profiles.workspace.fields import RULE_FIELDS
 from profiles.workspace.mappers import (
-    RULE_FIELDS,
     canonical_string,
     map_profile_to_resolver,
     map_profile_values,

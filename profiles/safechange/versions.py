@@ -24,16 +24,14 @@ from django.db.models import F, Max, Prefetch, Window
 from profiles.models import Profile, ProfileVersion, Rule
 from profiles.safechange.environments import protected_environments, protected_write_check
 from profiles.workspace import cache
-from profiles.workspace.mappers import RULE_FIELDS, map_profile_to_resolver
+from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
+from profiles.workspace.mappers import map_profile_to_resolver
 from resolver import EncodedResolution
 
 # The response header of a resolution that names the profile version that answered.
 PROFILE_VERSION_HEADER = "X-Profile-Version"
 
-# Fields of a profile document in SPEC §2 order (the diff reports them in this order).
-PROFILE_FIELDS = ("key", "name", "consumer", "objective", "environment", "budget", "description")
 RULE_DOCUMENT_FIELDS = (*RULE_FIELDS, "currentness")
-CURRENTNESS_DOCUMENT_FIELDS = ("maxAgeDays", "field", "onStale", "onUnknown")
 
 
 class VersionConflict(Exception):
@@ -314,7 +312,7 @@ def _rule_changes(layer: str, before: dict, after: dict) -> list[dict]:
         if old == new:
             continue
         if name == "currentness" and isinstance(old, dict) and isinstance(new, dict):
-            for part in CURRENTNESS_DOCUMENT_FIELDS:
+            for part in CURRENTNESS_FIELDS:
                 if old.get(part) != new.get(part):
                     changes.append(
                         _change(f"rules.{layer}.currentness.{part}", old.get(part), new.get(part))

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
+from profiles.workspace.fields import RULE_MODEL_FIELDS
 
 
 @dataclass
@@ -241,8 +242,6 @@ class WorkspaceSections:
 
 def workspace_sections_get() -> WorkspaceSections:
     """Return consumers, layers, profiles and rules as value rows, in four queries."""
-    from profiles.workspace.mappers import RULE_MODEL_FIELDS
-
     consumers = list(
         Consumer.objects.order_by("position", "id").values_list(*CONSUMER_COLUMNS, named=True)
     )

@@ -18,9 +18,8 @@ from typing import Any
 
 import resolver
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
+from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
 from profiles.workspace.mappers import (
-    CURRENTNESS_FIELDS,
-    RULE_FIELDS,
     map_consumer_to_resolver,
     map_item_to_resolver,
     map_layer_to_resolver,
@@ -394,15 +393,8 @@ LAYER_FIELDS = {
     "itemFilter": "item_filter",
 }
 ITEM_FIELDS = {"path": "path", "title": "title", "body": "body", "metadata": "metadata"}
-PROFILE_FIELDS = {
-    "key": "key",
-    "name": "name",
-    "consumer": "consumer",
-    "objective": "objective",
-    "environment": "environment",
-    "budget": "budget",
-    "description": "description",
-}
+# A profile's fields are stored in the model fields of the same names.
+PROFILE_MODEL_FIELDS = {name: name for name in PROFILE_FIELDS}
 RULE_FORM_FIELDS = {
     **RULE_FIELDS,
     **{f"currentness.{doc}": model for doc, model in CURRENTNESS_FIELDS.items()},
@@ -562,7 +554,7 @@ def profile_rules_issues(
             by_layer.setdefault(match.group(1), []).append((field, message))
         else:
             general.append(issue)
-    general_fields = _by_field(general, PROFILE_FIELDS)
+    general_fields = _by_field(general, PROFILE_MODEL_FIELDS)
     if not general_fields and not by_layer and not only_rules:
         general_fields = duplicate_issues(profile)
     return general_fields, by_layer
