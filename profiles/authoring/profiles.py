@@ -7,6 +7,7 @@ same selection (consumer, objective, environment) is the database's constraint, 
 the profile's path like the engine would.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError
@@ -180,6 +181,36 @@ def profile_delete(*, key: str, user=None, if_match: str | None = None) -> None:
         delete_row(profile, user=user)
         workspace_changed(profiles=True)
         profile_versions_record(keys=[key], user=user)  # records the deletion, or refuses it
+
+
+def profile_write_document(
+    *,
+    key: str,
+    document: dict,
+    user,
+    if_match: str | None = None,
+    check: Callable[[], None] | None = None,
+) -> None:
+    """Make the stored profile ``key`` equal ``document`` (creating it when missing).
+
+    A restore and an applied change request write so: through ``profile_update`` or
+    ``profile_create`` (validation, history, protection, one version). ``check()`` runs under
+    the writers' lock before anything is read. Raises ``PreconditionFailed`` for a stale
+    ``if_match`` and ``EntryInvalid`` when invalid.
+    """
+    with workspace_write():
+        if check is not None:
+            check()
+        if Profile.objects.filter(key=key).exists():
+            profile_update(
+                key=key,
+                changes={name: value for name, value in document.items() if name != "key"},
+                replace=True,
+                user=user,
+                if_match=if_match,
+            )
+        else:
+            profile_create(document={**document, "key": key}, user=user)
 
 
 def profile_save_rules(

@@ -15,6 +15,7 @@ import re
 from django.db import transaction
 from django.utils import timezone
 
+from profiles.authoring.profiles import profile_write_document
 from profiles.models import (
     ChangeRequest,
     ChangeRequestApproval,
@@ -31,7 +32,6 @@ from profiles.safechange.versions import (
     document_changes,
     latest_versions_get,
     profile_documents_get,
-    profile_write_document,
     versioned_write,
 )
 from profiles.workspace import cache

@@ -13,12 +13,11 @@ request, a restore).
 """
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-from django.db import transaction
 from django.db.models import F, Max, Prefetch, Window
 
 from profiles.models import Profile, ProfileVersion, Rule
@@ -44,10 +43,6 @@ class VersionConflict(Exception):
         super().__init__(
             f'profile "{profile_key}" is at version {actual}, not at version {expected}'
         )
-
-
-class VersionNotRestorable(Exception):
-    """The version records a deletion: it has no document to restore."""
 
 
 @dataclass(frozen=True)
@@ -234,68 +229,6 @@ def profile_versions_record(*, keys: Iterable[str], user=None) -> list[ProfileVe
         if version.document is not None:
             Profile.objects.filter(key=version.profile_key).update(version=version.number)
     return versions
-
-
-# --- writing a whole profile document (restore, change requests) ---------------------------
-
-
-def profile_write_document(
-    *,
-    key: str,
-    document: dict,
-    user,
-    if_match: str | None = None,
-    check: Callable[[], None] | None = None,
-) -> None:
-    """Make the stored profile ``key`` equal ``document`` (creating it when missing).
-
-    Goes through the profile services (validation, history, protection, one version).
-    ``check()`` runs under the writers' lock before anything is read. Raises
-    ``PreconditionFailed`` for a stale ``if_match`` and ``EntryInvalid`` when invalid.
-    """
-    from profiles.authoring import profiles as services
-    from profiles.workspace.concurrency import workspace_write
-
-    with workspace_write():
-        if check is not None:
-            check()
-        if Profile.objects.filter(key=key).exists():
-            services.profile_update(
-                key=key,
-                changes={name: value for name, value in document.items() if name != "key"},
-                replace=True,
-                user=user,
-                if_match=if_match,
-            )
-        else:
-            services.profile_create(document={**document, "key": key}, user=user)
-
-
-def version_restore(
-    *, profile_key: str, number: int, user, if_match: str | None = None
-) -> tuple[ProfileVersion, bool]:
-    """Append a version equal to version ``number``; return (latest version, whether new).
-
-    History is never rewritten. Restoring the version that is already current changes
-    nothing. Raises ProfileVersion.DoesNotExist, VersionNotRestorable (a deletion record),
-    PreconditionFailed, EntryInvalid (e.g. its consumer no longer exists) and
-    ChangeRequestRequired in a protected environment.
-    """
-    version = version_get(profile_key=profile_key, number=number)
-    if version.document is None:
-        raise VersionNotRestorable(f"version {number} records the deletion of the profile")
-    with transaction.atomic():
-        before = profile_version_number(profile_key=profile_key)
-        with versioned_write(
-            source=ProfileVersion.Source.RESTORE,
-            message=f"Restored version {number}.",
-            restored_from=number,
-        ):
-            profile_write_document(
-                key=profile_key, document=version.document, user=user, if_match=if_match
-            )
-        latest = latest_versions_get([profile_key])[profile_key]
-    return latest, latest.number != before
 
 
 # --- diff --------------------------------------------------------------------------------
