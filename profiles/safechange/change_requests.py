@@ -29,10 +29,10 @@ from profiles.safechange.impact import profile_impact
 from profiles.safechange.versions import (
     RULE_DOCUMENT_FIELDS,
     VersionConflict,
+    WriteOrigin,
     document_changes,
     latest_versions_get,
     profile_documents_get,
-    versioned_write,
 )
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, check_if_match, profile_etag
@@ -704,15 +704,20 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
                 raise StaleChangeRequest(change_request, current)
 
         try:
-            with versioned_write(
-                source=ProfileVersion.Source.CHANGE_REQUEST,
-                message=change_request.title,
-                author=change_request.author,
-                change_request=change_request,
-                approvers=tuple(approval.user.get_username() for approval in approvals),
-                expected_versions={key: change_request.base_version},
-            ):
-                profile_write_document(key=key, document=proposed, user=user, check=still_at_base)
+            profile_write_document(
+                key=key,
+                document=proposed,
+                user=user,
+                check=still_at_base,
+                origin=WriteOrigin(
+                    source=ProfileVersion.Source.CHANGE_REQUEST,
+                    message=change_request.title,
+                    author=change_request.author,
+                    change_request=change_request,
+                    approvers=tuple(approval.user.get_username() for approval in approvals),
+                    expected_versions={key: change_request.base_version},
+                ),
+            )
         except VersionConflict as exc:
             raise StaleChangeRequest(change_request, exc.actual) from exc
         latest = latest_versions_get([key]).get(key)

@@ -5,10 +5,10 @@ from django.db import transaction
 from profiles.authoring.profiles import profile_write_document
 from profiles.models import ProfileVersion
 from profiles.safechange.versions import (
+    WriteOrigin,
     latest_versions_get,
     profile_version_number,
     version_get,
-    versioned_write,
 )
 
 
@@ -31,13 +31,16 @@ def version_restore(
         raise VersionNotRestorable(f"version {number} records the deletion of the profile")
     with transaction.atomic():
         before = profile_version_number(profile_key=profile_key)
-        with versioned_write(
-            source=ProfileVersion.Source.RESTORE,
-            message=f"Restored version {number}.",
-            restored_from=number,
-        ):
-            profile_write_document(
-                key=profile_key, document=version.document, user=user, if_match=if_match
-            )
+        profile_write_document(
+            key=profile_key,
+            document=version.document,
+            user=user,
+            if_match=if_match,
+            origin=WriteOrigin(
+                source=ProfileVersion.Source.RESTORE,
+                message=f"Restored version {number}.",
+                restored_from=number,
+            ),
+        )
         latest = latest_versions_get([profile_key])[profile_key]
     return latest, latest.number != before

@@ -8,14 +8,13 @@ Every write of a profile or its rules calls ``profile_versions_record`` inside i
 after writing. That one call compares the stored profile with its latest version, refuses
 the write when a protected environment requires a change request
 (``profiles.safechange.environments``; raising rolls the write back) and appends the new
-version. ``versioned_write`` tells it who the change is on behalf of (an applied change
-request, a restore).
+version. Its ``origin`` (a ``WriteOrigin``, which every profile write takes and passes down)
+says on whose behalf the change is made: a user's own write by default, an applied change
+request, a restore, an operator's reset.
 """
 
 import json
 from collections.abc import Iterable
-from contextlib import contextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from django.db.models import F, Max, Prefetch, Window
@@ -47,7 +46,7 @@ class VersionConflict(Exception):
 
 @dataclass(frozen=True)
 class WriteOrigin:
-    """On whose behalf a write happens; set around a write with ``versioned_write``."""
+    """On whose behalf a write happens: the ``origin`` a profile write passes to the version."""
 
     source: str = ProfileVersion.Source.WRITE
     message: str = ""
@@ -60,19 +59,6 @@ class WriteOrigin:
     operator_action: str = ""
     # Profile key -> the version number the write must start from (None: no version yet).
     expected_versions: dict = field(default_factory=dict)
-
-
-_origin: ContextVar[WriteOrigin | None] = ContextVar("profile_write_origin", default=None)
-
-
-@contextmanager
-def versioned_write(**fields):
-    """Describe the writes made inside the block (source, message, change request…)."""
-    token = _origin.set(WriteOrigin(**fields))
-    try:
-        yield
-    finally:
-        _origin.reset(token)
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -161,20 +147,23 @@ def _same(before, after) -> bool:
     return json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
 
 
-def profile_versions_record(*, keys: Iterable[str], user=None) -> list[ProfileVersion]:
+def profile_versions_record(
+    *, keys: Iterable[str], user=None, origin: WriteOrigin | None = None
+) -> list[ProfileVersion]:
     """Append a version for each of these profiles whose document changed; call it inside
     the write's transaction, after writing.
 
     Raises ``ChangeRequestRequired`` (the caller's transaction rolls back) when a profile
     was, or now is, in a protected environment and the write is neither the application of
     that profile's change request nor a permitted staff bypass; raises ``VersionConflict``
-    when ``versioned_write(expected_versions=…)`` names a version that is no longer the
-    latest. Costs four queries whatever the number of profiles, plus one per new version.
+    when ``origin.expected_versions`` names a version that is no longer the latest.
+    ``origin`` says on whose behalf the change is made (None: the user's own write). Costs
+    four queries whatever the number of profiles, plus one per new version.
     """
     keys = list(dict.fromkeys(keys))
     if not keys:
         return []
-    origin = _origin.get() or WriteOrigin()
+    origin = origin or WriteOrigin()
     documents = profile_documents_get(keys)
     latest = latest_versions_get(keys)
     changed = []
