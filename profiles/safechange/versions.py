@@ -21,13 +21,8 @@ from django.db.models import F, Max, Prefetch, Window
 
 from profiles.models import Profile, ProfileVersion, Rule
 from profiles.safechange.environments import protected_environments, protected_write_check
-from profiles.workspace import cache
 from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
 from profiles.workspace.mappers import map_profile_to_resolver
-from resolver import EncodedResolution
-
-# The response header of a resolution that names the profile version that answered.
-PROFILE_VERSION_HEADER = "X-Profile-Version"
 
 RULE_DOCUMENT_FIELDS = (*RULE_FIELDS, "currentness")
 
@@ -117,27 +112,6 @@ def profile_version_number(*, profile_key: str) -> int | None:
     """Return the number of the profile's latest version (None: it has none)."""
     latest = latest_versions_get([profile_key]).get(profile_key)
     return None if latest is None else latest.number
-
-
-def workspace_resolve_versioned(
-    *, request: dict, encoded: bool = False
-) -> tuple[dict | EncodedResolution, int | None]:
-    """Resolve a SPEC §3 request; return the resolution and the answering profile's version.
-
-    The version comes from the same snapshot as the rules that were resolved, so it names
-    exactly the rules that produced the answer (None for a profile that has no version).
-    With ``encoded`` the resolution is a ``resolver.EncodedResolution``: the response bytes
-    and the small top-level fields (``CompiledWorkspace.resolve_json``).
-    """
-    snapshot = cache.workspace_get()
-    if encoded:
-        resolution = snapshot.compiled.resolve_json(request)
-        key = resolution.head["profile"]["key"]
-    else:
-        resolution = snapshot.compiled.resolve(request)
-        key = resolution["profile"]["key"]
-    version = snapshot.profile_versions.get(key)
-    return resolution, version or None
 
 
 # --- recording ---------------------------------------------------------------------------
