@@ -322,13 +322,6 @@ def _approvals_of(environments: set[str | None]) -> dict[str | None, int]:
     return {key: configured.get(key, 1) for key in environments}
 
 
-def approvals_required(change_request: ChangeRequest) -> int:
-    """Return how many approvals the request needs now: those of the environment its profile
-    is in at this moment, not the one it was in when the request was opened."""
-    environment = change_request_environments([change_request])[change_request.pk]
-    return _approvals_of({environment})[environment]
-
-
 def approvals_counted(approvals) -> set[int]:
     """Return the ids of the approvals that count now (one query): by a user who may still
     review (active, with WRITE_RULES), not the author, of the request's current revision.
