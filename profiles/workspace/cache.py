@@ -29,7 +29,7 @@ A worker's memory stays flat over edits (``tests/profiles/test_cache_and_queries
 measures it with request-like reference cycles alive during each recompile; the web
 benchmark measures the gunicorn worker's RSS).
 
-Every writer must record what it changed through ``services.writing.workspace_changed``
+Every writer must record what it changed through ``profiles.workspace.writing.workspace_changed``
 (which writes the log); a write that changes items without it is not seen by this cache.
 """
 

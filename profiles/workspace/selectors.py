@@ -231,7 +231,7 @@ class WorkspaceSections:
     """The small sections of the workspace as named value rows (no model instances).
 
     ``rules`` maps a profile id to its rules in document order. Items are read separately
-    (``item_values_iterate``, ``item_values_list``): they are the bulk.
+    (``item_values_iterate``): they are the bulk.
     """
 
     consumers: list
