@@ -22,8 +22,8 @@ from profiles.models import (
     Scenario,
 )
 from profiles.studio.forms import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
+from profiles.workspace.fields import PROFILE_FIELDS, RULE_MODEL_FIELDS
 from profiles.workspace.mappers import (
-    RULE_MODEL_FIELDS,
     map_profile_to_resolver,
     map_rule_to_resolver,
     map_scenario_to_document,
@@ -33,7 +33,6 @@ from profiles.workspace.permissions import (
 )
 from profiles.workspace.selectors import layer_keys_list
 from profiles.workspace.validation import (
-    PROFILE_FIELDS,
     profile_rules_issues,
     validate_scenario,
 )

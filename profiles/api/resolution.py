@@ -23,8 +23,13 @@ from profiles.api.serializers import resolution as s
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import DecisionLog, Scenario
 from profiles.resolution.decision_log import decision_log_record
-from profiles.resolution.services import RefNotAvailable, profile_resolve, ref_expand
-from profiles.safechange.versions import PROFILE_VERSION_HEADER, workspace_resolve_versioned
+from profiles.resolution.services import (
+    PROFILE_VERSION_HEADER,
+    RefNotAvailable,
+    profile_resolve,
+    ref_expand,
+    workspace_resolve_versioned,
+)
 from profiles.workspace import selectors
 from profiles.workspace.permissions import (
     RESOLVE,

@@ -37,13 +37,12 @@ from profiles.safechange.change_requests import (
 )
 from profiles.safechange.environments import environment_get, environment_list, environment_update
 from profiles.safechange.impact import impact_summary
+from profiles.safechange.restore import VersionNotRestorable, version_restore
 from profiles.safechange.versions import (
-    VersionNotRestorable,
     document_changes,
     latest_versions_get,
     version_get,
     version_list,
-    version_restore,
 )
 from profiles.workspace.concurrency import profile_etag
 from profiles.workspace.parameters import positive_integer

@@ -7,15 +7,16 @@ same selection (consumer, objective, environment) is the database's constraint, 
 the profile's path like the engine would.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import IntegrityError
 
 from profiles.models import Consumer, Layer, Profile, Rule
-from profiles.safechange.versions import profile_versions_record
+from profiles.safechange.versions import WriteOrigin, profile_versions_record
 from profiles.workspace.concurrency import check_if_match, profile_etag, workspace_write
+from profiles.workspace.fields import RULE_FIELDS
 from profiles.workspace.mappers import (
-    RULE_FIELDS,
     canonical_string,
     map_profile_to_resolver,
     map_profile_values,
@@ -101,6 +102,7 @@ def _save(
     document: dict,
     *,
     user,
+    origin: WriteOrigin | None,
 ) -> None:
     """Validate the profile's new entry and write what changed (fields, then rules)."""
     layers, consumer = _validated(document, profile)
@@ -113,7 +115,7 @@ def _save(
     if fields_changed or rules_changed:
         workspace_changed(profiles=True)
         # Safe change: the new version; raises (rolling back) in a protected environment.
-        profile_versions_record(keys=[profile.key], user=user)
+        profile_versions_record(keys=[profile.key], user=user, origin=origin)
 
 
 def _entry(profile: Profile) -> dict:
@@ -126,20 +128,26 @@ def _entry(profile: Profile) -> dict:
     )
 
 
-def profile_create(*, document: dict, user=None) -> Profile:
+def profile_create(*, document: dict, user=None, origin: WriteOrigin | None = None) -> Profile:
     """Create a profile with the rules its entry gives; raise ``EntryInvalid`` (the engine's
     issues, a selection another profile has) or ``Conflict`` (the key is taken)."""
     profile = Profile()
     try:
         with workspace_write():
-            _save(profile, [], document, user=user)
+            _save(profile, [], document, user=user, origin=origin)
     except IntegrityError as exc:
         raise conflict_for(profile) from exc
     return profile
 
 
 def profile_update(
-    *, key: str, changes: dict, replace: bool = False, user=None, if_match: str | None = None
+    *,
+    key: str,
+    changes: dict,
+    replace: bool = False,
+    user=None,
+    if_match: str | None = None,
+    origin: WriteOrigin | None = None,
 ) -> Profile:
     """Change a profile: ``changes`` replace the entry's top-level fields (None: back to the
     default) and ``changes["rules"]`` replaces the rule of each layer it names (None: the
@@ -166,20 +174,55 @@ def profile_update(
                     document["rules"] = combined
                 elif "rules" in changes:
                     document["rules"] = rules  # not an object: the validator says so
-            _save(profile, profile.workspace_rules, document, user=user)
+            _save(profile, profile.workspace_rules, document, user=user, origin=origin)
     except IntegrityError as exc:
         raise conflict_for(profile) from exc
     return profile
 
 
-def profile_delete(*, key: str, user=None, if_match: str | None = None) -> None:
+def profile_delete(
+    *, key: str, user=None, if_match: str | None = None, origin: WriteOrigin | None = None
+) -> None:
     """Delete a profile with its rules and scenarios; raise ``PreconditionFailed`` if stale."""
     with workspace_write():
         profile = profile_with_rules_get(key=key, lock=True)
         check_if_match(if_match, profile_etag(profile, profile.workspace_rules))
         delete_row(profile, user=user)
         workspace_changed(profiles=True)
-        profile_versions_record(keys=[key], user=user)  # records the deletion, or refuses it
+        # Records the deletion, or refuses it.
+        profile_versions_record(keys=[key], user=user, origin=origin)
+
+
+def profile_write_document(
+    *,
+    key: str,
+    document: dict,
+    user,
+    if_match: str | None = None,
+    check: Callable[[], None] | None = None,
+    origin: WriteOrigin | None = None,
+) -> None:
+    """Make the stored profile ``key`` equal ``document`` (creating it when missing).
+
+    A restore and an applied change request write so: through ``profile_update`` or
+    ``profile_create`` (validation, history, protection, one version). ``check()`` runs under
+    the writers' lock before anything is read. Raises ``PreconditionFailed`` for a stale
+    ``if_match`` and ``EntryInvalid`` when invalid.
+    """
+    with workspace_write():
+        if check is not None:
+            check()
+        if Profile.objects.filter(key=key).exists():
+            profile_update(
+                key=key,
+                changes={name: value for name, value in document.items() if name != "key"},
+                replace=True,
+                user=user,
+                if_match=if_match,
+                origin=origin,
+            )
+        else:
+            profile_create(document={**document, "key": key}, user=user, origin=origin)
 
 
 def profile_save_rules(
@@ -189,6 +232,7 @@ def profile_save_rules(
     budget: int | None = None,
     user=None,
     if_match: str | None = None,
+    origin: WriteOrigin | None = None,
 ) -> Profile:
     """Save edits of one profile's rules (and budget), as the editor's draft shows them.
 
@@ -207,7 +251,7 @@ def profile_save_rules(
         document["rules"] = rules_merged(document.get("rules"), rules or {})
         if budget is not None:
             document["budget"] = budget
-        _save(stored, stored.workspace_rules, document, user=user)
+        _save(stored, stored.workspace_rules, document, user=user, origin=origin)
     return stored
 
 
@@ -219,13 +263,25 @@ def rule_update(
     replace: bool = False,
     user=None,
     if_match: str | None = None,
+    origin: WriteOrigin | None = None,
 ) -> Profile:
     """Change the profile's rule for one layer: the given fields replace the rule's (None:
     back to the default); with ``replace`` they are the whole rule. Return the profile."""
     partial = {**RULE_CLEARED, **changes} if replace else changes
-    return profile_save_rules(profile=profile, rules={layer: partial}, user=user, if_match=if_match)
+    return profile_save_rules(
+        profile=profile, rules={layer: partial}, user=user, if_match=if_match, origin=origin
+    )
 
 
-def rule_delete(*, profile: str, layer: str, user=None, if_match: str | None = None) -> Profile:
+def rule_delete(
+    *,
+    profile: str,
+    layer: str,
+    user=None,
+    if_match: str | None = None,
+    origin: WriteOrigin | None = None,
+) -> Profile:
     """Put one layer of the profile back on the default rule. Return the profile."""
-    return profile_save_rules(profile=profile, rules={layer: None}, user=user, if_match=if_match)
+    return profile_save_rules(
+        profile=profile, rules={layer: None}, user=user, if_match=if_match, origin=origin
+    )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import ImportSummary, workspace_import
 from profiles.models import Consumer, Layer, Profile, ProfileVersion, Scenario
-from profiles.safechange.versions import versioned_write
+from profiles.safechange.versions import WriteOrigin
 from profiles.workspace.concurrency import workspace_write
 from profiles.workspace.writing import delete_row
 
@@ -52,15 +52,11 @@ def demo_reset(*, workspace_text: str, scenarios: list, operator_action: str) ->
     versions record the action as source, message and protection bypass. Versions, change
     requests and environment settings are kept: history is never rewritten.
     """
-    with (
-        workspace_write(),
-        versioned_write(
-            source=ProfileVersion.Source.RESET,
-            message=operator_action,
-            operator_action=operator_action,
-        ),
-    ):
+    origin = WriteOrigin(
+        source=ProfileVersion.Source.RESET, message=operator_action, operator_action=operator_action
+    )
+    with workspace_write():
         for scenario in Scenario.objects.order_by("pk"):
             delete_row(scenario, user=None)
-        summary = workspace_import(text=workspace_text, mode="replace")
+        summary = workspace_import(text=workspace_text, mode="replace", origin=origin)
         return DemoLoad(summary=summary, scenarios=scenarios_upsert(scenarios=scenarios))

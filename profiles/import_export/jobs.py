@@ -7,9 +7,10 @@ django-tasks-db, started by ``make run`` and ``make serve``) runs it. The job ro
 phase and progress, then the summary or the errors with their paths in the file; the API's job
 URL and the studio's job page read it.
 
-The import itself is the same service as everywhere (``services.workspace_import``): all or
-nothing, under the writers' lock. ``layer`` imports one layer of the file (its fields and
-items), leaving every other layer, consumer and profile as stored.
+The import itself is the same service as everywhere
+(``profiles.import_export.workspace.workspace_import``): all or nothing, under the writers'
+lock. ``layer`` imports one layer of the file (its fields and items), leaving every other
+layer, consumer and profile as stored.
 
 A job records the worker process running it (host, process id and start time). A worker
 that dies in the middle (``kill -9``, out of memory) writes nothing, since the import is one

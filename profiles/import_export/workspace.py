@@ -16,7 +16,7 @@ import yaml
 from django.utils import timezone
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule
-from profiles.safechange.versions import profile_versions_record
+from profiles.safechange.versions import WriteOrigin, profile_versions_record
 from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import workspace_write
 from profiles.workspace.mappers import (
@@ -212,6 +212,7 @@ def workspace_import(
     text: str | None = None,
     mode: str = "merge",
     user=None,
+    origin: WriteOrigin | None = None,
 ) -> ImportSummary:
     """Import a workspace document (or its YAML/JSON text) all-or-nothing, in one transaction.
 
@@ -221,6 +222,7 @@ def workspace_import(
     every issue with its path in the file. Rows whose values do not change are not written,
     so importing the same file twice changes nothing (no history entry, no version bump).
     The import holds the writers' lock from before it reads the stored rows until it commits.
+    ``origin`` is on whose behalf its profile versions are written (None: the user's).
     """
     if mode not in IMPORT_MODES:
         raise ValueError(f"unknown import mode {mode!r} (use merge or replace)")
@@ -262,6 +264,7 @@ def workspace_import(
                     keys=[profile.key for profile in stored.profiles]
                     + [canonical_string(entry["key"]) for entry in target.get("profiles") or []],
                     user=user,
+                    origin=origin,
                 )
     return summary
 

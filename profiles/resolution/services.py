@@ -1,10 +1,16 @@
-"""Resolutions of the stored workspace: resolve, resolve a draft, expand a reference (no writes)."""
+"""Resolutions of the stored workspace: resolve, resolve a draft, expand a reference (no writes).
+
+Every door resolves through these: the API, the studio, the admin and the ``resolve`` command.
+"""
 
 from profiles.models import Profile
 from profiles.workspace import cache
 from profiles.workspace.mappers import json_safe
 from resolver import CompiledWorkspace, EncodedResolution
 from resolver.request import DETAILS
+
+# The response header of a resolution that names the profile version that answered.
+PROFILE_VERSION_HEADER = "X-Profile-Version"
 
 
 def profile_resolve(
@@ -46,9 +52,35 @@ def profile_resolve(
     return compiled.resolve(request)
 
 
-def workspace_resolve(*, request: dict) -> dict:
-    """Resolve a SPEC §3 request (selection by profile key or consumer + objective) as is."""
-    return cache.workspace_get().compiled.resolve(request)
+def workspace_resolve(*, request: dict, compiled: CompiledWorkspace | None = None) -> dict:
+    """Resolve a SPEC §3 request (selection by profile key or consumer + objective) as is.
+
+    ``compiled`` resolves against a compilation the caller already holds.
+    """
+    if compiled is None:
+        compiled = cache.workspace_get().compiled
+    return compiled.resolve(request)
+
+
+def workspace_resolve_versioned(
+    *, request: dict, encoded: bool = False
+) -> tuple[dict | EncodedResolution, int | None]:
+    """Resolve a SPEC §3 request; return the resolution and the answering profile's version.
+
+    The version comes from the same snapshot as the rules that were resolved, so it names
+    exactly the rules that produced the answer (None for a profile that has no version).
+    With ``encoded`` the resolution is a ``resolver.EncodedResolution``: the response bytes
+    and the small top-level fields (``CompiledWorkspace.resolve_json``).
+    """
+    snapshot = cache.workspace_get()
+    if encoded:
+        resolution = snapshot.compiled.resolve_json(request)
+        key = resolution.head["profile"]["key"]
+    else:
+        resolution = snapshot.compiled.resolve(request)
+        key = resolution["profile"]["key"]
+    version = snapshot.profile_versions.get(key)
+    return resolution, version or None
 
 
 class RefNotAvailable(Exception):

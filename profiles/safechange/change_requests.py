@@ -15,6 +15,7 @@ import re
 from django.db import transaction
 from django.utils import timezone
 
+from profiles.authoring.profiles import profile_write_document
 from profiles.models import (
     ChangeRequest,
     ChangeRequestApproval,
@@ -28,11 +29,10 @@ from profiles.safechange.impact import profile_impact
 from profiles.safechange.versions import (
     RULE_DOCUMENT_FIELDS,
     VersionConflict,
+    WriteOrigin,
     document_changes,
     latest_versions_get,
     profile_documents_get,
-    profile_write_document,
-    versioned_write,
 )
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, check_if_match, profile_etag
@@ -320,13 +320,6 @@ def _approvals_of(environments: set[str | None]) -> dict[str | None, int]:
     keys = environments - {None}
     configured = dict(Environment.objects.filter(key__in=keys).values_list("key", "approvals"))
     return {key: configured.get(key, 1) for key in environments}
-
-
-def approvals_required(change_request: ChangeRequest) -> int:
-    """Return how many approvals the request needs now: those of the environment its profile
-    is in at this moment, not the one it was in when the request was opened."""
-    environment = change_request_environments([change_request])[change_request.pk]
-    return _approvals_of({environment})[environment]
 
 
 def approvals_counted(approvals) -> set[int]:
@@ -704,15 +697,20 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
                 raise StaleChangeRequest(change_request, current)
 
         try:
-            with versioned_write(
-                source=ProfileVersion.Source.CHANGE_REQUEST,
-                message=change_request.title,
-                author=change_request.author,
-                change_request=change_request,
-                approvers=tuple(approval.user.get_username() for approval in approvals),
-                expected_versions={key: change_request.base_version},
-            ):
-                profile_write_document(key=key, document=proposed, user=user, check=still_at_base)
+            profile_write_document(
+                key=key,
+                document=proposed,
+                user=user,
+                check=still_at_base,
+                origin=WriteOrigin(
+                    source=ProfileVersion.Source.CHANGE_REQUEST,
+                    message=change_request.title,
+                    author=change_request.author,
+                    change_request=change_request,
+                    approvers=tuple(approval.user.get_username() for approval in approvals),
+                    expected_versions={key: change_request.base_version},
+                ),
+            )
         except VersionConflict as exc:
             raise StaleChangeRequest(change_request, exc.actual) from exc
         latest = latest_versions_get([key]).get(key)

@@ -142,10 +142,6 @@ def protected_environments(keys) -> dict[str, Environment]:
     }
 
 
-def environment_is_protected(key: str | None) -> bool:
-    return bool(key) and bool(protected_environments([key]))
-
-
 def staff_may_bypass(user) -> bool:
     """Return whether ``user`` may write directly in a protected environment (setting + staff)."""
     return bool(settings.SAFE_CHANGE_STAFF_BYPASS and getattr(user, "is_staff", False))

@@ -8,32 +8,23 @@ Every write of a profile or its rules calls ``profile_versions_record`` inside i
 after writing. That one call compares the stored profile with its latest version, refuses
 the write when a protected environment requires a change request
 (``profiles.safechange.environments``; raising rolls the write back) and appends the new
-version. ``versioned_write`` tells it who the change is on behalf of (an applied change
-request, a restore).
+version. Its ``origin`` (a ``WriteOrigin``, which every profile write takes and passes down)
+says on whose behalf the change is made: a user's own write by default, an applied change
+request, a restore, an operator's reset.
 """
 
 import json
-from collections.abc import Callable, Iterable
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.db import transaction
 from django.db.models import F, Max, Prefetch, Window
 
 from profiles.models import Profile, ProfileVersion, Rule
 from profiles.safechange.environments import protected_environments, protected_write_check
-from profiles.workspace import cache
-from profiles.workspace.mappers import RULE_FIELDS, map_profile_to_resolver
-from resolver import EncodedResolution
+from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
+from profiles.workspace.mappers import map_profile_to_resolver
 
-# The response header of a resolution that names the profile version that answered.
-PROFILE_VERSION_HEADER = "X-Profile-Version"
-
-# Fields of a profile document in SPEC §2 order (the diff reports them in this order).
-PROFILE_FIELDS = ("key", "name", "consumer", "objective", "environment", "budget", "description")
 RULE_DOCUMENT_FIELDS = (*RULE_FIELDS, "currentness")
-CURRENTNESS_DOCUMENT_FIELDS = ("maxAgeDays", "field", "onStale", "onUnknown")
 
 
 class VersionConflict(Exception):
@@ -48,13 +39,9 @@ class VersionConflict(Exception):
         )
 
 
-class VersionNotRestorable(Exception):
-    """The version records a deletion: it has no document to restore."""
-
-
 @dataclass(frozen=True)
 class WriteOrigin:
-    """On whose behalf a write happens; set around a write with ``versioned_write``."""
+    """On whose behalf a write happens: the ``origin`` a profile write passes to the version."""
 
     source: str = ProfileVersion.Source.WRITE
     message: str = ""
@@ -67,19 +54,6 @@ class WriteOrigin:
     operator_action: str = ""
     # Profile key -> the version number the write must start from (None: no version yet).
     expected_versions: dict = field(default_factory=dict)
-
-
-_origin: ContextVar[WriteOrigin | None] = ContextVar("profile_write_origin", default=None)
-
-
-@contextmanager
-def versioned_write(**fields):
-    """Describe the writes made inside the block (source, message, change request…)."""
-    token = _origin.set(WriteOrigin(**fields))
-    try:
-        yield
-    finally:
-        _origin.reset(token)
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -140,27 +114,6 @@ def profile_version_number(*, profile_key: str) -> int | None:
     return None if latest is None else latest.number
 
 
-def workspace_resolve_versioned(
-    *, request: dict, encoded: bool = False
-) -> tuple[dict | EncodedResolution, int | None]:
-    """Resolve a SPEC §3 request; return the resolution and the answering profile's version.
-
-    The version comes from the same snapshot as the rules that were resolved, so it names
-    exactly the rules that produced the answer (None for a profile that has no version).
-    With ``encoded`` the resolution is a ``resolver.EncodedResolution``: the response bytes
-    and the small top-level fields (``CompiledWorkspace.resolve_json``).
-    """
-    snapshot = cache.workspace_get()
-    if encoded:
-        resolution = snapshot.compiled.resolve_json(request)
-        key = resolution.head["profile"]["key"]
-    else:
-        resolution = snapshot.compiled.resolve(request)
-        key = resolution["profile"]["key"]
-    version = snapshot.profile_versions.get(key)
-    return resolution, version or None
-
-
 # --- recording ---------------------------------------------------------------------------
 
 
@@ -168,20 +121,23 @@ def _same(before, after) -> bool:
     return json.dumps(before, sort_keys=True) == json.dumps(after, sort_keys=True)
 
 
-def profile_versions_record(*, keys: Iterable[str], user=None) -> list[ProfileVersion]:
+def profile_versions_record(
+    *, keys: Iterable[str], user=None, origin: WriteOrigin | None = None
+) -> list[ProfileVersion]:
     """Append a version for each of these profiles whose document changed; call it inside
     the write's transaction, after writing.
 
     Raises ``ChangeRequestRequired`` (the caller's transaction rolls back) when a profile
     was, or now is, in a protected environment and the write is neither the application of
     that profile's change request nor a permitted staff bypass; raises ``VersionConflict``
-    when ``versioned_write(expected_versions=…)`` names a version that is no longer the
-    latest. Costs four queries whatever the number of profiles, plus one per new version.
+    when ``origin.expected_versions`` names a version that is no longer the latest.
+    ``origin`` says on whose behalf the change is made (None: the user's own write). Costs
+    four queries whatever the number of profiles, plus one per new version.
     """
     keys = list(dict.fromkeys(keys))
     if not keys:
         return []
-    origin = _origin.get() or WriteOrigin()
+    origin = origin or WriteOrigin()
     documents = profile_documents_get(keys)
     latest = latest_versions_get(keys)
     changed = []
@@ -238,68 +194,6 @@ def profile_versions_record(*, keys: Iterable[str], user=None) -> list[ProfileVe
     return versions
 
 
-# --- writing a whole profile document (restore, change requests) ---------------------------
-
-
-def profile_write_document(
-    *,
-    key: str,
-    document: dict,
-    user,
-    if_match: str | None = None,
-    check: Callable[[], None] | None = None,
-) -> None:
-    """Make the stored profile ``key`` equal ``document`` (creating it when missing).
-
-    Goes through the profile services (validation, history, protection, one version).
-    ``check()`` runs under the writers' lock before anything is read. Raises
-    ``PreconditionFailed`` for a stale ``if_match`` and ``EntryInvalid`` when invalid.
-    """
-    from profiles.authoring import profiles as services
-    from profiles.workspace.concurrency import workspace_write
-
-    with workspace_write():
-        if check is not None:
-            check()
-        if Profile.objects.filter(key=key).exists():
-            services.profile_update(
-                key=key,
-                changes={name: value for name, value in document.items() if name != "key"},
-                replace=True,
-                user=user,
-                if_match=if_match,
-            )
-        else:
-            services.profile_create(document={**document, "key": key}, user=user)
-
-
-def version_restore(
-    *, profile_key: str, number: int, user, if_match: str | None = None
-) -> tuple[ProfileVersion, bool]:
-    """Append a version equal to version ``number``; return (latest version, whether new).
-
-    History is never rewritten. Restoring the version that is already current changes
-    nothing. Raises ProfileVersion.DoesNotExist, VersionNotRestorable (a deletion record),
-    PreconditionFailed, EntryInvalid (e.g. its consumer no longer exists) and
-    ChangeRequestRequired in a protected environment.
-    """
-    version = version_get(profile_key=profile_key, number=number)
-    if version.document is None:
-        raise VersionNotRestorable(f"version {number} records the deletion of the profile")
-    with transaction.atomic():
-        before = profile_version_number(profile_key=profile_key)
-        with versioned_write(
-            source=ProfileVersion.Source.RESTORE,
-            message=f"Restored version {number}.",
-            restored_from=number,
-        ):
-            profile_write_document(
-                key=profile_key, document=version.document, user=user, if_match=if_match
-            )
-        latest = latest_versions_get([profile_key])[profile_key]
-    return latest, latest.number != before
-
-
 # --- diff --------------------------------------------------------------------------------
 
 
@@ -314,7 +208,7 @@ def _rule_changes(layer: str, before: dict, after: dict) -> list[dict]:
         if old == new:
             continue
         if name == "currentness" and isinstance(old, dict) and isinstance(new, dict):
-            for part in CURRENTNESS_DOCUMENT_FIELDS:
+            for part in CURRENTNESS_FIELDS:
                 if old.get(part) != new.get(part):
                     changes.append(
                         _change(f"rules.{layer}.currentness.{part}", old.get(part), new.get(part))

@@ -17,7 +17,7 @@ from django.http import QueryDict
 
 from profiles.authoring.scenarios import scenario_save as scenario_save_service
 from profiles.models import Profile, Scenario
-from profiles.resolution.services import profile_resolve
+from profiles.resolution.services import profile_resolve, workspace_resolve
 from profiles.studio import presenters
 from profiles.studio.editor_forms import (
     BudgetForm,
@@ -333,7 +333,7 @@ def saved_resolution(profile_key: str, request: dict, cached=None, *, detail=SUM
     cacheable = bool(cached.token and request.get("now"))
     resolution = _saved_cache.get(key) if cacheable else None
     if resolution is None:
-        resolution = cached.compiled.resolve(request)
+        resolution = workspace_resolve(request=request, compiled=cached.compiled)
         if cacheable:
             if len(_saved_cache) >= _SAVED_CACHE_SIZE:
                 _saved_cache.clear()

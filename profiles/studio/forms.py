@@ -13,7 +13,8 @@ from django import forms
 from django.conf import settings
 
 from profiles.models import Consumer
-from profiles.workspace.mappers import CURRENTNESS_FIELDS, RULE_FIELDS, canonical_string
+from profiles.workspace.fields import CURRENTNESS_FIELDS, RULE_FIELDS
+from profiles.workspace.mappers import canonical_string
 from profiles.workspace.validation import field_for_path
 from resolver import ResolverError
 from resolver.documents import load_json

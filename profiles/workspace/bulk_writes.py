@@ -22,6 +22,8 @@ from typing import Any
 
 from django.db import connection, models
 
+from profiles.models import Item
+
 # Ids per DELETE (and per read of the deleted rows): under SQLite's limit of variables.
 DELETE_BATCH = 900
 
@@ -132,8 +134,6 @@ def _history_user_id(user) -> int | None:
     django-simple-history's default user), else none."""
     if user is not None:
         return user.pk
-    from profiles.models import Item
-
     default = Item.history.model.get_default_history_user(None)
     return getattr(default, "pk", None) if getattr(default, "is_authenticated", False) else None
 

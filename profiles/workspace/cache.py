@@ -29,7 +29,7 @@ A worker's memory stays flat over edits (``tests/profiles/test_cache_and_queries
 measures it with request-like reference cycles alive during each recompile; the web
 benchmark measures the gunicorn worker's RSS).
 
-Every writer must record what it changed through ``services.writing.workspace_changed``
+Every writer must record what it changed through ``profiles.workspace.writing.workspace_changed``
 (which writes the log); a write that changes items without it is not seen by this cache.
 """
 
@@ -44,6 +44,7 @@ from django.db import connection
 from django.db.models import Q
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, WorkspaceVersion
+from profiles.workspace.fields import RULE_MODEL_FIELDS
 from profiles.workspace.item_change_log import Op, item_changes_last, item_changes_since
 from profiles.workspace.mappers import (
     map_consumer_to_resolver,
@@ -141,8 +142,6 @@ def _layer_rows() -> list:
 def _profile_sections(layer_keys: dict[int, str]) -> tuple[list, list, dict]:
     """Return the consumers' and profiles' document entries and the profiles' versions
     (three queries)."""
-    from profiles.workspace.mappers import RULE_MODEL_FIELDS
-
     consumers = list(
         Consumer.objects.order_by("position", "id").values_list(*CONSUMER_COLUMNS, named=True)
     )

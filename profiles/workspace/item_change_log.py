@@ -1,8 +1,8 @@
 """The item change log: what a write changed in the layers' items, for incremental recompiles.
 
 A write records its item changes in its own transaction (``item_changes_record``, called by
-``services.writing.workspace_changed``): one entry per item created, changed or deleted, or
-one entry per layer whose items it rewrote wholesale (an import). Every writer holds the
+``profiles.workspace.writing.workspace_changed``): one entry per item created, changed or
+deleted, or one entry per layer whose items it rewrote wholesale (an import). Every writer holds the
 writers' lock (``concurrency.workspace_write``) while it writes, so entry ids grow in commit
 order: a reader that saw entry *n* has seen every committed entry before it, and later
 entries all have higher ids.

@@ -11,28 +11,9 @@ import math
 from typing import Any
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule
+from profiles.workspace.fields import CURRENTNESS_FIELDS, RULE_FIELDS
 from profiles.workspace.selectors import WorkspaceRows, WorkspaceValues
 from resolver.values import canonical
-
-# Document field of a rule -> model field (currentness handled separately).
-RULE_FIELDS = {
-    "participation": "participation",
-    "mode": "mode",
-    "required": "required",
-    "priority": "priority",
-    "maxItems": "max_items",
-    "maxTokens": "max_tokens",
-    "order": "order",
-    "facets": "facets",
-}
-CURRENTNESS_FIELDS = {
-    "maxAgeDays": "currentness_max_age_days",
-    "field": "currentness_field",
-    "onStale": "currentness_on_stale",
-    "onUnknown": "currentness_on_unknown",
-}
-RULE_MODEL_FIELDS = [*RULE_FIELDS.values(), *CURRENTNESS_FIELDS.values()]
-
 
 # --- rows -> document -------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
+from profiles.workspace.fields import RULE_MODEL_FIELDS
 
 
 @dataclass
@@ -162,6 +163,54 @@ def layer_keys_list() -> list[str]:
     return list(Layer.objects.values_list("key", flat=True))
 
 
+def consumer_keys_list() -> list[str]:
+    """Return every consumer key (a profile may only name these)."""
+    return list(Consumer.objects.values_list("key", flat=True))
+
+
+def row_duplicate_get(instance) -> tuple[str, str | None] | None:
+    """Return which unique value of ``instance`` another stored row already has, or None.
+
+    As ``(what, other)``: ``("key", None)`` for a consumer, layer or profile; for a profile
+    ``("selection", the other profile's key)`` (its consumer, objective and environment);
+    ``("path", None)`` for an item in its layer, ``("name", None)`` for a scenario and
+    ``("layer", None)`` for a rule in its profile.
+    """
+    model = type(instance)
+    others = model.objects.exclude(pk=instance.pk) if instance.pk else model.objects.all()
+    if isinstance(instance, Consumer | Layer | Profile) and (
+        others.filter(key=instance.key).exists()
+    ):
+        return "key", None
+    if isinstance(instance, Profile) and instance.consumer_id:
+        taken = (
+            others.filter(
+                consumer_id=instance.consumer_id,
+                objective=instance.objective,
+                environment=instance.environment,
+            )
+            .values_list("key", flat=True)
+            .first()
+        )
+        return None if taken is None else ("selection", taken)
+    if (
+        isinstance(instance, Item)
+        and instance.layer_id
+        and others.filter(layer_id=instance.layer_id, path=instance.path).exists()
+    ):
+        return "path", None
+    if isinstance(instance, Scenario) and others.filter(name=instance.name).exists():
+        return "name", None
+    if (
+        isinstance(instance, Rule)
+        and instance.profile_id
+        and instance.layer_id
+        and others.filter(profile_id=instance.profile_id, layer_id=instance.layer_id).exists()
+    ):
+        return "layer", None
+    return None
+
+
 def scenario_get(*, name: str, lock: bool = False) -> Scenario:
     """Return the scenario with this name (with its profile); raise Scenario.DoesNotExist."""
     queryset = Scenario.objects.select_related("profile")
@@ -230,7 +279,7 @@ class WorkspaceSections:
     """The small sections of the workspace as named value rows (no model instances).
 
     ``rules`` maps a profile id to its rules in document order. Items are read separately
-    (``item_values_iterate``, ``item_values_list``): they are the bulk.
+    (``item_values_iterate``): they are the bulk.
     """
 
     consumers: list
@@ -241,8 +290,6 @@ class WorkspaceSections:
 
 def workspace_sections_get() -> WorkspaceSections:
     """Return consumers, layers, profiles and rules as value rows, in four queries."""
-    from profiles.workspace.mappers import RULE_MODEL_FIELDS
-
     consumers = list(
         Consumer.objects.order_by("position", "id").values_list(*CONSUMER_COLUMNS, named=True)
     )

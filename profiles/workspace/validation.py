@@ -18,14 +18,14 @@ from typing import Any
 
 import resolver
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
+from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
 from profiles.workspace.mappers import (
-    CURRENTNESS_FIELDS,
-    RULE_FIELDS,
     map_consumer_to_resolver,
     map_item_to_resolver,
     map_layer_to_resolver,
     map_rule_to_resolver,
 )
+from profiles.workspace.selectors import consumer_keys_list, layer_keys_list, row_duplicate_get
 from resolver import RequestError, ValidationIssue, validate_workspace
 from resolver.clock import system_clock
 from resolver.limits import MAX_METADATA_LEVELS, TEXT_RULE_MESSAGE, violates_text_rule
@@ -394,15 +394,8 @@ LAYER_FIELDS = {
     "itemFilter": "item_filter",
 }
 ITEM_FIELDS = {"path": "path", "title": "title", "body": "body", "metadata": "metadata"}
-PROFILE_FIELDS = {
-    "key": "key",
-    "name": "name",
-    "consumer": "consumer",
-    "objective": "objective",
-    "environment": "environment",
-    "budget": "budget",
-    "description": "description",
-}
+# A profile's fields are stored in the model fields of the same names.
+PROFILE_MODEL_FIELDS = {name: name for name in PROFILE_FIELDS}
 RULE_FORM_FIELDS = {
     **RULE_FIELDS,
     **{f"currentness.{doc}": model for doc, model in CURRENTNESS_FIELDS.items()},
@@ -452,64 +445,31 @@ def _profile_document(profile: Profile, rules: list[Rule]) -> dict:
     return document
 
 
-def _profile_context() -> tuple[list[str], list[str]]:
-    return (
-        list(Layer.objects.values_list("key", flat=True)),
-        list(Consumer.objects.values_list("key", flat=True)),
-    )
-
-
 def duplicate_issues(instance) -> list[tuple[str | None, str]]:
     """Return the uniqueness conflicts of a row against the stored rows, by model field.
 
     The messages are the engine's for the same conflict inside one document.
     """
-    model = type(instance)
-    others = model.objects.exclude(pk=instance.pk) if instance.pk else model.objects.all()
-    if isinstance(instance, Consumer | Layer | Profile) and (
-        others.filter(key=instance.key).exists()
-    ):
-        return [("key", f'duplicate {model._meta.model_name} key "{instance.key}"')]
-    if isinstance(instance, Profile) and instance.consumer_id:
-        return _selection_issues(instance, others)
-    if (
-        isinstance(instance, Item)
-        and instance.layer_id
-        and others.filter(layer_id=instance.layer_id, path=instance.path).exists()
-    ):
-        return [("path", f'duplicate path "{instance.path}" in layer "{instance.layer.key}"')]
-    if isinstance(instance, Scenario) and others.filter(name=instance.name).exists():
-        return [("name", f'duplicate scenario name "{instance.name}"')]
-    if (
-        isinstance(instance, Rule)
-        and instance.profile_id
-        and instance.layer_id
-        and others.filter(profile_id=instance.profile_id, layer_id=instance.layer_id).exists()
-    ):
-        return [("layer", f'the profile already has a rule for layer "{instance.layer.key}"')]
-    return []
-
-
-def _selection_issues(profile: Profile, others) -> list[tuple[str | None, str]]:
-    taken = (
-        others.filter(
-            consumer_id=profile.consumer_id,
-            objective=profile.objective,
-            environment=profile.environment,
-        )
-        .values_list("key", flat=True)
-        .first()
-    )
-    if taken is None:
+    duplicate = row_duplicate_get(instance)
+    if duplicate is None:
         return []
-    environment = "none" if profile.environment is None else repr(profile.environment)
-    return [
-        (
-            None,
-            f'another profile ("{taken}") already has consumer "{profile.consumer.key}", '
-            f'objective "{profile.objective}" and environment {environment}',
-        )
-    ]
+    field, taken = duplicate
+    if field == "key":
+        return [("key", f'duplicate {type(instance)._meta.model_name} key "{instance.key}"')]
+    if field == "selection":
+        environment = "none" if instance.environment is None else repr(instance.environment)
+        return [
+            (
+                None,
+                f'another profile ("{taken}") already has consumer "{instance.consumer.key}", '
+                f'objective "{instance.objective}" and environment {environment}',
+            )
+        ]
+    if field == "path":
+        return [("path", f'duplicate path "{instance.path}" in layer "{instance.layer.key}"')]
+    if field == "name":
+        return [("name", f'duplicate scenario name "{instance.name}"')]
+    return [("layer", f'the profile already has a rule for layer "{instance.layer.key}"')]
 
 
 def instance_issues(instance, *, rules: list[Rule] | None = None) -> list[tuple[str | None, str]]:
@@ -547,7 +507,7 @@ def profile_rules_issues(
     """
     if rules is None:
         rules = list(profile.rules.select_related("layer")) if profile.pk else []
-    layer_keys, consumer_keys = _profile_context()
+    layer_keys, consumer_keys = layer_keys_list(), consumer_keys_list()
     issues = validate_profile(
         _profile_document(profile, rules), layer_keys=layer_keys, consumer_keys=consumer_keys
     )
@@ -562,7 +522,7 @@ def profile_rules_issues(
             by_layer.setdefault(match.group(1), []).append((field, message))
         else:
             general.append(issue)
-    general_fields = _by_field(general, PROFILE_FIELDS)
+    general_fields = _by_field(general, PROFILE_MODEL_FIELDS)
     if not general_fields and not by_layer and not only_rules:
         general_fields = duplicate_issues(profile)
     return general_fields, by_layer

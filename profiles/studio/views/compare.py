@@ -11,10 +11,14 @@ from profiles.studio import presenters
 from profiles.studio.editor_forms import rule_form_values
 from profiles.studio.forms import RULE_FORM_FIELDS
 from profiles.workspace import cache
+from profiles.workspace.fields import PROFILE_FIELDS
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, capability_required
 from resolver import ResolverError
 
-PROFILE_FIELDS = ("consumer", "objective", "environment", "budget")
+# The fields shown when they differ: what selects a profile, and its budget.
+COMPARED_PROFILE_FIELDS = tuple(
+    name for name in PROFILE_FIELDS if name not in ("key", "name", "description")
+)
 
 
 def _flat_rule(rule: dict | None) -> dict[str, str]:
@@ -120,7 +124,7 @@ def profile_compare(request):
         first, second = studio.profile_document(document, a), studio.profile_document(document, b)
         context["profile_rows"] = [
             {"name": name, "a": first.get(name), "b": second.get(name)}
-            for name in PROFILE_FIELDS
+            for name in COMPARED_PROFILE_FIELDS
             if first.get(name) != second.get(name)
         ]
         context["rule_rows"] = rule_differences(document, first, second)

@@ -39,12 +39,12 @@ from profiles.safechange.environments import (
     profile_write_refusal,
 )
 from profiles.safechange.impact import impact_gained_lost, impact_summary, profile_impact
+from profiles.safechange.restore import version_restore
 from profiles.safechange.versions import (
     document_changes,
     latest_versions_get,
     profile_documents_get,
     version_list,
-    version_restore,
 )
 from profiles.studio import draft as studio
 from profiles.workspace import cache
