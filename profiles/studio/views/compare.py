@@ -4,12 +4,12 @@ resolutions differ (status, tokens, decisions per layer, what each puts in the c
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from profiles.authoring.rules import RULE_FORM_FIELDS
 from profiles.models import Profile, Scenario
 from profiles.resolution.services import profile_resolve
 from profiles.studio import draft as studio
 from profiles.studio import presenters
 from profiles.studio.editor_forms import rule_form_values
-from profiles.studio.forms import RULE_FORM_FIELDS
 from profiles.workspace import cache
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, capability_required
 from resolver import ResolverError
