@@ -7,8 +7,14 @@ from django.views.decorators.http import require_GET
 from profiles.authoring.rules import RULE_FORM_FIELDS
 from profiles.models import Profile, Scenario
 from profiles.resolution.services import profile_resolve
-from profiles.studio import draft as studio
 from profiles.studio import presenters
+from profiles.studio.draft import (
+    SUMMARY,
+    profile_document,
+    sample_form,
+    sample_values_from_query,
+    sample_values_from_scenario,
+)
 from profiles.studio.editor_forms import rule_form_values
 from profiles.workspace import cache
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, capability_required
@@ -84,7 +90,7 @@ def profile_compare(request):
     a = request.GET.get("a") if request.GET.get("a") in keys else (keys[0] if keys else None)
     b = request.GET.get("b") if request.GET.get("b") in keys else None
     if b is None and a is not None:
-        entry = studio.profile_document(document, a)
+        entry = profile_document(document, a)
         # A sibling by default: same consumer and objective, another environment.
         siblings = [
             other["key"]
@@ -99,15 +105,15 @@ def profile_compare(request):
         .order_by("profile__position", "-is_default", "name")
     )
     chosen = next((s for s in scenarios if str(s.pk) == request.GET.get("scenario", "")), None)
-    typed = studio.sample_values_from_query(request.GET)
+    typed = sample_values_from_query(request.GET)
     if chosen is not None and (typed is None or request.GET.get("load")):
-        values = studio.sample_values_from_scenario(chosen)  # "Load" (or nothing typed)
+        values = sample_values_from_scenario(chosen)  # "Load" (or nothing typed)
     elif typed is not None:
         values, chosen = typed, None  # what is in the fields now
     else:
         chosen = next((s for s in scenarios if s.profile.key == a), None)
-        values = studio.sample_values_from_scenario(chosen)
-    sample = studio.sample_form(values, document)
+        values = sample_values_from_scenario(chosen)
+    sample = sample_form(values, document)
     context = {
         "profiles": profiles,
         "a": a,
@@ -117,14 +123,14 @@ def profile_compare(request):
         "sample": sample,
     }
     if a and b and sample.is_valid():
-        first, second = studio.profile_document(document, a), studio.profile_document(document, b)
+        first, second = profile_document(document, a), profile_document(document, b)
         context["profile_rows"] = [
             {"name": name, "a": first.get(name), "b": second.get(name)}
             for name in PROFILE_FIELDS
             if first.get(name) != second.get(name)
         ]
         context["rule_rows"] = rule_differences(document, first, second)
-        request_document = {**sample.as_request(), "detail": studio.SUMMARY}
+        request_document = {**sample.as_request(), "detail": SUMMARY}
         try:
             resolutions = [
                 profile_resolve(profile=key, request=request_document, compiled=cached.compiled)

@@ -46,7 +46,11 @@ from profiles.safechange.versions import (
     version_list,
     version_restore,
 )
-from profiles.studio import draft as studio
+from profiles.studio.draft import (
+    draft_from_post,
+    draft_from_saved,
+    sample_values_from_scenario,
+)
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
 from profiles.workspace.parameters import positive_integer
@@ -351,10 +355,10 @@ def change_request_preview(request, pk):
     scenario_id = positive_integer(request.GET, "scenario", meaning="a scenario id")
     if scenario_id is not None:
         scenario = get_object_or_404(Scenario, pk=scenario_id, profile=profile)
-    draft = studio.draft_from_saved(
+    draft = draft_from_saved(
         {**document, "profiles": profiles},
         profile.key,
-        studio.sample_values_from_scenario(scenario),
+        sample_values_from_scenario(scenario),
         etag=profile_etag(profile),
     )
     messages.info(
@@ -370,7 +374,7 @@ def change_request_preview(request, pk):
 
 def _editor_draft(request, profile: Profile):
     cached = cache.workspace_get()
-    return cached, studio.draft_from_post(request.POST, cached.document, profile.key)
+    return cached, draft_from_post(request.POST, cached.document, profile.key)
 
 
 @capability_required(RESOLVE, READ_CONFIG)
