@@ -16,7 +16,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from profiles.authoring import profiles as authoring_profiles
 from profiles.models import Profile, Scenario
-from profiles.safechange.environments import ChangeRequestRequired
+from profiles.safechange.environments import ChangeRequestRequired, profile_write_refusal
+from profiles.safechange.selectors import change_request_open_count
 from profiles.studio import handoff, item_rows, presenters
 from profiles.studio.draft import (
     SAMPLE_PARAMETERS,
@@ -40,8 +41,10 @@ from profiles.workspace.concurrency import PreconditionFailed, profile_etag
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.workspace.selectors import (
-    profile_history_list,
+    profile_get,
+    profile_history_list_with_changes,
     scenario_get_default,
+    scenario_list,
     scenario_of_profile_get,
 )
 from profiles.workspace.validation import WorkspaceValidationError
@@ -50,7 +53,7 @@ from profiles.workspace.writing import Conflict
 
 def _editor_profile(key: str) -> Profile:
     try:
-        return Profile.objects.select_related("consumer").get(key=key)
+        return profile_get(key=key)
     except Profile.DoesNotExist:
         raise Http404(f'no profile "{key}"') from None
 
@@ -104,20 +107,31 @@ def _share_url(profile: Profile, draft: Draft, loaded: Scenario | None) -> str:
 
 
 def _scenarios(profile: Profile) -> list[Scenario]:
-    return list(
-        Scenario.objects.select_related("profile")
-        .filter(profile=profile)
-        .order_by("-is_default", "name")
-    )
+    return scenario_list(profile=profile)
 
 
-def _editor_page(request, profile, draft, cached, *, loaded=None, status=200, scenarios=None):
+def _safe_change(request, profile: Profile) -> dict:
+    """Return what the editor's header shows of safe change: whether a direct save is refused
+    here (then it offers "Propose change"), the profile's version, its open change requests."""
+    refusal = profile_write_refusal(user=request.user, environments=[profile.environment])
+    return {
+        "protected": refusal is not None,
+        "version": profile.version,
+        "open_requests": change_request_open_count(profile_key=profile.key),
+    }
+
+
+def editor_page(request, profile, draft, cached, *, loaded=None, status=200, scenarios=None):
+    """Return the whole editor page on ``draft`` (the safe-change views open it too: the
+    preview of a change request, a proposal refused as stale)."""
     scenarios = _scenarios(profile) if scenarios is None else scenarios
     context = preview_context(profile, draft, cached)
     context.update(_scenario_context(profile, draft, scenarios, loaded))
     context["history"] = [
-        presenters.history_entry(record) for record in profile_history_list(profile=profile)
+        presenters.history_entry(record)
+        for record in profile_history_list_with_changes(profile=profile)
     ]
+    context["safe"] = _safe_change(request, profile)
     context["row_filters"] = item_rows.ROW_FILTERS
     return render(request, "profiles/editor.html", context, status=status)
 
@@ -150,7 +164,7 @@ def profile_editor(request, key):
         loaded = scenario_get_default(profile=profile)
         values = sample_values_from_scenario(loaded)
     draft = draft_from_saved(cached.document, profile.key, values, etag=profile_etag(profile))
-    return _editor_page(request, profile, draft, cached, loaded=loaded, scenarios=scenarios)
+    return editor_page(request, profile, draft, cached, loaded=loaded, scenarios=scenarios)
 
 
 def _preview_response(request, profile, draft, cached, *, loaded, sample: str = "") -> HttpResponse:
@@ -203,7 +217,7 @@ def profile_save(request, key):
     _remember(request, profile, draft, loaded.pk if loaded else None)
     if not draft.is_valid():
         messages.error(request, "Nothing was saved: fix the fields marked below.")
-        return _editor_page(request, profile, draft, cached, loaded=loaded, status=400)
+        return editor_page(request, profile, draft, cached, loaded=loaded, status=400)
     try:
         authoring_profiles.profile_save_rules(
             profile=profile,
@@ -215,16 +229,16 @@ def profile_save(request, key):
     except WorkspaceValidationError as exc:
         draft.add_issues(exc.issues)
         messages.error(request, "Nothing was saved: fix the fields marked below.")
-        return _editor_page(request, profile, draft, cached, loaded=loaded, status=400)
+        return editor_page(request, profile, draft, cached, loaded=loaded, status=400)
     except PreconditionFailed:
         draft.general_errors.append(
             "Someone else saved this profile after you opened it, so nothing was saved. "
             "Your edits are still in the form: reload to see their change."
         )
-        return _editor_page(request, profile, draft, cached, loaded=loaded, status=409)
+        return editor_page(request, profile, draft, cached, loaded=loaded, status=409)
     except ChangeRequestRequired as exc:
         draft.general_errors.append(f"Nothing was saved: {exc}. Propose a change instead.")
-        return _editor_page(request, profile, draft, cached, loaded=loaded, status=409)
+        return editor_page(request, profile, draft, cached, loaded=loaded, status=409)
     messages.success(request, f"Saved {profile.key}.")
     return redirect("profile-editor", key=profile.key)
 
@@ -248,7 +262,7 @@ def _sample_response(request, profile, draft, cached, *, loaded, scenarios, stat
     back on it after the swap: loading never sends the keyboard to the top of the page.
     """
     if not request.htmx:
-        return _editor_page(
+        return editor_page(
             request, profile, draft, cached, loaded=loaded, status=status, scenarios=scenarios
         )
     context = {"draft": draft, "profile": profile}
