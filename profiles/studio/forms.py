@@ -14,6 +14,7 @@ from django.conf import settings
 
 from profiles.models import Consumer
 from profiles.workspace.mappers import canonical_string
+from profiles.workspace.selectors import consumer_get, consumer_list
 from profiles.workspace.validation import field_for_path
 from resolver import ResolverError
 from resolver.documents import load_json
@@ -307,6 +308,13 @@ class ItemForm(EntryForm):
 # --- profiles ---------------------------------------------------------------------------------
 
 
+def _consumer_or_none(key: str) -> Consumer | None:
+    try:
+        return consumer_get(key=key)
+    except Consumer.DoesNotExist:
+        return None
+
+
 class ProfileForm(EntryForm):
     """A profile's own fields; its rules and budget are edited in the editor."""
 
@@ -316,7 +324,7 @@ class ProfileForm(EntryForm):
     key = _key_field("id_name")
     consumer = forms.ModelChoiceField(
         label="Consumer",
-        queryset=Consumer.objects.order_by("position", "id"),
+        queryset=consumer_list(),
     )
     objective = forms.CharField(
         label="Objective", max_length=64, help_text="A key, e.g. answer-ticket."
@@ -346,7 +354,7 @@ class ProfileForm(EntryForm):
         return {
             "key": entry["key"],
             "name": entry.get("name", ""),
-            "consumer": Consumer.objects.filter(key=entry["consumer"]).first(),
+            "consumer": _consumer_or_none(entry["consumer"]),
             "objective": entry["objective"],
             "environment": entry.get("environment") or "",
             "budget": entry["budget"],

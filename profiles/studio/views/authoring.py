@@ -19,7 +19,12 @@ from profiles.studio.forms import ProfileForm, lock_key
 from profiles.workspace import cache
 from profiles.workspace.concurrency import profile_etag
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
-from profiles.workspace.selectors import profile_list_with_last_change, scenario_list
+from profiles.workspace.selectors import (
+    profile_get,
+    profile_list_with_last_change,
+    scenario_count,
+    scenario_list,
+)
 from resolver import ResolverError
 
 PER_PAGE = 25
@@ -48,10 +53,10 @@ SORT_LABELS = {
 
 
 def _profile(key: str) -> Profile:
-    profile = Profile.objects.select_related("consumer").filter(key=key).first()
-    if profile is None:
-        raise Http404(f'no profile "{key}"')
-    return profile
+    try:
+        return profile_get(key=key)
+    except Profile.DoesNotExist:
+        raise Http404(f'no profile "{key}"') from None
 
 
 def profile_rows() -> list[dict]:
@@ -242,7 +247,7 @@ def profile_edit(request, key):
 def profile_delete(request, key):
     """Ask for confirmation, then delete the profile (its rules and scenarios go with it)."""
     profile = _profile(key)
-    scenarios = profile.scenarios.count()
+    scenarios = scenario_count(profile=profile)
     context = {
         "kind": "profile",
         "key": key,

@@ -5,7 +5,6 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from profiles.authoring.rules import RULE_FORM_FIELDS
-from profiles.models import Profile, Scenario
 from profiles.resolution.services import profile_resolve
 from profiles.studio import presenters
 from profiles.studio.draft import (
@@ -18,6 +17,7 @@ from profiles.studio.draft import (
 from profiles.studio.editor_forms import rule_form_values
 from profiles.workspace import cache
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, capability_required
+from profiles.workspace.selectors import profile_list_with_consumer, scenario_list_of_profiles
 from resolver import ResolverError
 
 PROFILE_FIELDS = ("consumer", "objective", "environment", "budget")
@@ -85,7 +85,7 @@ def profile_compare(request):
     """Compare profile ``a`` with profile ``b`` on one sample input (a scenario or typed)."""
     cached = cache.workspace_get()
     document = cached.document
-    profiles = list(Profile.objects.select_related("consumer").order_by("position", "id"))
+    profiles = profile_list_with_consumer()
     keys = [profile.key for profile in profiles]
     a = request.GET.get("a") if request.GET.get("a") in keys else (keys[0] if keys else None)
     b = request.GET.get("b") if request.GET.get("b") in keys else None
@@ -99,11 +99,7 @@ def profile_compare(request):
             and (other["consumer"], other["objective"]) == (entry["consumer"], entry["objective"])
         ]
         b = siblings[0] if siblings else next((k for k in keys if k != a), None)
-    scenarios = list(
-        Scenario.objects.select_related("profile")
-        .filter(profile__key__in=[k for k in (a, b) if k])
-        .order_by("profile__position", "-is_default", "name")
-    )
+    scenarios = scenario_list_of_profiles(profile_keys=[k for k in (a, b) if k])
     chosen = next((s for s in scenarios if str(s.pk) == request.GET.get("scenario", "")), None)
     typed = sample_values_from_query(request.GET)
     if chosen is not None and (typed is None or request.GET.get("load")):
