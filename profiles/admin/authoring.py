@@ -16,12 +16,12 @@ from profiles.admin.safechange import ProtectedProfileAdmin, ProtectedRuleAdmin
 from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelForm, _entry
 from profiles.authoring import profiles as authoring_profiles
 from profiles.authoring import scenarios as authoring_scenarios
+from profiles.authoring.rules import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
 from profiles.models import (
     Profile,
     Rule,
     Scenario,
 )
-from profiles.studio.forms import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
 from profiles.workspace.fields import PROFILE_FIELDS, RULE_MODEL_FIELDS
 from profiles.workspace.mappers import (
     map_profile_to_resolver,

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 
 from django.http import QueryDict
 
+from profiles.authoring.rules import RULE_FORM_FIELDS
 from profiles.authoring.scenarios import scenario_save as scenario_save_service
 from profiles.models import Profile, Scenario
 from profiles.resolution.services import profile_resolve, workspace_resolve
@@ -26,7 +27,6 @@ from profiles.studio.editor_forms import (
     availability_field_name,
     input_field_name,
 )
-from profiles.studio.forms import RULE_FORM_FIELDS
 from profiles.workspace import cache
 from profiles.workspace.mappers import canonical_string
 from resolver import RequestError, WorkspaceError

@@ -14,10 +14,7 @@ from django import forms
 from django.forms.formsets import TOTAL_FORM_COUNT, BaseFormSet, ManagementForm
 from django.utils.functional import cached_property
 
-from profiles.studio.forms import (
-    AVAILABILITY_CHOICES,
-    CURRENTNESS_FORM_FIELDS,
-    MAIN_RULE_FIELDS,
+from profiles.authoring.rules import (
     NUMERIC_RULE_FIELDS,
     RULE_CHOICES,
     RULE_DEFAULT_HINTS,
@@ -25,9 +22,12 @@ from profiles.studio.forms import (
 )
 from profiles.workspace.mappers import canonical_string
 from profiles.workspace.validation import MAX_STORED_INTEGER
-from resolver.model import FORMATS
+from resolver.model import AVAILABILITIES, FORMATS
 
 SOURCES = ("profile", "default")
+# The editor shows a rule's main fields first, facets and currentness under "more".
+MAIN_RULE_FIELDS = RULE_FORM_FIELDS[:7]
+CURRENTNESS_FORM_FIELDS = RULE_FORM_FIELDS[8:]
 TOO_LARGE = f"must be at most {MAX_STORED_INTEGER}"
 
 
@@ -402,7 +402,7 @@ class SampleInputForm(forms.Form):
             self.fields[availability_field_name(layer["key"])] = forms.ChoiceField(
                 required=False,
                 label=layer["key"],
-                choices=[("", f"as stored ({stored})"), *((c, c) for c in AVAILABILITY_CHOICES)],
+                choices=[("", f"as stored ({stored})"), *((c, c) for c in AVAILABILITIES)],
                 widget=forms.Select(attrs={"id": f"avail-{layer['key']}"}),
             )
 

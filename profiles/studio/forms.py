@@ -1,4 +1,4 @@
-"""Forms of the studio pages, and the rule vocabulary they share with the admin.
+"""Forms of the studio pages.
 
 Each entry form (consumer, layer, item, profile) reads what was typed into a SPEC §2 entry
 (``document()``) for the write services; whether the entry is valid is the engine's to say.
@@ -13,60 +13,12 @@ from django import forms
 from django.conf import settings
 
 from profiles.models import Consumer
-from profiles.workspace.fields import CURRENTNESS_FIELDS, RULE_FIELDS
 from profiles.workspace.mappers import canonical_string
+from profiles.workspace.selectors import consumer_get, consumer_list
 from profiles.workspace.validation import field_for_path
 from resolver import ResolverError
 from resolver.documents import load_json
-from resolver.model import (
-    AVAILABILITIES,
-    DEFAULT_RULE,
-    FORMATS,
-    MODES,
-    ON_POLICIES,
-    ORDERS,
-    PARTICIPATIONS,
-    Currentness,
-)
-
-# --- the rule vocabulary, from the engine ---------------------------------------------------
-
-# Every rule field the editor shows, by its workspace-document name, in SPEC §2 order
-# (participation … facets, then currentness.maxAgeDays … currentness.onUnknown).
-RULE_FORM_FIELDS = (*RULE_FIELDS, *(f"currentness.{name}" for name in CURRENTNESS_FIELDS))
-MAIN_RULE_FIELDS = RULE_FORM_FIELDS[:7]
-CURRENTNESS_FORM_FIELDS = RULE_FORM_FIELDS[8:]
-RULE_CHOICES = {
-    "participation": PARTICIPATIONS,
-    "mode": MODES,
-    "required": ("true", "false"),
-    "order": ORDERS,
-    "currentness.onStale": ON_POLICIES,
-    "currentness.onUnknown": ON_POLICIES,
-}
-_CURRENTNESS_DEFAULTS = Currentness(max_age_days=0)
-# What applies when a field is not given (shown greyed, in brackets: "(auto)").
-RULE_DEFAULT_HINTS = {
-    "participation": DEFAULT_RULE.participation,
-    "mode": DEFAULT_RULE.mode,
-    "required": canonical_string(DEFAULT_RULE.required),
-    "priority": canonical_string(DEFAULT_RULE.priority),
-    "maxItems": "none",
-    "maxTokens": "none",
-    "order": "by mode",
-    "facets": ", ".join(DEFAULT_RULE.facets),
-    "currentness.maxAgeDays": "off",
-    "currentness.field": _CURRENTNESS_DEFAULTS.field,
-    "currentness.onStale": _CURRENTNESS_DEFAULTS.on_stale,
-    "currentness.onUnknown": _CURRENTNESS_DEFAULTS.on_unknown,
-}
-# Model field -> the rule field's document name (max_items -> maxItems): what people read.
-RULE_FIELD_BY_MODEL = {model: document for document, model in RULE_FIELDS.items()} | {
-    model: f"currentness.{document}" for document, model in CURRENTNESS_FIELDS.items()
-}
-NUMERIC_RULE_FIELDS = ("priority", "maxItems", "maxTokens", "currentness.maxAgeDays")
-AVAILABILITY_CHOICES = AVAILABILITIES
-
+from resolver.model import AVAILABILITIES, FORMATS
 
 # --- issues in words ----------------------------------------------------------------------------
 
@@ -356,6 +308,13 @@ class ItemForm(EntryForm):
 # --- profiles ---------------------------------------------------------------------------------
 
 
+def _consumer_or_none(key: str) -> Consumer | None:
+    try:
+        return consumer_get(key=key)
+    except Consumer.DoesNotExist:
+        return None
+
+
 class ProfileForm(EntryForm):
     """A profile's own fields; its rules and budget are edited in the editor."""
 
@@ -365,7 +324,7 @@ class ProfileForm(EntryForm):
     key = _key_field("id_name")
     consumer = forms.ModelChoiceField(
         label="Consumer",
-        queryset=Consumer.objects.order_by("position", "id"),
+        queryset=consumer_list(),
     )
     objective = forms.CharField(
         label="Objective", max_length=64, help_text="A key, e.g. answer-ticket."
@@ -395,7 +354,7 @@ class ProfileForm(EntryForm):
         return {
             "key": entry["key"],
             "name": entry.get("name", ""),
-            "consumer": Consumer.objects.filter(key=entry["consumer"]).first(),
+            "consumer": _consumer_or_none(entry["consumer"]),
             "objective": entry["objective"],
             "environment": entry.get("environment") or "",
             "budget": entry["budget"],

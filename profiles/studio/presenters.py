@@ -12,8 +12,8 @@ from typing import Any
 from django.utils.html import format_html
 
 import resolver.reasons as R
+from profiles.authoring.rules import RULE_FIELD_BY_MODEL
 from profiles.resolution.explain import explain, explain_fragment
-from profiles.studio.forms import RULE_FIELD_BY_MODEL
 from profiles.studio.item_rows import CUT_REASONS, ROWS
 
 DECISION_KINDS = {R.INLINE: "inline", R.ON_DEMAND_KIND: "on request", R.OMITTED: "omitted"}
@@ -402,37 +402,25 @@ def _shown(value: Any) -> str:
     return "—" if value is None else str(value)
 
 
-def _consumer_keys(ids) -> dict:
-    from profiles.models import Consumer
-
-    return dict(Consumer.objects.filter(pk__in=[i for i in ids if i]).values_list("pk", "key"))
-
-
 def history_entry(record) -> dict:
-    """Return one historical record of a profile or rule in words: when, who, what changed."""
+    """Return one historical record of a profile or rule in words: when, who, what changed.
+
+    ``record`` comes from ``profile_history_list_with_changes``: its ``changes`` and
+    ``consumer_keys`` are loaded.
+    """
     layer = getattr(record, "layer", None)
     subject = f"rule {layer.key}" if layer is not None else "profile"
     details = []
-    if record.history_type == "~":
-        previous = record.prev_record
-        if previous is not None:
-            delta = record.diff_against(previous)
-            changes = [
-                change
-                for change in delta.changes
-                if change.field not in ("updated_at", "updated_by", "position")
-            ]
+    for change in record.changes:
+        if change.field in ("updated_at", "updated_by", "position"):
+            continue
+        old, new = change.old, change.new
+        if change.field == "consumer":
             # A profile's consumer is stored by id: name it by its key.
-            keys = _consumer_keys(
-                [value for c in changes if c.field == "consumer" for value in (c.old, c.new)]
-            )
-            details = []
-            for change in changes:
-                old, new = change.old, change.new
-                if change.field == "consumer":
-                    old, new = keys.get(old, old), keys.get(new, new)
-                name = RULE_FIELD_BY_MODEL.get(change.field, change.field)
-                details.append(f"{name}: {_shown(old)} → {_shown(new)}")
+            old = record.consumer_keys.get(old, old)
+            new = record.consumer_keys.get(new, new)
+        name = RULE_FIELD_BY_MODEL.get(change.field, change.field)
+        details.append(f"{name}: {_shown(old)} → {_shown(new)}")
     return {
         "at": record.history_date,
         # No user: written by an import or a management command (e.g. the demo).

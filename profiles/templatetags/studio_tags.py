@@ -15,6 +15,8 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
+from profiles.workspace.selectors import history_list_recent
+
 register = template.Library()
 
 _DASH = "—"
@@ -223,8 +225,6 @@ def _history_label(record) -> str:
 @register.simple_tag
 def workspace_recent_changes(limit: int = 10) -> list[dict]:
     """Return the latest workspace changes (every door, every user) for the admin's sidebar."""
-    from profiles.workspace.selectors import history_list_recent
-
     changes = []
     for record in history_list_recent(limit=limit):
         model = record.instance_type._meta.model_name

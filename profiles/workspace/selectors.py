@@ -431,3 +431,63 @@ def profile_list_with_last_change() -> list[Profile]:
         at, by = max(candidates, key=lambda c: c[0]) if candidates else (profile.updated_at, None)
         profile.last_change_at, profile.last_change_by = at, by
     return profiles
+
+
+# --- studio reads ------------------------------------------------------------------------------
+# What the studio's pages read besides the lists above: one profile, the pickers, counts.
+
+
+def profile_get(*, key: str) -> Profile:
+    """Return the profile with this key and its consumer; raise Profile.DoesNotExist."""
+    return Profile.objects.select_related("consumer").get(key=key)
+
+
+def profile_list_with_consumer() -> list[Profile]:
+    """Return the profiles in document order, each with its consumer (no rules)."""
+    return list(Profile.objects.select_related("consumer").order_by("position", "id"))
+
+
+def scenario_list_of_profiles(*, profile_keys) -> list[Scenario]:
+    """Return the scenarios of these profiles with their profile: by profile, default first."""
+    return list(
+        Scenario.objects.select_related("profile")
+        .filter(profile__key__in=list(profile_keys))
+        .order_by("profile__position", "-is_default", "name")
+    )
+
+
+def scenario_count(*, profile: Profile) -> int:
+    """Return how many saved scenarios the profile has."""
+    return Scenario.objects.filter(profile=profile).count()
+
+
+def profile_history_list_with_changes(*, profile: Profile, limit: int = 12) -> list:
+    """Return ``profile_history_list`` with what each change changed, read up front.
+
+    A change (``~``) gets ``changes``: its field changes against the record before it (one
+    query each, at most ``limit``); any other record gets none. Every record gets
+    ``consumer_keys``, the keys of the consumers those changes name by id (one query for all).
+    """
+    records = profile_history_list(profile=profile, limit=limit)
+    consumer_ids = set()
+    for record in records:
+        record.changes = []
+        if record.history_type == "~":
+            previous = record.prev_record
+            if previous is not None:
+                record.changes = record.diff_against(previous).changes
+                consumer_ids.update(
+                    value
+                    for change in record.changes
+                    if change.field == "consumer"
+                    for value in (change.old, change.new)
+                    if value
+                )
+    consumer_keys = (
+        dict(Consumer.objects.filter(pk__in=consumer_ids).values_list("pk", "key"))
+        if consumer_ids
+        else {}
+    )
+    for record in records:
+        record.consumer_keys = consumer_keys
+    return records

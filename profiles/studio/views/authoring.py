@@ -7,16 +7,24 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from profiles.authoring import profiles as services
+from profiles.authoring import profiles as authoring_profiles
 from profiles.models import Profile
 from profiles.resolution.services import profile_resolve
-from profiles.studio import draft as studio
+from profiles.studio.draft import (
+    SUMMARY,
+    profile_document,
+)
 from profiles.studio.entries import confirm_delete, entry_page
 from profiles.studio.forms import ProfileForm, lock_key
 from profiles.workspace import cache
 from profiles.workspace.concurrency import profile_etag
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
-from profiles.workspace.selectors import profile_list_with_last_change, scenario_list
+from profiles.workspace.selectors import (
+    profile_get,
+    profile_list_with_last_change,
+    scenario_count,
+    scenario_list,
+)
 from resolver import ResolverError
 
 PER_PAGE = 25
@@ -45,10 +53,10 @@ SORT_LABELS = {
 
 
 def _profile(key: str) -> Profile:
-    profile = Profile.objects.select_related("consumer").filter(key=key).first()
-    if profile is None:
-        raise Http404(f'no profile "{key}"')
-    return profile
+    try:
+        return profile_get(key=key)
+    except Profile.DoesNotExist:
+        raise Http404(f'no profile "{key}"') from None
 
 
 def profile_rows() -> list[dict]:
@@ -62,7 +70,7 @@ def profile_rows() -> list[dict]:
         scenario = defaults.get(profile.pk)
         status, error = None, None
         if scenario is not None:
-            request = {**scenario.as_request(), "detail": studio.SUMMARY}
+            request = {**scenario.as_request(), "detail": SUMMARY}
             try:
                 status = profile_resolve(profile=profile.key, request=request)["status"]
             except ResolverError as exc:
@@ -155,7 +163,7 @@ def profile_create(request):
     return entry_page(
         request,
         form,
-        lambda: services.profile_create(document=form.document(), user=request.user),
+        lambda: authoring_profiles.profile_create(document=form.document(), user=request.user),
         success="Profile created. Every layer is on the default rule: edit the rules here.",
         next_url=lambda profile: reverse("profile-editor", args=[profile.key]),
         context={
@@ -174,7 +182,7 @@ def profile_create(request):
 def profile_duplicate(request, key):
     """Copy a profile and its rules under a new key (the selection must differ)."""
     source = _profile(key)
-    document = studio.profile_document(cache.workspace_get().document, source.key)
+    document = profile_document(cache.workspace_get().document, source.key)
     initial = ProfileForm.initial_of(document) | {
         "key": f"{source.key}-copy"[:64],
         "name": f"{source.name or source.key} (copy)",
@@ -183,7 +191,7 @@ def profile_duplicate(request, key):
     return entry_page(
         request,
         form,
-        lambda: services.profile_create(
+        lambda: authoring_profiles.profile_create(
             document={**form.document(), "rules": document.get("rules") or {}},
             user=request.user,
         ),
@@ -205,14 +213,14 @@ def profile_duplicate(request, key):
 def profile_edit(request, key):
     """Edit a profile's own fields (name, consumer, objective, environment, description)."""
     profile = _profile(key)
-    document = studio.profile_document(cache.workspace_get().document, key)
+    document = profile_document(cache.workspace_get().document, key)
     initial = ProfileForm.initial_of(document) | {"etag": profile_etag(profile)}
     form = ProfileForm(request.POST if request.method == "POST" else None, initial=initial)
     lock_key(form)
     return entry_page(
         request,
         form,
-        lambda: services.profile_update(
+        lambda: authoring_profiles.profile_update(
             key=key,
             changes={name: v for name, v in form.document().items() if name != "key"},
             user=request.user,
@@ -239,7 +247,7 @@ def profile_edit(request, key):
 def profile_delete(request, key):
     """Ask for confirmation, then delete the profile (its rules and scenarios go with it)."""
     profile = _profile(key)
-    scenarios = profile.scenarios.count()
+    scenarios = scenario_count(profile=profile)
     context = {
         "kind": "profile",
         "key": key,
@@ -253,7 +261,7 @@ def profile_delete(request, key):
     return confirm_delete(
         request,
         context,
-        lambda: services.profile_delete(key=key, user=request.user),
+        lambda: authoring_profiles.profile_delete(key=key, user=request.user),
         success=f"Profile {key} deleted.",
         next_url=reverse("profile-list"),
     )

@@ -4,15 +4,21 @@ resolutions differ (status, tokens, decisions per layer, what each puts in the c
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from profiles.models import Profile, Scenario
+from profiles.authoring.rules import RULE_FORM_FIELDS
 from profiles.resolution.services import profile_resolve
-from profiles.studio import draft as studio
 from profiles.studio import presenters
+from profiles.studio.draft import (
+    SUMMARY,
+    profile_document,
+    sample_form,
+    sample_values_from_query,
+    sample_values_from_scenario,
+)
 from profiles.studio.editor_forms import rule_form_values
-from profiles.studio.forms import RULE_FORM_FIELDS
 from profiles.workspace import cache
 from profiles.workspace.fields import PROFILE_FIELDS
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, capability_required
+from profiles.workspace.selectors import profile_list_with_consumer, scenario_list_of_profiles
 from resolver import ResolverError
 
 # The fields shown when they differ: what selects a profile, and its budget.
@@ -83,12 +89,12 @@ def profile_compare(request):
     """Compare profile ``a`` with profile ``b`` on one sample input (a scenario or typed)."""
     cached = cache.workspace_get()
     document = cached.document
-    profiles = list(Profile.objects.select_related("consumer").order_by("position", "id"))
+    profiles = profile_list_with_consumer()
     keys = [profile.key for profile in profiles]
     a = request.GET.get("a") if request.GET.get("a") in keys else (keys[0] if keys else None)
     b = request.GET.get("b") if request.GET.get("b") in keys else None
     if b is None and a is not None:
-        entry = studio.profile_document(document, a)
+        entry = profile_document(document, a)
         # A sibling by default: same consumer and objective, another environment.
         siblings = [
             other["key"]
@@ -97,21 +103,17 @@ def profile_compare(request):
             and (other["consumer"], other["objective"]) == (entry["consumer"], entry["objective"])
         ]
         b = siblings[0] if siblings else next((k for k in keys if k != a), None)
-    scenarios = list(
-        Scenario.objects.select_related("profile")
-        .filter(profile__key__in=[k for k in (a, b) if k])
-        .order_by("profile__position", "-is_default", "name")
-    )
+    scenarios = scenario_list_of_profiles(profile_keys=[k for k in (a, b) if k])
     chosen = next((s for s in scenarios if str(s.pk) == request.GET.get("scenario", "")), None)
-    typed = studio.sample_values_from_query(request.GET)
+    typed = sample_values_from_query(request.GET)
     if chosen is not None and (typed is None or request.GET.get("load")):
-        values = studio.sample_values_from_scenario(chosen)  # "Load" (or nothing typed)
+        values = sample_values_from_scenario(chosen)  # "Load" (or nothing typed)
     elif typed is not None:
         values, chosen = typed, None  # what is in the fields now
     else:
         chosen = next((s for s in scenarios if s.profile.key == a), None)
-        values = studio.sample_values_from_scenario(chosen)
-    sample = studio.sample_form(values, document)
+        values = sample_values_from_scenario(chosen)
+    sample = sample_form(values, document)
     context = {
         "profiles": profiles,
         "a": a,
@@ -121,14 +123,14 @@ def profile_compare(request):
         "sample": sample,
     }
     if a and b and sample.is_valid():
-        first, second = studio.profile_document(document, a), studio.profile_document(document, b)
+        first, second = profile_document(document, a), profile_document(document, b)
         context["profile_rows"] = [
             {"name": name, "a": first.get(name), "b": second.get(name)}
             for name in COMPARED_PROFILE_FIELDS
             if first.get(name) != second.get(name)
         ]
         context["rule_rows"] = rule_differences(document, first, second)
-        request_document = {**sample.as_request(), "detail": studio.SUMMARY}
+        request_document = {**sample.as_request(), "detail": SUMMARY}
         try:
             resolutions = [
                 profile_resolve(profile=key, request=request_document, compiled=cached.compiled)

@@ -14,18 +14,37 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from profiles.authoring import profiles as services
+from profiles.authoring import profiles as authoring_profiles
 from profiles.models import Profile, Scenario
-from profiles.safechange.environments import ChangeRequestRequired
-from profiles.studio import draft as studio
+from profiles.safechange.environments import ChangeRequestRequired, profile_write_refusal
+from profiles.safechange.selectors import change_request_open_count
 from profiles.studio import handoff, item_rows, presenters
+from profiles.studio.draft import (
+    SAMPLE_PARAMETERS,
+    SESSION_SAMPLE,
+    Draft,
+    SampleState,
+    draft_from_post,
+    draft_from_saved,
+    item_titles,
+    preview_context,
+    resolve_draft,
+    sample_query,
+    sample_values_from_query,
+    sample_values_from_scenario,
+    saved_resolution,
+    scenario_matches,
+    scenario_save,
+)
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.workspace.selectors import (
-    profile_history_list,
+    profile_get,
+    profile_history_list_with_changes,
     scenario_get_default,
+    scenario_list,
     scenario_of_profile_get,
 )
 from profiles.workspace.validation import WorkspaceValidationError
@@ -34,17 +53,17 @@ from profiles.workspace.writing import Conflict
 
 def _editor_profile(key: str) -> Profile:
     try:
-        return Profile.objects.select_related("consumer").get(key=key)
+        return profile_get(key=key)
     except Profile.DoesNotExist:
         raise Http404(f'no profile "{key}"') from None
 
 
 def _session_key(profile: Profile) -> str:
-    return studio.SESSION_SAMPLE.format(profile.key)
+    return SESSION_SAMPLE.format(profile.key)
 
 
-def _remember(request, profile: Profile, draft: studio.Draft, scenario_id: int | None) -> None:
-    state = studio.SampleState(values=draft.sample.values(), scenario_id=scenario_id)
+def _remember(request, profile: Profile, draft: Draft, scenario_id: int | None) -> None:
+    state = SampleState(values=draft.sample.values(), scenario_id=scenario_id)
     request.session[_session_key(profile)] = state.as_session()
 
 
@@ -56,7 +75,7 @@ def _loaded_scenario(request, profile: Profile, scenarios=None) -> Scenario | No
     chosen = request.POST.get("loaded_scenario") if request.method == "POST" else None
     if chosen is None:
         stored = request.session.get(_session_key(profile))
-        chosen = studio.SampleState.from_session(stored).scenario_id if stored else None
+        chosen = SampleState.from_session(stored).scenario_id if stored else None
     chosen = whole_number(str(chosen or ""))
     if chosen is None:
         return None
@@ -73,35 +92,46 @@ def _scenario_context(profile, draft, scenarios, loaded) -> dict:
     return {
         "scenarios": scenarios,
         "loaded_scenario": loaded,
-        "scenario_edited": loaded is not None and not studio.scenario_matches(loaded, draft.sample),
+        "scenario_edited": loaded is not None and not scenario_matches(loaded, draft.sample),
         "share_url": _share_url(profile, draft, loaded),
     }
 
 
-def _share_url(profile: Profile, draft: studio.Draft, loaded: Scenario | None) -> str:
+def _share_url(profile: Profile, draft: Draft, loaded: Scenario | None) -> str:
     """Return the editor's URL carrying this sample input: a link that opens what you see."""
     url = reverse("profile-editor", args=[profile.key])
-    if loaded is not None and studio.scenario_matches(loaded, draft.sample):
+    if loaded is not None and scenario_matches(loaded, draft.sample):
         return f"{url}?scenario={loaded.pk}"
-    query = studio.sample_query(draft.sample)
+    query = sample_query(draft.sample)
     return f"{url}?{query}" if query else url
 
 
 def _scenarios(profile: Profile) -> list[Scenario]:
-    return list(
-        Scenario.objects.select_related("profile")
-        .filter(profile=profile)
-        .order_by("-is_default", "name")
-    )
+    return scenario_list(profile=profile)
 
 
-def _editor_page(request, profile, draft, cached, *, loaded=None, status=200, scenarios=None):
+def _safe_change(request, profile: Profile) -> dict:
+    """Return what the editor's header shows of safe change: whether a direct save is refused
+    here (then it offers "Propose change"), the profile's version, its open change requests."""
+    refusal = profile_write_refusal(user=request.user, environments=[profile.environment])
+    return {
+        "protected": refusal is not None,
+        "version": profile.version,
+        "open_requests": change_request_open_count(profile_key=profile.key),
+    }
+
+
+def editor_page(request, profile, draft, cached, *, loaded=None, status=200, scenarios=None):
+    """Return the whole editor page on ``draft`` (the safe-change views open it too: the
+    preview of a change request, a proposal refused as stale)."""
     scenarios = _scenarios(profile) if scenarios is None else scenarios
-    context = studio.preview_context(profile, draft, cached)
+    context = preview_context(profile, draft, cached)
     context.update(_scenario_context(profile, draft, scenarios, loaded))
     context["history"] = [
-        presenters.history_entry(record) for record in profile_history_list(profile=profile)
+        presenters.history_entry(record)
+        for record in profile_history_list_with_changes(profile=profile)
     ]
+    context["safe"] = _safe_change(request, profile)
     context["row_filters"] = item_rows.ROW_FILTERS
     return render(request, "profiles/editor.html", context, status=status)
 
@@ -118,25 +148,23 @@ def profile_editor(request, key):
     cached = cache.workspace_get()
     scenarios = _scenarios(profile)
     loaded = None
-    shared = studio.sample_values_from_query(request.GET)
+    shared = sample_values_from_query(request.GET)
     if request.GET.get("scenario"):
         loaded = next((s for s in scenarios if str(s.pk) == request.GET["scenario"]), None)
         if loaded is None:
             raise Http404("no such scenario for this profile")
-        values = studio.sample_values_from_scenario(loaded)
+        values = sample_values_from_scenario(loaded)
     elif shared is not None:
         values = shared
     elif stored := request.session.get(_session_key(profile)):
-        state = studio.SampleState.from_session(stored)
+        state = SampleState.from_session(stored)
         values = state.values
         loaded = next((s for s in scenarios if s.pk == state.scenario_id), None)
     else:
         loaded = scenario_get_default(profile=profile)
-        values = studio.sample_values_from_scenario(loaded)
-    draft = studio.draft_from_saved(
-        cached.document, profile.key, values, etag=profile_etag(profile)
-    )
-    return _editor_page(request, profile, draft, cached, loaded=loaded, scenarios=scenarios)
+        values = sample_values_from_scenario(loaded)
+    draft = draft_from_saved(cached.document, profile.key, values, etag=profile_etag(profile))
+    return editor_page(request, profile, draft, cached, loaded=loaded, scenarios=scenarios)
 
 
 def _preview_response(request, profile, draft, cached, *, loaded, sample: str = "") -> HttpResponse:
@@ -146,7 +174,7 @@ def _preview_response(request, profile, draft, cached, *, loaded, sample: str = 
     With ``sample`` (the re-rendered sample input, the request's target), the preview goes
     out of band too.
     """
-    context = studio.preview_context(profile, draft, cached)
+    context = preview_context(profile, draft, cached)
     context.update(_scenario_context(profile, draft, None, loaded))
     context["row_filters"] = item_rows.ROW_FILTERS
     if not request.htmx:
@@ -173,7 +201,7 @@ def profile_preview(request, key):
     """Resolve the posted draft and return the preview (never writes)."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
-    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
     return _preview_response(request, profile, draft, cached, loaded=loaded)
 
@@ -184,14 +212,14 @@ def profile_save(request, key):
     """Save the rules and budget of the posted draft, unless someone saved since it was opened."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
-    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
     _remember(request, profile, draft, loaded.pk if loaded else None)
     if not draft.is_valid():
         messages.error(request, "Nothing was saved: fix the fields marked below.")
-        return _editor_page(request, profile, draft, cached, loaded=loaded, status=400)
+        return editor_page(request, profile, draft, cached, loaded=loaded, status=400)
     try:
-        services.profile_save_rules(
+        authoring_profiles.profile_save_rules(
             profile=profile,
             rules=draft.rule_overrides(),
             budget=draft.budget_value(),
@@ -201,16 +229,16 @@ def profile_save(request, key):
     except WorkspaceValidationError as exc:
         draft.add_issues(exc.issues)
         messages.error(request, "Nothing was saved: fix the fields marked below.")
-        return _editor_page(request, profile, draft, cached, loaded=loaded, status=400)
+        return editor_page(request, profile, draft, cached, loaded=loaded, status=400)
     except PreconditionFailed:
         draft.general_errors.append(
             "Someone else saved this profile after you opened it, so nothing was saved. "
             "Your edits are still in the form: reload to see their change."
         )
-        return _editor_page(request, profile, draft, cached, loaded=loaded, status=409)
+        return editor_page(request, profile, draft, cached, loaded=loaded, status=409)
     except ChangeRequestRequired as exc:
         draft.general_errors.append(f"Nothing was saved: {exc}. Propose a change instead.")
-        return _editor_page(request, profile, draft, cached, loaded=loaded, status=409)
+        return editor_page(request, profile, draft, cached, loaded=loaded, status=409)
     messages.success(request, f"Saved {profile.key}.")
     return redirect("profile-editor", key=profile.key)
 
@@ -221,7 +249,7 @@ def profile_discard(request, key):
     """Drop the unsaved rule edits; keep the sample input."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
-    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
     _remember(request, profile, draft, loaded.pk if loaded else None)
     return redirect("profile-editor", key=profile.key)
@@ -234,7 +262,7 @@ def _sample_response(request, profile, draft, cached, *, loaded, scenarios, stat
     back on it after the swap: loading never sends the keyboard to the top of the page.
     """
     if not request.htmx:
-        return _editor_page(
+        return editor_page(
             request, profile, draft, cached, loaded=loaded, status=status, scenarios=scenarios
         )
     context = {"draft": draft, "profile": profile}
@@ -256,10 +284,10 @@ def profile_scenario_load(request, key):
     data = request.POST.copy()
     if chosen is not None:
         for name in list(data):
-            if name in studio.SAMPLE_PARAMETERS or name.startswith(("input:", "avail:")):
+            if name in SAMPLE_PARAMETERS or name.startswith(("input:", "avail:")):
                 del data[name]
-        data.update(studio.sample_values_from_scenario(chosen))
-    draft = studio.draft_from_post(data, cached.document, profile.key)
+        data.update(sample_values_from_scenario(chosen))
+    draft = draft_from_post(data, cached.document, profile.key)
     if chosen is None:
         draft.general_errors.append("Choose a scenario to load.")
         loaded = _loaded_scenario(request, profile, scenarios)
@@ -277,7 +305,7 @@ def profile_scenario_save(request, key):
     """Save the sample input as a named scenario of the profile."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
-    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    draft = draft_from_post(request.POST, cached.document, profile.key)
     scenarios = _scenarios(profile)
     loaded = _loaded_scenario(request, profile, scenarios)
     name = request.POST.get("scenario_name", "").strip()
@@ -288,7 +316,7 @@ def profile_scenario_save(request, key):
         draft.scenario_error = "Fix the sample input first."
     else:
         try:
-            loaded = studio.scenario_save(
+            loaded = scenario_save(
                 profile=profile, name=name, sample=draft.sample, user=request.user
             )
         except WorkspaceValidationError as exc:
@@ -328,17 +356,15 @@ def profile_preview_rows(request, key):
     layer = request.POST.get("layer", "")
     if layer not in {entry["key"] for entry in cached.document["layers"]}:
         return HttpResponseBadRequest("unknown layer")
-    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
-    resolution = studio.resolve_draft(draft, cached, detail="full")
+    draft = draft_from_post(request.POST, cached.document, profile.key)
+    resolution = resolve_draft(draft, cached, detail="full")
     if resolution is None:
         return HttpResponse('<p class="muted">Fix the highlighted fields to see the items.</p>')
     row_filter = request.POST.get("rows", "all")
     row_filter = row_filter if row_filter in item_rows.ROW_FILTERS else "all"
     saved = None
     if row_filter == "changed":
-        saved = studio.saved_resolution(
-            profile.key, draft.sample.as_request(), cached, detail="full"
-        )
+        saved = saved_resolution(profile.key, draft.sample.as_request(), cached, detail="full")
     groups = item_rows.layer_rows(resolution, layer, saved=saved, row_filter=row_filter)
     group_name = request.POST.get("group")
     start = _page_number(request.POST.get("start"))
@@ -349,7 +375,7 @@ def profile_preview_rows(request, key):
         start, size = 0, item_rows.ROWS
     for group in groups:
         shown = group["rows"][start : start + size]
-        titles = studio.item_titles(layer, [row["item"] for row in shown], cached)
+        titles = item_titles(layer, [row["item"] for row in shown], cached)
         group["shown"] = [item_rows.item_row(row, titles) for row in shown]
         group["next_start"] = start + len(shown)
         group["rest"] = max(0, group["count"] - group["next_start"])
@@ -371,8 +397,8 @@ def profile_preview_cut(request, key):
     """Return the units the budget trimmed or the rules cut, a page at a time."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
-    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
-    resolution = studio.resolve_draft(draft, cached, detail="full")
+    draft = draft_from_post(request.POST, cached.document, profile.key)
+    resolution = resolve_draft(draft, cached, detail="full")
     units = item_rows.cut_units(resolution) if resolution is not None else []
     start = _page_number(request.POST.get("start"))
     size = item_rows.PAGE if start else item_rows.ROWS
@@ -393,7 +419,7 @@ def profile_preview_handoff(request, key):
     """Return this exact preview request as curl, Python and JavaScript, with its answer."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
-    draft = studio.draft_from_post(request.POST, cached.document, profile.key)
+    draft = draft_from_post(request.POST, cached.document, profile.key)
     if not draft.is_valid():
         return HttpResponse('<p class="muted">Fix the highlighted fields first.</p>')
     call = handoff.api_call(
@@ -405,7 +431,7 @@ def profile_preview_handoff(request, key):
         budget=draft.budget_value(),
         saved_budget=draft.saved_budget,
     )
-    resolution = studio.resolve_draft(draft, cached, detail=call.detail)
+    resolution = resolve_draft(draft, cached, detail=call.detail)
     if resolution is None:
         return HttpResponse('<p class="muted">Fix the highlighted fields first.</p>')
     context = {"call": call, "snippets": handoff.snippets(call), "answer": handoff.json(resolution)}

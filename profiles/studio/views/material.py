@@ -1,18 +1,25 @@
 """Consumers, layers and their items: lists, create, edit, delete."""
 
 from django.core.paginator import Paginator
-from django.db.models import Count, Q
 from django.http import Http404
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from profiles.material import consumers as material_consumers
 from profiles.material import items as material_items
 from profiles.material import layers as material_layers
-from profiles.models import Consumer, Item, Layer, Profile, Rule
+from profiles.material.selectors import (
+    consumer_profile_keys_get,
+    item_list_matching,
+    item_of_layer_get,
+    layer_item_count,
+    layer_profile_keys_list,
+)
+from profiles.models import Consumer, Item, Layer
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
 from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
+from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
 from profiles.workspace.mappers import (
     map_consumer_to_resolver,
@@ -31,24 +38,19 @@ PER_PAGE = 25
 
 
 def _consumer(key: str) -> Consumer:
-    consumer = Consumer.objects.filter(key=key).first()
-    if consumer is None:
-        raise Http404(f'no consumer "{key}"')
-    return consumer
+    try:
+        return selectors.consumer_get(key=key)
+    except Consumer.DoesNotExist:
+        raise Http404(f'no consumer "{key}"') from None
 
 
 @capability_required(READ_CONFIG)
 @require_GET
 def consumer_list(request):
     """List the consumers with the profiles that use each, a page at a time."""
-    consumers = Consumer.objects.order_by("position", "id")
-    page = Paginator(consumers, PER_PAGE).get_page(request.GET.get("page"))
-    users: dict[int, list[str]] = {}
-    for consumer_id, key in Profile.objects.filter(consumer__in=list(page)).values_list(
-        "consumer_id", "key"
-    ):
-        users.setdefault(consumer_id, []).append(key)
-    rows = [{"consumer": c, "profiles": sorted(users.get(c.pk, []))} for c in page]
+    page = Paginator(selectors.consumer_list(), PER_PAGE).get_page(request.GET.get("page"))
+    users = consumer_profile_keys_get(consumers=page)
+    rows = [{"consumer": c, "profiles": users.get(c.pk, [])} for c in page]
     return render(request, "profiles/consumer_list.html", {"page": page, "rows": rows})
 
 
@@ -106,7 +108,7 @@ def consumer_edit(request, key):
 @require_http_methods(["GET", "POST"])
 def consumer_delete(request, key):
     consumer = _consumer(key)
-    users = list(consumer.profiles.order_by("key").values_list("key", flat=True))
+    users = consumer_profile_keys_get(consumers=[consumer]).get(consumer.pk, [])
     context = {
         "kind": "consumer",
         "key": key,
@@ -135,18 +137,17 @@ ITEMS_PER_PAGE = 25
 
 
 def _layer(key: str) -> Layer:
-    layer = Layer.objects.filter(key=key).first()
-    if layer is None:
-        raise Http404(f'no layer "{key}"')
-    return layer
+    try:
+        return selectors.layer_get(key=key)
+    except Layer.DoesNotExist:
+        raise Http404(f'no layer "{key}"') from None
 
 
 @capability_required(READ_CONFIG)
 @require_GET
 def layer_list(request):
     """List the layers with their conditions and item counts, a page at a time."""
-    layers = Layer.objects.order_by("position", "id").annotate(item_total=Count("items"))
-    page = Paginator(layers, LAYERS_PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(selectors.layer_list(), LAYERS_PER_PAGE).get_page(request.GET.get("page"))
     return render(request, "profiles/layer_list.html", {"page": page, "layers": page})
 
 
@@ -210,12 +211,8 @@ def layer_edit(request, key):
 @require_http_methods(["GET", "POST"])
 def layer_delete(request, key):
     layer = _layer(key)
-    items = layer.items.count()
-    users = list(
-        Rule.objects.filter(layer=layer)
-        .order_by("profile__key")
-        .values_list("profile__key", flat=True)
-    )
+    items = layer_item_count(layer=layer)
+    users = layer_profile_keys_list(layer=layer)
     context = {
         "kind": "layer",
         "key": key,
@@ -240,17 +237,20 @@ def layer_delete(request, key):
     )
 
 
+def _item(layer: Layer, item_id: int) -> Item:
+    try:
+        return item_of_layer_get(layer=layer, item_id=item_id)
+    except Item.DoesNotExist:
+        raise Http404("no such item in this layer") from None
+
+
 @capability_required(READ_MATERIAL)
 @require_GET
 def item_list(request, key):
     """List a layer's items, searchable by path, title and body, a page at a time."""
     layer = _layer(key)
     query = request.GET.get("q", "").strip()
-    items = Item.objects.filter(layer=layer).order_by("position", "id")
-    if query:
-        items = items.filter(
-            Q(path__icontains=query) | Q(title__icontains=query) | Q(body__icontains=query)
-        )
+    items = item_list_matching(layer=layer, query=query)
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
     context = {"layer": layer, "page": page, "query": query}
     if request.htmx and request.htmx.target == "item-results":
@@ -285,8 +285,7 @@ def item_create(request, key):
 @require_http_methods(["GET", "POST"])
 def item_edit(request, key, item_id):
     layer = _layer(key)
-    item = get_object_or_404(Item, pk=item_id, layer=layer)
-    item.layer = layer
+    item = _item(layer, item_id)
     initial = ItemForm.initial_of(map_item_to_resolver(item)) | {"etag": item_etag(item)}
     form = ItemForm(request.POST if request.method == "POST" else None, initial=initial)
     form.fields["path"].disabled = True
@@ -320,7 +319,7 @@ def item_edit(request, key, item_id):
 @require_http_methods(["GET", "POST"])
 def item_delete(request, key, item_id):
     layer = _layer(key)
-    item = get_object_or_404(Item, pk=item_id, layer=layer)
+    item = _item(layer, item_id)
     context = {
         "kind": "item",
         "key": f"{key}/{item.path}",

@@ -12,11 +12,11 @@ import json
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from profiles.models import ChangeRequest, Profile, ProfileVersion, Scenario
+from profiles.models import ChangeRequest, Profile, ProfileVersion
 from profiles.safechange.change_requests import (
     ChangeRequestStanding,
     change_request_apply,
@@ -25,6 +25,7 @@ from profiles.safechange.change_requests import (
     change_request_create,
     change_request_diff,
     change_request_etag,
+    change_request_get,
     change_request_list,
     change_request_rebase,
     change_request_reject,
@@ -40,13 +41,20 @@ from profiles.safechange.environments import (
 )
 from profiles.safechange.impact import impact_gained_lost, impact_summary, profile_impact
 from profiles.safechange.restore import version_restore
+from profiles.safechange.selectors import scenario_ids_by_name_get
 from profiles.safechange.versions import (
     document_changes,
     latest_versions_get,
     profile_documents_get,
+    version_get,
     version_list,
 )
-from profiles.studio import draft as studio
+from profiles.studio.draft import (
+    draft_from_post,
+    draft_from_saved,
+    sample_values_from_scenario,
+)
+from profiles.studio.views.editor import editor_page
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
 from profiles.workspace.parameters import positive_integer
@@ -58,6 +66,11 @@ from profiles.workspace.permissions import (
     capability_required,
     require,
     user_can,
+)
+from profiles.workspace.selectors import (
+    profile_get,
+    profile_list_with_consumer,
+    scenario_of_profile_get,
 )
 from profiles.workspace.writing import EntryInvalid
 from resolver import ResolverError, WorkspaceError
@@ -88,6 +101,20 @@ def _protected(user, environment: str | None) -> bool:
     return profile_write_refusal(user=user, environments=[environment]) is not None
 
 
+def _profile_or_none(key: str) -> Profile | None:
+    try:
+        return profile_get(key=key)
+    except Profile.DoesNotExist:
+        return None
+
+
+def _profile_or_404(key: str) -> Profile:
+    profile = _profile_or_none(key)
+    if profile is None:
+        raise Http404(f'no profile "{key}"')
+    return profile
+
+
 # --- history -------------------------------------------------------------------------------
 
 
@@ -99,7 +126,7 @@ def profile_history(request, key):
     latest = versions.first()
     if latest is None:
         raise Http404(f'no versions of profile "{key}"')
-    profile = Profile.objects.filter(key=key).first()
+    profile = _profile_or_none(key)
 
     right = positive_integer(request.GET, "to", meaning="a version number") or latest.number
     left = positive_integer(request.GET, "from", meaning="a version number") or max(right - 1, 1)
@@ -129,7 +156,10 @@ def profile_history(request, key):
 def profile_version_restore(request, key, number):
     """Confirm, then restore a version (appending a new one); in a protected environment,
     propose the restore as a change request instead."""
-    version = get_object_or_404(ProfileVersion, profile_key=key, number=number)
+    try:
+        version = version_get(profile_key=key, number=number)
+    except ProfileVersion.DoesNotExist:
+        raise Http404("no such version") from None
     if version.document is None:
         raise Http404("this version records a deletion; there is nothing to restore")
     current = profile_documents_get([key]).get(key)
@@ -172,7 +202,7 @@ def profile_version_restore(request, key, number):
         else:
             messages.info(request, f"Version {number} is already the current state.")
         return redirect(history)
-    profile = Profile.objects.select_related("consumer").filter(key=key).first()
+    profile = _profile_or_none(key)
     return render(
         request,
         "profiles/version_restore.html",
@@ -292,7 +322,7 @@ def change_request_page(request, pk):
     key = change_request.profile_key
     latest = latest_versions_get([key]).get(key)
     current = None if latest is None else latest.number
-    scenario_ids = dict(Scenario.objects.filter(profile__key=key).values_list("name", "pk"))
+    scenario_ids = scenario_ids_by_name_get(profile_key=key)
     standing = ChangeRequestStanding([change_request])
     approvals = list(change_request.approvals.all())
     counted = standing.counted_for(change_request)
@@ -335,12 +365,11 @@ def change_request_page(request, pk):
 def change_request_preview(request, pk):
     """Open the editor on the request's profile with its changes as the unsaved draft and a
     saved scenario as the sample input: the live preview under the proposed rules."""
-    from profiles.studio.views import editor
-
-    change_request = get_object_or_404(ChangeRequest, pk=pk)
-    profile = get_object_or_404(
-        Profile.objects.select_related("consumer"), key=change_request.profile_key
-    )
+    try:
+        change_request = change_request_get(pk=pk)
+    except ChangeRequest.DoesNotExist:
+        raise Http404("no such change request") from None
+    profile = _profile_or_404(change_request.profile_key)
     cached = cache.workspace_get()
     document = cached.document
     profiles = [
@@ -350,11 +379,13 @@ def change_request_preview(request, pk):
     scenario = None
     scenario_id = positive_integer(request.GET, "scenario", meaning="a scenario id")
     if scenario_id is not None:
-        scenario = get_object_or_404(Scenario, pk=scenario_id, profile=profile)
-    draft = studio.draft_from_saved(
+        scenario = scenario_of_profile_get(profile=profile, scenario_id=scenario_id)
+        if scenario is None:
+            raise Http404("no such scenario for this profile")
+    draft = draft_from_saved(
         {**document, "profiles": profiles},
         profile.key,
-        studio.sample_values_from_scenario(scenario),
+        sample_values_from_scenario(scenario),
         etag=profile_etag(profile),
     )
     messages.info(
@@ -362,7 +393,7 @@ def change_request_preview(request, pk):
         f"Previewing change request #{change_request.pk} “{change_request.title}”: its changes "
         "are the unsaved edits below.",
     )
-    return editor._editor_page(request, profile, draft, cached, loaded=scenario)
+    return editor_page(request, profile, draft, cached, loaded=scenario)
 
 
 # --- the editor's hooks --------------------------------------------------------------------
@@ -370,7 +401,7 @@ def change_request_preview(request, pk):
 
 def _editor_draft(request, profile: Profile):
     cached = cache.workspace_get()
-    return cached, studio.draft_from_post(request.POST, cached.document, profile.key)
+    return cached, draft_from_post(request.POST, cached.document, profile.key)
 
 
 @capability_required(RESOLVE, READ_CONFIG)
@@ -378,7 +409,7 @@ def _editor_draft(request, profile: Profile):
 def profile_save_impact(request, key):
     """Return the impact summary Save shows before saving: how many saved scenarios answer
     differently under the draft, and how (a fragment for ``#save-impact``)."""
-    profile = get_object_or_404(Profile, key=key)
+    profile = _profile_or_404(key)
     if request.POST.get("dismiss"):
         return HttpResponse("")
     cached, draft = _editor_draft(request, profile)
@@ -420,9 +451,7 @@ def profile_propose(request, key):
     profile changed since, nothing is proposed and the editor keeps the draft, as Save does —
     changes computed against the newer version would silently revert what was saved since.
     """
-    from profiles.studio.views import editor
-
-    profile = get_object_or_404(Profile.objects.select_related("consumer"), key=key)
+    profile = _profile_or_404(key)
     cached, draft = _editor_draft(request, profile)
     if not draft.is_valid():
         messages.error(request, "Nothing was proposed: fix the fields marked in the editor.")
@@ -448,7 +477,7 @@ def profile_propose(request, key):
             "(the change request would have undone their change). Your edits are still in the "
             "form: reload to see their change, then propose again."
         )
-        return editor._editor_page(request, profile, draft, cached, status=409)
+        return editor_page(request, profile, draft, cached, status=409)
     except SafeChangeError as exc:
         messages.error(request, f"Nothing was proposed: {exc.message}")
         return redirect("profile-editor", key=key)
@@ -465,7 +494,7 @@ def profile_propose(request, key):
 def _comparison() -> list[dict]:
     """Group the profiles by consumer and objective, one column per environment."""
     environments = [environment.key for environment in environment_list()]
-    profiles = list(Profile.objects.select_related("consumer").order_by("position", "id"))
+    profiles = profile_list_with_consumer()
     documents = profile_documents_get([profile.key for profile in profiles])
     groups: dict[tuple[str, str], dict] = {}
     for profile in profiles:
