@@ -7,7 +7,8 @@ from rest_framework.filters import SearchFilter
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from profiles.api.entries import KEY_REGEX, EntryViewSet, entry_schema, not_found
+from profiles.api.entries import KEY_REGEX, EntryViewSet, entry_schema
+from profiles.api.exceptions import not_found
 from profiles.api.filters import (
     ProfileFilterSet,
     ScenarioFilterSet,

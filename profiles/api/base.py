@@ -14,10 +14,6 @@ def invalid(path: str, message: str) -> ApiError:
     return ApiError(400, "INVALID_REQUEST", f"{path}: {message}" if path else message, path)
 
 
-def not_found(what: str, path: str = "") -> ApiError:
-    return ApiError(404, "NOT_FOUND", f"{what} not found", path)
-
-
 def body_object(request, allowed: tuple[str, ...] | None = None) -> dict:
     """Return the request body as a dict; reject a non-object body and unknown fields."""
     data = request.data

@@ -6,16 +6,12 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response
 
-from profiles.api.exceptions import ApiError
+from profiles.api.exceptions import not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import entries as s
 
 # Object URLs end without a slash and keys never contain one.
 KEY_REGEX = "[^/]+"
-
-
-def not_found(what: str) -> ApiError:
-    return ApiError(404, "NOT_FOUND", f"{what} not found")
 
 
 class EntryViewSet(

@@ -44,6 +44,11 @@ class ApiError(exceptions.APIException):
         self.extra = extra
 
 
+def not_found(what: str, path: str = "") -> ApiError:
+    """Return the 404 of a named object the URL or body refers to (``layer "kb" not found``)."""
+    return ApiError(404, "NOT_FOUND", f"{what} not found", path)
+
+
 REF_NOT_AVAILABLE_MESSAGE = "reference not available for this request"
 
 

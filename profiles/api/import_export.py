@@ -10,7 +10,8 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from profiles.api.base import ApiView, invalid, not_found
+from profiles.api.base import ApiView, invalid
+from profiles.api.exceptions import not_found
 from profiles.api.renderers import (
     WORKSPACE_PARSERS,
     WorkspaceText,

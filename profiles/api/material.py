@@ -3,7 +3,8 @@
 from rest_framework.filters import SearchFilter
 from rest_framework.reverse import reverse
 
-from profiles.api.entries import EntryViewSet, entry_schema, not_found
+from profiles.api.entries import EntryViewSet, entry_schema
+from profiles.api.exceptions import not_found
 from profiles.api.filters import (
     ItemSearchFilter,
     MetadataFilter,

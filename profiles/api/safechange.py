@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.exceptions import ApiError
+from profiles.api.exceptions import ApiError, not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import safechange as s
 from profiles.models import ChangeRequest, Profile, ProfileVersion
@@ -79,10 +79,6 @@ Resolves = capability_permission(RESOLVE)
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _not_found(what: str, path: str = "") -> ApiError:
-    return ApiError(404, "NOT_FOUND", f"{what} not found", path)
-
-
 def _body(request, allowed: tuple[str, ...]) -> dict:
     data = request.data
     if not isinstance(data, dict):
@@ -119,7 +115,7 @@ def version_record(version: ProfileVersion, *, with_document: bool = False) -> d
 def _versions_or_404(key: str):
     versions = version_list(profile_key=key)
     if not versions.exists() and not Profile.objects.filter(key=key).exists():
-        raise _not_found(f'profile "{key}"')
+        raise not_found(f'profile "{key}"')
     return versions
 
 
@@ -150,7 +146,7 @@ class ProfileVersionViewSet(GenericViewSet):
         try:
             return version_get(profile_key=key, number=number)
         except ProfileVersion.DoesNotExist:
-            raise _not_found(f'version {number} of profile "{key}"') from None
+            raise not_found(f'version {number} of profile "{key}"') from None
 
     @extend_schema(
         operation_id="profile_versions_retrieve",
@@ -182,7 +178,7 @@ class ProfileVersionViewSet(GenericViewSet):
                 if_match=request.headers.get("If-Match"),
             )
         except ProfileVersion.DoesNotExist:
-            raise _not_found(f'version {number} of profile "{key}"') from None
+            raise not_found(f'version {number} of profile "{key}"') from None
         except VersionNotRestorable as exc:
             raise ApiError(400, "INVALID_REQUEST", str(exc), "number") from None
         profile = Profile.objects.select_related("consumer").get(key=key)
@@ -208,7 +204,7 @@ class ProfileVersionViewSet(GenericViewSet):
         if to_number is None:
             latest = versions.first()
             if latest is None:
-                raise _not_found(f'versions of profile "{key}"')
+                raise not_found(f'versions of profile "{key}"')
             to_number = latest.number
         from_number = _number(request, "from")
         if from_number is None:
@@ -218,7 +214,7 @@ class ProfileVersionViewSet(GenericViewSet):
         )
         for name, number in (("from", from_number), ("to", to_number)):
             if number not in documents:
-                raise _not_found(f'version {number} of profile "{key}"', name)
+                raise not_found(f'version {number} of profile "{key}"', name)
         return Response(
             {
                 "profile": key,
@@ -256,7 +252,7 @@ class ProfileDraftViewSet(GenericViewSet):
         try:
             impact = draft_impact(profile_key=key, changes=changes)
         except Profile.DoesNotExist:
-            raise _not_found(f'profile "{key}"') from None
+            raise not_found(f'profile "{key}"') from None
         latest = latest_versions_get([key]).get(key)
         return Response(
             {
@@ -290,7 +286,7 @@ class ProfileDraftViewSet(GenericViewSet):
                 key=body.get("key"),
             )
         except Profile.DoesNotExist:
-            raise _not_found(f'profile "{key}"') from None
+            raise not_found(f'profile "{key}"') from None
         return _change_request_response(request, change_request, 201)
 
 
@@ -322,7 +318,7 @@ class EnvironmentViewSet(GenericViewSet):
     def retrieve(self, request, key):
         environment = environment_get(key=key)
         if environment is None:
-            raise _not_found(f'environment "{key}"')
+            raise not_found(f'environment "{key}"')
         return Response(environment.as_dict())
 
     @extend_schema(
@@ -432,7 +428,7 @@ class ChangeRequestViewSet(GenericViewSet):
         try:
             return change_request_get(pk=pk)
         except ChangeRequest.DoesNotExist:
-            raise _not_found(f"change request #{pk}") from None
+            raise not_found(f"change request #{pk}") from None
 
     @extend_schema(
         operation_id="change_requests_list",
@@ -500,7 +496,7 @@ class ChangeRequestViewSet(GenericViewSet):
                 if_match=request.headers.get("If-Match"),
             )
         except Profile.DoesNotExist:
-            raise ApiError(404, "NOT_FOUND", f'profile "{key}" not found', "profile") from None
+            raise not_found(f'profile "{key}"', "profile") from None
         return _change_request_response(request, change_request, 201)
 
     @extend_schema(
