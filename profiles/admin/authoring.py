@@ -21,7 +21,6 @@ from profiles.models import (
     Rule,
     Scenario,
 )
-from profiles.studio.forms import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
 from profiles.workspace.mappers import (
     RULE_MODEL_FIELDS,
     map_profile_to_resolver,
@@ -31,6 +30,7 @@ from profiles.workspace.mappers import (
 from profiles.workspace.permissions import (
     AdministerAdminMixin,
 )
+from profiles.workspace.rule_fields import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
 from profiles.workspace.selectors import layer_keys_list
 from profiles.workspace.validation import (
     PROFILE_FIELDS,

@@ -20,10 +20,10 @@ from profiles.studio.forms import (
     MAIN_RULE_FIELDS,
     NUMERIC_RULE_FIELDS,
     RULE_CHOICES,
-    RULE_DEFAULT_HINTS,
     RULE_FORM_FIELDS,
 )
 from profiles.workspace.mappers import canonical_string
+from profiles.workspace.rule_fields import RULE_DEFAULT_HINTS
 from profiles.workspace.validation import MAX_STORED_INTEGER
 from resolver.model import FORMATS
 

@@ -1,4 +1,4 @@
-"""Forms of the studio pages, and the rule vocabulary they share with the admin.
+"""Forms of the studio pages, and the rule vocabulary of the editor.
 
 Each entry form (consumer, layer, item, profile) reads what was typed into a SPEC §2 entry
 (``document()``) for the write services; whether the entry is valid is the engine's to say.
@@ -19,13 +19,11 @@ from resolver import ResolverError
 from resolver.documents import load_json
 from resolver.model import (
     AVAILABILITIES,
-    DEFAULT_RULE,
     FORMATS,
     MODES,
     ON_POLICIES,
     ORDERS,
     PARTICIPATIONS,
-    Currentness,
 )
 
 # --- the rule vocabulary, from the engine ---------------------------------------------------
@@ -43,26 +41,7 @@ RULE_CHOICES = {
     "currentness.onStale": ON_POLICIES,
     "currentness.onUnknown": ON_POLICIES,
 }
-_CURRENTNESS_DEFAULTS = Currentness(max_age_days=0)
-# What applies when a field is not given (shown greyed, in brackets: "(auto)").
-RULE_DEFAULT_HINTS = {
-    "participation": DEFAULT_RULE.participation,
-    "mode": DEFAULT_RULE.mode,
-    "required": canonical_string(DEFAULT_RULE.required),
-    "priority": canonical_string(DEFAULT_RULE.priority),
-    "maxItems": "none",
-    "maxTokens": "none",
-    "order": "by mode",
-    "facets": ", ".join(DEFAULT_RULE.facets),
-    "currentness.maxAgeDays": "off",
-    "currentness.field": _CURRENTNESS_DEFAULTS.field,
-    "currentness.onStale": _CURRENTNESS_DEFAULTS.on_stale,
-    "currentness.onUnknown": _CURRENTNESS_DEFAULTS.on_unknown,
-}
-# Model field -> the rule field's document name (max_items -> maxItems): what people read.
-RULE_FIELD_BY_MODEL = {model: document for document, model in RULE_FIELDS.items()} | {
-    model: f"currentness.{document}" for document, model in CURRENTNESS_FIELDS.items()
-}
+# What applies when a field is not given, and the fields' names: profiles.workspace.rule_fields.
 NUMERIC_RULE_FIELDS = ("priority", "maxItems", "maxTokens", "currentness.maxAgeDays")
 AVAILABILITY_CHOICES = AVAILABILITIES
 

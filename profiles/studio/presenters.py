@@ -13,8 +13,8 @@ from django.utils.html import format_html
 
 import resolver.reasons as R
 from profiles.resolution.explain import explain, explain_fragment
-from profiles.studio.forms import RULE_FIELD_BY_MODEL
 from profiles.studio.item_rows import CUT_REASONS, ROWS
+from profiles.workspace.rule_fields import RULE_FIELD_BY_MODEL
 
 DECISION_KINDS = {R.INLINE: "inline", R.ON_DEMAND_KIND: "on request", R.OMITTED: "omitted"}
 
