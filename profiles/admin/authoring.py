@@ -21,6 +21,7 @@ from profiles.models import (
     Rule,
     Scenario,
 )
+from profiles.resolution.services import profile_resolve
 from profiles.workspace.mappers import (
     RULE_MODEL_FIELDS,
     map_profile_to_resolver,
@@ -31,7 +32,13 @@ from profiles.workspace.permissions import (
     AdministerAdminMixin,
 )
 from profiles.workspace.rule_fields import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
-from profiles.workspace.selectors import layer_keys_list
+from profiles.workspace.selectors import (
+    layer_keys_list,
+    rule_get,
+    rule_layer_keys_list,
+    rule_with_keys_get,
+    scenario_list,
+)
 from profiles.workspace.validation import (
     PROFILE_FIELDS,
     profile_rules_issues,
@@ -266,8 +273,8 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
             and (rule_form.instance.pk is not None or rule_form.has_changed())
         }
         if pending["key"] is not None:
-            stored = Rule.objects.filter(profile__key=pending["key"])
-            rules = {**dict.fromkeys(stored.values_list("layer__key", flat=True)), **rules}
+            stored = rule_layer_keys_list(profile_key=pending["key"])
+            rules = {**dict.fromkeys(stored), **rules}
         pending["rules"] = rules
 
     def save_related(self, request, form, formsets, change):
@@ -309,14 +316,12 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
 
     def resolve_view(self, request, object_id):
         """Show what a profile resolves to for one of its scenarios (read-only)."""
-        from profiles.resolution.services import profile_resolve
-
         profile = self.get_object(request, object_id)
         if profile is None:
             raise Http404("No such profile.")
         if not self.has_view_permission(request, profile):
             raise PermissionDenied
-        scenarios = list(profile.scenarios.order_by("-is_default", "name"))
+        scenarios = scenario_list(profile=profile)
         scenario = None
         chosen = request.GET.get("scenario")
         if chosen:
@@ -377,7 +382,7 @@ class RuleAdmin(ProtectedRuleAdmin, WorkspaceAdmin):
     def service_save(self, request, obj, change):
         profile, layer = obj.profile.key, obj.layer.key
         if change:
-            stored = Rule.objects.select_related("profile", "layer").get(pk=obj.pk)
+            stored = rule_with_keys_get(pk=obj.pk)
             if (stored.profile.key, stored.layer.key) != (profile, layer):
                 authoring_profiles.rule_delete(
                     profile=stored.profile.key, layer=stored.layer.key, user=request.user
@@ -389,7 +394,7 @@ class RuleAdmin(ProtectedRuleAdmin, WorkspaceAdmin):
             replace=True,
             user=request.user,
         )
-        return Rule.objects.get(profile__key=profile, layer__key=layer)
+        return rule_get(profile_key=profile, layer_key=layer)
 
     def service_delete(self, request, obj):
         authoring_profiles.rule_delete(

@@ -20,6 +20,7 @@ from profiles.workspace.mappers import (
     map_item_to_resolver,
     map_layer_to_resolver,
 )
+from profiles.workspace.selectors import item_with_layer_get
 
 
 class ConsumerForm(WorkspaceModelForm):
@@ -154,7 +155,7 @@ class ItemAdmin(WorkspaceAdmin):
     def service_save(self, request, obj, change):
         document = map_item_to_resolver(obj)
         if change:
-            stored = Item.objects.select_related("layer").get(pk=obj.pk)
+            stored = item_with_layer_get(pk=obj.pk)
             if stored.layer_id == obj.layer_id:
                 return material_items.item_update(
                     layer=stored.layer.key,

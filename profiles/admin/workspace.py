@@ -10,6 +10,7 @@ from profiles.workspace.concurrency import PreconditionFailed, WriteConflict
 from profiles.workspace.permissions import (
     AdministerAdminMixin,
 )
+from profiles.workspace.selectors import row_get
 from profiles.workspace.validation import WorkspaceValidationError, instance_issues
 from profiles.workspace.writing import Conflict
 
@@ -78,7 +79,7 @@ class WorkspaceAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
 
     def stored(self, obj):
         """Return the row as stored before the form changed it."""
-        return type(obj).objects.get(pk=obj.pk)
+        return row_get(model=type(obj), pk=obj.pk)
 
 
 def _entry(document: dict, fields) -> dict:

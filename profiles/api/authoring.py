@@ -17,7 +17,7 @@ from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import authoring as s
 from profiles.authoring import profiles as authoring_profiles
 from profiles.authoring import scenarios as authoring_scenarios
-from profiles.models import Layer, Profile
+from profiles.models import Profile
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import profile_etag, scenario_etag
 from profiles.workspace.permissions import READ_CONFIG, WRITE_RULES, capability_permission
@@ -110,7 +110,7 @@ class RuleViewSet(
             profile = selectors.profile_with_rules_get(key=key)
         except Profile.DoesNotExist as exc:
             raise not_found(f'profile "{key}"') from exc
-        if not Layer.objects.filter(key=layer).exists():
+        if not selectors.layer_exists(key=layer):
             raise not_found(f'layer "{layer}"')
         return profile
 

@@ -31,7 +31,7 @@ from profiles.import_export.jobs import (
     import_layer_refusal,
 )
 from profiles.import_export.workspace import IMPORT_MODES, NAMES_LISTED, workspace_export
-from profiles.models import ImportJob, Layer
+from profiles.models import ImportJob
 from profiles.workspace.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
@@ -39,6 +39,7 @@ from profiles.workspace.permissions import (
     capability_permission,
     user_can,
 )
+from profiles.workspace.selectors import layer_exists
 
 
 class ImportIssueSerializer(serializers.Serializer):
@@ -196,7 +197,7 @@ class WorkspaceView(ApiView):
             return Response(workspace_export())  # the browsable API
         export_format = "yaml" if renderer_format == "yaml" else "json-compact"
         layer = request.query_params.get("layer")
-        if layer is not None and not Layer.objects.filter(key=layer).exists():
+        if layer is not None and not layer_exists(key=layer):
             raise not_found(f'layer "{layer}"', "layer")
         return StreamingHttpResponse(
             workspace_export_chunks(format=export_format, layer=layer),

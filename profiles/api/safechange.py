@@ -37,10 +37,16 @@ from profiles.safechange.change_requests import (
 )
 from profiles.safechange.environments import environment_get, environment_list, environment_update
 from profiles.safechange.impact import impact_summary
+from profiles.safechange.selectors import (
+    change_request_record_get,
+    profile_history_exists,
+    version_documents_get,
+)
 from profiles.safechange.versions import (
     VersionNotRestorable,
     document_changes,
     latest_versions_get,
+    profile_version_number,
     version_get,
     version_list,
     version_restore,
@@ -54,6 +60,7 @@ from profiles.workspace.permissions import (
     WRITE_RULES,
     capability_permission,
 )
+from profiles.workspace.selectors import profile_get
 
 # Actions take no fields: send {} or nothing.
 NO_BODY = OpenApiTypes.OBJECT
@@ -112,11 +119,10 @@ def version_record(version: ProfileVersion, *, with_document: bool = False) -> d
     return record
 
 
-def _versions_or_404(key: str):
-    versions = version_list(profile_key=key)
-    if not versions.exists() and not Profile.objects.filter(key=key).exists():
+def _history_or_404(key: str) -> None:
+    """Raise 404 unless the key names a profile or a deleted profile's versions."""
+    if not profile_history_exists(profile_key=key):
         raise not_found(f'profile "{key}"')
-    return versions
 
 
 def _number(request, name: str) -> int | None:
@@ -139,7 +145,8 @@ class ProfileVersionViewSet(GenericViewSet):
         responses={200: s.VersionSerializer(many=True)},
     )
     def list(self, request, key):
-        page = self.paginate_queryset(_versions_or_404(key))
+        _history_or_404(key)
+        page = self.paginate_queryset(version_list(profile_key=key))
         return self.get_paginated_response([version_record(version) for version in page])
 
     def _get(self, key: str, number: int) -> ProfileVersion:
@@ -181,7 +188,7 @@ class ProfileVersionViewSet(GenericViewSet):
             raise not_found(f'version {number} of profile "{key}"') from None
         except VersionNotRestorable as exc:
             raise ApiError(400, "INVALID_REQUEST", str(exc), "number") from None
-        profile = Profile.objects.select_related("consumer").get(key=key)
+        profile = profile_get(key=key)
         return Response(
             version_record(latest, with_document=True),
             status=201 if created else 200,
@@ -199,19 +206,16 @@ class ProfileVersionViewSet(GenericViewSet):
         examples=[s.DIFF_EXAMPLE],
     )
     def diff(self, request, key):
-        versions = _versions_or_404(key)
+        _history_or_404(key)
         to_number = _number(request, "to")
         if to_number is None:
-            latest = versions.first()
-            if latest is None:
+            to_number = profile_version_number(profile_key=key)
+            if to_number is None:
                 raise not_found(f'versions of profile "{key}"')
-            to_number = latest.number
         from_number = _number(request, "from")
         if from_number is None:
             from_number = max(to_number - 1, 1)
-        documents = dict(
-            versions.filter(number__in=[from_number, to_number]).values_list("number", "document")
-        )
+        documents = version_documents_get(profile_key=key, numbers=(from_number, to_number))
         for name, number in (("from", from_number), ("to", to_number)):
             if number not in documents:
                 raise not_found(f'version {number} of profile "{key}"', name)
@@ -403,7 +407,7 @@ def _current_versions(keys) -> dict[str, int | None]:
 
 
 def _change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
-    change_request = change_request_list().get(pk=change_request.pk)
+    change_request = change_request_record_get(pk=change_request.pk)
     record = change_request_record(
         change_request,
         current_versions=_current_versions([change_request.profile_key]),
