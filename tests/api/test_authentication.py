@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from profiles.api.authentication import token_get
+from profiles.workspace.tokens import token_get
 
 pytestmark = pytest.mark.django_db
 
