@@ -14,8 +14,14 @@ from django.utils.html import format_html
 
 from profiles.admin.safechange import ProtectedProfileAdmin, ProtectedRuleAdmin
 from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelForm, _entry
-from profiles.authoring import profiles as authoring_profiles
-from profiles.authoring import scenarios as authoring_scenarios
+from profiles.authoring.profiles import (
+    profile_create,
+    profile_delete,
+    profile_update,
+    rule_delete,
+    rule_update,
+)
+from profiles.authoring.scenarios import scenario_create, scenario_delete, scenario_update
 from profiles.models import (
     Profile,
     Rule,
@@ -239,10 +245,8 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
     def service_save(self, request, obj, change):
         fields = self.entry_fields(obj)
         if not change:
-            return authoring_profiles.profile_create(document=fields, user=request.user)
-        return authoring_profiles.profile_update(
-            key=self.stored(obj).key, changes=fields, user=request.user
-        )
+            return profile_create(document=fields, user=request.user)
+        return profile_update(key=self.stored(obj).key, changes=fields, user=request.user)
 
     def save_model(self, request, obj, form, change):
         pending = getattr(request, "_profile_admin_write", None)
@@ -281,11 +285,11 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
         super().save_related(request, form, formsets, change)
         pending = request._profile_admin_write
         if pending["key"] is None:
-            saved = authoring_profiles.profile_create(
+            saved = profile_create(
                 document={**pending["fields"], "rules": pending["rules"]}, user=request.user
             )
         else:
-            saved = authoring_profiles.profile_update(
+            saved = profile_update(
                 key=pending["key"],
                 changes={**pending["fields"], "rules": pending["rules"]},
                 user=request.user,
@@ -296,7 +300,7 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
         obj.refresh_from_db()
 
     def service_delete(self, request, obj):
-        authoring_profiles.profile_delete(key=obj.key, user=request.user)
+        profile_delete(key=obj.key, user=request.user)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):
@@ -384,10 +388,8 @@ class RuleAdmin(ProtectedRuleAdmin, WorkspaceAdmin):
         if change:
             stored = rule_with_keys_get(pk=obj.pk)
             if (stored.profile.key, stored.layer.key) != (profile, layer):
-                authoring_profiles.rule_delete(
-                    profile=stored.profile.key, layer=stored.layer.key, user=request.user
-                )
-        authoring_profiles.rule_update(
+                rule_delete(profile=stored.profile.key, layer=stored.layer.key, user=request.user)
+        rule_update(
             profile=profile,
             layer=layer,
             changes=map_rule_to_resolver(obj),
@@ -397,9 +399,7 @@ class RuleAdmin(ProtectedRuleAdmin, WorkspaceAdmin):
         return rule_get(profile_key=profile, layer_key=layer)
 
     def service_delete(self, request, obj):
-        authoring_profiles.rule_delete(
-            profile=obj.profile.key, layer=obj.layer.key, user=request.user
-        )
+        rule_delete(profile=obj.profile.key, layer=obj.layer.key, user=request.user)
 
 
 @admin.register(Scenario)
@@ -414,13 +414,13 @@ class ScenarioAdmin(WorkspaceAdmin):
     def service_save(self, request, obj, change):
         document = scenario_entry(obj)
         if not change:
-            return authoring_scenarios.scenario_create(document=document, user=request.user)
-        return authoring_scenarios.scenario_update(
+            return scenario_create(document=document, user=request.user)
+        return scenario_update(
             name=self.stored(obj).name, changes=document, replace=True, user=request.user
         )
 
     def service_delete(self, request, obj):
-        authoring_scenarios.scenario_delete(name=obj.name, user=request.user)
+        scenario_delete(name=obj.name, user=request.user)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):

@@ -15,8 +15,14 @@ from profiles.api.filters import (
 )
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import authoring as s
-from profiles.authoring import profiles as authoring_profiles
-from profiles.authoring import scenarios as authoring_scenarios
+from profiles.authoring.profiles import (
+    profile_create,
+    profile_delete,
+    profile_update,
+    rule_delete,
+    rule_update,
+)
+from profiles.authoring.scenarios import scenario_create, scenario_delete, scenario_update
 from profiles.models import Profile
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import profile_etag, scenario_etag
@@ -47,10 +53,10 @@ class ProfileViewSet(EntryViewSet):
         return reverse("api:profile-detail", args=[profile.key], request=self.request)
 
     def service_create(self, document):
-        return authoring_profiles.profile_create(document=document, user=self.request.user)
+        return profile_create(document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return authoring_profiles.profile_update(
+        return profile_update(
             key=self.lookup(),
             changes=changes,
             replace=replace,
@@ -59,9 +65,7 @@ class ProfileViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        authoring_profiles.profile_delete(
-            key=self.lookup(), user=self.request.user, if_match=self.if_match
-        )
+        profile_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
 
 
 @extend_schema_view(
@@ -132,7 +136,7 @@ class RuleViewSet(
         self.profile()
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        profile = authoring_profiles.rule_update(
+        profile = rule_update(
             profile=self.kwargs["key"],
             layer=self.kwargs["layer"],
             changes=serializer.validated_data,
@@ -144,7 +148,7 @@ class RuleViewSet(
 
     def destroy(self, request, *args, **kwargs):
         self.profile()
-        authoring_profiles.rule_delete(
+        rule_delete(
             profile=self.kwargs["key"],
             layer=self.kwargs["layer"],
             user=request.user,
@@ -183,10 +187,10 @@ class ScenarioViewSet(EntryViewSet):
         return reverse("api:scenario-detail", args=[scenario.name], request=self.request)
 
     def service_create(self, document):
-        return authoring_scenarios.scenario_create(document=document, user=self.request.user)
+        return scenario_create(document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return authoring_scenarios.scenario_update(
+        return scenario_update(
             name=self.lookup(),
             changes=changes,
             replace=replace,
@@ -195,6 +199,4 @@ class ScenarioViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        authoring_scenarios.scenario_delete(
-            name=self.lookup(), user=self.request.user, if_match=self.if_match
-        )
+        scenario_delete(name=self.lookup(), user=self.request.user, if_match=self.if_match)

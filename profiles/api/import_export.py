@@ -20,8 +20,8 @@ from profiles.api.renderers import (
 from profiles.api.schema import (
     ApiAutoSchema,
 )
-from profiles.api.serializers import entries as serializers_entries
-from profiles.api.serializers import import_export as serializers_import_export
+from profiles.api.serializers.entries import KEY_PATTERN
+from profiles.api.serializers.import_export import WorkspaceSerializer
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
 from profiles.import_export.jobs import (
@@ -181,13 +181,13 @@ class WorkspaceView(ApiView):
             OpenApiParameter(
                 "layer",
                 str,
-                pattern=serializers_entries.KEY_PATTERN,
+                pattern=KEY_PATTERN,
                 description="Export only this layer (imports with ?layer=).",
             ),
         ],
         responses={
-            (200, "application/json"): serializers_import_export.WorkspaceSerializer,
-            (200, "application/yaml"): serializers_import_export.WorkspaceSerializer,
+            (200, "application/json"): WorkspaceSerializer,
+            (200, "application/yaml"): WorkspaceSerializer,
         },
         tags=["workspace"],
     )
@@ -222,7 +222,7 @@ class WorkspaceView(ApiView):
             OpenApiParameter(
                 "layer",
                 str,
-                pattern=serializers_entries.KEY_PATTERN,
+                pattern=KEY_PATTERN,
                 description=(
                     "Import only this layer of the file (a workspace document, or one layer's "
                     "document); with replace, its items not in the file are deleted."
@@ -230,8 +230,8 @@ class WorkspaceView(ApiView):
             ),
         ],
         request={
-            "application/json": serializers_import_export.WorkspaceSerializer,
-            "application/yaml": serializers_import_export.WorkspaceSerializer,
+            "application/json": WorkspaceSerializer,
+            "application/yaml": WorkspaceSerializer,
         },
         responses={202: ImportJobSerializer},
         tags=["workspace"],

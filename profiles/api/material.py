@@ -10,9 +10,9 @@ from profiles.api.filters import (
     MetadataFilter,
 )
 from profiles.api.serializers import material as s
-from profiles.material import consumers as material_consumers
-from profiles.material import items as material_items
-from profiles.material import layers as material_layers
+from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
+from profiles.material.items import item_create, item_delete, item_update
+from profiles.material.layers import layer_create, layer_delete, layer_update
 from profiles.models import Layer
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
@@ -49,10 +49,10 @@ class ConsumerViewSet(EntryViewSet):
         return reverse("api:consumer-detail", args=[consumer.key], request=self.request)
 
     def service_create(self, document):
-        return material_consumers.consumer_create(document=document, user=self.request.user)
+        return consumer_create(document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return material_consumers.consumer_update(
+        return consumer_update(
             key=self.lookup(),
             changes=changes,
             replace=replace,
@@ -61,9 +61,7 @@ class ConsumerViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        material_consumers.consumer_delete(
-            key=self.lookup(), user=self.request.user, if_match=self.if_match
-        )
+        consumer_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
 
 
 @entry_schema("layers", "layers", create=s.LayerSerializer, update=s.LayerUpdateSerializer)
@@ -89,10 +87,10 @@ class LayerViewSet(EntryViewSet):
         return reverse("api:layer-detail", args=[layer.key], request=self.request)
 
     def service_create(self, document):
-        return material_layers.layer_create(document=document, user=self.request.user)
+        return layer_create(document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return material_layers.layer_update(
+        return layer_update(
             key=self.lookup(),
             changes=changes,
             replace=replace,
@@ -101,9 +99,7 @@ class LayerViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        material_layers.layer_delete(
-            key=self.lookup(), user=self.request.user, if_match=self.if_match
-        )
+        layer_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
 
 
 @entry_schema("items", "items", create=s.ItemSerializer, update=s.ItemUpdateSerializer)
@@ -151,12 +147,10 @@ class ItemViewSet(EntryViewSet):
         return reverse("api:item-detail", args=[item.layer.key, item.path], request=self.request)
 
     def service_create(self, document):
-        return material_items.item_create(
-            layer=self.layer().key, document=document, user=self.request.user
-        )
+        return item_create(layer=self.layer().key, document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return material_items.item_update(
+        return item_update(
             layer=self.layer().key,
             path=self.lookup(),
             changes=changes,
@@ -166,7 +160,7 @@ class ItemViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        material_items.item_delete(
+        item_delete(
             layer=self.layer().key,
             path=self.lookup(),
             user=self.request.user,
