@@ -13,7 +13,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from profiles.admin.safechange import ProtectedProfileAdmin, ProtectedRuleAdmin
-from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelForm, _entry
+from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelForm
 from profiles.authoring.profiles import (
     profile_create,
     profile_delete,
@@ -22,11 +22,7 @@ from profiles.authoring.profiles import (
     rule_update,
 )
 from profiles.authoring.scenarios import scenario_create, scenario_delete, scenario_update
-from profiles.models import (
-    Profile,
-    Rule,
-    Scenario,
-)
+from profiles.models import Profile, Rule, Scenario
 from profiles.resolution.services import profile_resolve
 from profiles.workspace.mappers import (
     RULE_MODEL_FIELDS,
@@ -34,9 +30,7 @@ from profiles.workspace.mappers import (
     map_rule_to_resolver,
     map_scenario_to_document,
 )
-from profiles.workspace.permissions import (
-    AdministerAdminMixin,
-)
+from profiles.workspace.permissions import AdministerAdminMixin
 from profiles.workspace.rule_fields import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
 from profiles.workspace.selectors import (
     layer_keys_list,
@@ -53,6 +47,11 @@ from profiles.workspace.validation import (
 from resolver import ResolverError
 
 PROFILE_ENTRY_FIELDS = list(PROFILE_FIELDS)
+
+
+def _entry(document: dict, fields) -> dict:
+    """Return every field of an entry, None where the document leaves it out (the default)."""
+    return {name: document.get(name) for name in fields}
 
 
 class ProfileForm(WorkspaceModelForm):

@@ -10,11 +10,7 @@ from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelF
 from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_create, layer_delete, layer_update
-from profiles.models import (
-    Consumer,
-    Item,
-    Layer,
-)
+from profiles.models import Consumer, Item, Layer
 from profiles.workspace.mappers import (
     map_consumer_to_resolver,
     map_item_to_resolver,

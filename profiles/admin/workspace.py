@@ -7,9 +7,7 @@ from django.http import HttpResponseRedirect
 from simple_history.admin import SimpleHistoryAdmin
 
 from profiles.workspace.concurrency import PreconditionFailed, WriteConflict
-from profiles.workspace.permissions import (
-    AdministerAdminMixin,
-)
+from profiles.workspace.permissions import AdministerAdminMixin
 from profiles.workspace.selectors import row_get
 from profiles.workspace.validation import WorkspaceValidationError, instance_issues
 from profiles.workspace.writing import Conflict
@@ -80,8 +78,3 @@ class WorkspaceAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
     def stored(self, obj):
         """Return the row as stored before the form changed it."""
         return row_get(model=type(obj), pk=obj.pk)
-
-
-def _entry(document: dict, fields) -> dict:
-    """Return every field of an entry, None where the document leaves it out (the default)."""
-    return {name: document.get(name) for name in fields}

@@ -9,10 +9,7 @@ from rest_framework.reverse import reverse
 
 from profiles.api.entries import KEY_REGEX, EntryViewSet, entry_schema
 from profiles.api.exceptions import not_found
-from profiles.api.filters import (
-    ProfileFilterSet,
-    ScenarioFilterSet,
-)
+from profiles.api.filters import ProfileFilterSet, ScenarioFilterSet
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import authoring as s
 from profiles.authoring.profiles import (

@@ -4,9 +4,7 @@ from django.http import QueryDict
 from rest_framework.views import APIView
 
 from profiles.api.exceptions import ApiError
-from profiles.api.schema import (
-    ApiAutoSchema,
-)
+from profiles.api.schema import ApiAutoSchema
 from profiles.workspace.permissions import DefaultApiPermission
 
 

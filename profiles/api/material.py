@@ -5,10 +5,7 @@ from rest_framework.reverse import reverse
 
 from profiles.api.entries import EntryViewSet, entry_schema
 from profiles.api.exceptions import not_found
-from profiles.api.filters import (
-    ItemSearchFilter,
-    MetadataFilter,
-)
+from profiles.api.filters import ItemSearchFilter, MetadataFilter
 from profiles.api.serializers import material as s
 from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
 from profiles.material.items import item_create, item_delete, item_update

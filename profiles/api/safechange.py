@@ -598,12 +598,21 @@ class ChangeRequestViewSet(GenericViewSet):
 # --- routes --------------------------------------------------------------------------------
 
 
-versions = ProfileVersionViewSet
-drafts = ProfileDraftViewSet
-
 # The viewsets are on the API's router (profiles.api.urls); these answer beside a profile.
 urlpatterns = [
-    path("profiles/<str:key>/diff", versions.as_view({"get": "diff"}), name="profile-diff"),
-    path("profiles/<str:key>/impact", drafts.as_view({"post": "impact"}), name="profile-impact"),
-    path("profiles/<str:key>/promote", drafts.as_view({"post": "promote"}), name="profile-promote"),
+    path(
+        "profiles/<str:key>/diff",
+        ProfileVersionViewSet.as_view({"get": "diff"}),
+        name="profile-diff",
+    ),
+    path(
+        "profiles/<str:key>/impact",
+        ProfileDraftViewSet.as_view({"post": "impact"}),
+        name="profile-impact",
+    ),
+    path(
+        "profiles/<str:key>/promote",
+        ProfileDraftViewSet.as_view({"post": "promote"}),
+        name="profile-promote",
+    ),
 ]

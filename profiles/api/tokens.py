@@ -3,9 +3,7 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
 
-from profiles.api.schema import (
-    ApiAutoSchema,
-)
+from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import tokens as s
 
 
