@@ -1,4 +1,6 @@
-"""Profiles, rules and scenarios in the admin, with the read-only "resolve" page of a profile."""
+"""Profiles, rules and scenarios in the admin, saved through the authoring services: their
+forms (validated by the engine, rule fields labelled as in the studio), a profile's rules
+inline and saved with its fields as one version, and the read-only "resolve" page."""
 
 import json
 

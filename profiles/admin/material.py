@@ -1,4 +1,4 @@
-"""Consumers, layers and items in the admin."""
+"""Consumers, layers and items in the admin, saved through the material services."""
 
 from django import forms
 from django.contrib import admin

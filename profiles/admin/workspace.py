@@ -1,5 +1,5 @@
 """What the admin's pages of workspace entries share: a model form validated by the engine's one
-validator, and the history admin."""
+validator, and the history admin that saves and deletes through the features' services."""
 
 from django import forms
 from django.contrib import messages

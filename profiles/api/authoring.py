@@ -1,4 +1,5 @@
-"""Profiles, their rules and saved scenarios over the API."""
+"""Profiles, their rules and saved scenarios over the API: entry viewsets on the authoring
+services, and the rule of one profile for one layer (a write of the profile, its ETag)."""
 
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema, extend_schema_view

@@ -1,4 +1,5 @@
-"""What every API view shares: its error helpers and the body check."""
+"""What the API's views outside the entry viewsets share (resolution, import and export): the
+``ApiView`` base, the 400 of an invalid request (``invalid``) and the body check."""
 
 from django.http import QueryDict
 from rest_framework.views import APIView

@@ -1,5 +1,6 @@
-"""What the CRUD viewsets of the workspace's entries share: DRF viewsets on the write services,
-with ETags, filters and their schema."""
+"""What the CRUD viewsets of the workspace's entries share: ``EntryViewSet`` (list, read, create,
+replace, change and delete on a feature's write services, with ETags and the 404 of an unknown
+key), the key's URL pattern, and ``entry_schema`` (their operation ids and bodies)."""
 
 from django.core.exceptions import ObjectDoesNotExist
 from drf_spectacular.utils import extend_schema, extend_schema_view

@@ -1,4 +1,5 @@
-"""Consumers, layers and items over the API."""
+"""Consumers, layers and items over the API: entry viewsets on the material services (an
+item's URL ends with its path, slashes and all)."""
 
 from rest_framework.filters import SearchFilter
 from rest_framework.reverse import reverse
