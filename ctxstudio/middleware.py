@@ -10,6 +10,7 @@ from django.http import HttpResponse, JsonResponse
 from django.utils.html import escape
 from rest_framework.response import Response
 
+from profiles.api.exceptions import error_body
 from profiles.workspace.concurrency import WriteConflict, is_retryable
 from profiles.workspace.parameters import ParameterInvalid, whole_number
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
@@ -41,8 +42,7 @@ class DatabaseUnavailableMiddleware:
         if request.path.startswith("/api/") or "application/json" in request.headers.get(
             "Accept", ""
         ):
-            body = {"error": {"code": "SERVICE_UNAVAILABLE", "message": MESSAGE, "path": ""}}
-            response = JsonResponse(body, status=503)
+            response = JsonResponse(error_body("SERVICE_UNAVAILABLE", MESSAGE), status=503)
         else:
             response = HttpResponse(
                 "<!doctype html><title>Unavailable</title><h1>Service unavailable</h1>"
@@ -58,8 +58,7 @@ def write_conflict_response(request):
     nothing was written and the same request will succeed."""
     message = "another change was being saved; nothing was changed, retry in a moment"
     if request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", ""):
-        body = {"error": {"code": "CONFLICT", "message": message, "path": "", "retryable": True}}
-        response = JsonResponse(body, status=409)
+        response = JsonResponse(error_body("CONFLICT", message, retryable=True), status=409)
     else:
         response = HttpResponse(
             f"<!doctype html><title>Busy</title><h1>Not saved</h1><p>{message.capitalize()}.</p>",
@@ -84,7 +83,7 @@ INTERNAL_ERROR_MESSAGE = "the server failed to answer this request; the error ha
 
 
 def api_error_response(status: int, code: str, message: str, path: str = "") -> JsonResponse:
-    return JsonResponse({"error": {"code": code, "message": message, "path": path}}, status=status)
+    return JsonResponse(error_body(code, message, path), status=status)
 
 
 class ApiErrorShapeMiddleware:

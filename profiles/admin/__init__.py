@@ -1,6 +1,8 @@
 """The admin, for staff: every model, its history (who changed which field, when), and a
 read-only "resolve" page per profile for people who never open the editor. One module per
-feature; importing this package registers them all (Django's admin autodiscovery).
+feature (material, authoring, safechange) and one for the records of operations, on what
+their pages share (``workspace``); importing this package registers them all (Django's admin
+autodiscovery).
 
 Who may use it is ``profiles.workspace.permissions`` (ADMINISTER), as in every other door, not
 Django's per-model permissions; Django's own rule that only ``is_staff`` users log in here

@@ -1,4 +1,6 @@
-"""Profiles, rules and scenarios in the admin, with the read-only "resolve" page of a profile."""
+"""Profiles, rules and scenarios in the admin, saved through the authoring services: their
+forms (validated by the engine, rule fields labelled as in the studio), a profile's rules
+inline and saved with its fields as one version, and the read-only "resolve" page."""
 
 import json
 
@@ -13,25 +15,32 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from profiles.admin.safechange import ProtectedProfileAdmin, ProtectedRuleAdmin
-from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelForm, _entry
-from profiles.authoring import profiles as authoring_profiles
-from profiles.authoring import scenarios as authoring_scenarios
-from profiles.authoring.rules import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
-from profiles.models import (
-    Profile,
-    Rule,
-    Scenario,
+from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelForm
+from profiles.authoring.profiles import (
+    profile_create,
+    profile_delete,
+    profile_update,
+    rule_delete,
+    rule_update,
 )
+from profiles.authoring.rules import RULE_DEFAULT_HINTS, RULE_FIELD_BY_MODEL
+from profiles.authoring.scenarios import scenario_create, scenario_delete, scenario_update
+from profiles.models import Profile, Rule, Scenario
+from profiles.resolution.services import profile_resolve
 from profiles.workspace.fields import PROFILE_FIELDS, RULE_MODEL_FIELDS
 from profiles.workspace.mappers import (
     map_profile_to_resolver,
     map_rule_to_resolver,
     map_scenario_to_document,
 )
-from profiles.workspace.permissions import (
-    AdministerAdminMixin,
+from profiles.workspace.permissions import AdministerAdminMixin
+from profiles.workspace.selectors import (
+    layer_keys_list,
+    rule_get,
+    rule_layer_keys_list,
+    rule_with_keys_get,
+    scenario_list,
 )
-from profiles.workspace.selectors import layer_keys_list
 from profiles.workspace.validation import (
     profile_rules_issues,
     validate_scenario,
@@ -39,6 +48,11 @@ from profiles.workspace.validation import (
 from resolver import ResolverError
 
 PROFILE_ENTRY_FIELDS = list(PROFILE_FIELDS)
+
+
+def _entry(document: dict, fields) -> dict:
+    """Return every field of an entry, None where the document leaves it out (the default)."""
+    return {name: document.get(name) for name in fields}
 
 
 class ProfileForm(WorkspaceModelForm):
@@ -231,10 +245,8 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
     def service_save(self, request, obj, change):
         fields = self.entry_fields(obj)
         if not change:
-            return authoring_profiles.profile_create(document=fields, user=request.user)
-        return authoring_profiles.profile_update(
-            key=self.stored(obj).key, changes=fields, user=request.user
-        )
+            return profile_create(document=fields, user=request.user)
+        return profile_update(key=self.stored(obj).key, changes=fields, user=request.user)
 
     def save_model(self, request, obj, form, change):
         pending = getattr(request, "_profile_admin_write", None)
@@ -265,19 +277,19 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
             and (rule_form.instance.pk is not None or rule_form.has_changed())
         }
         if pending["key"] is not None:
-            stored = Rule.objects.filter(profile__key=pending["key"])
-            rules = {**dict.fromkeys(stored.values_list("layer__key", flat=True)), **rules}
+            stored = rule_layer_keys_list(profile_key=pending["key"])
+            rules = {**dict.fromkeys(stored), **rules}
         pending["rules"] = rules
 
     def save_related(self, request, form, formsets, change):
         super().save_related(request, form, formsets, change)
         pending = request._profile_admin_write
         if pending["key"] is None:
-            saved = authoring_profiles.profile_create(
+            saved = profile_create(
                 document={**pending["fields"], "rules": pending["rules"]}, user=request.user
             )
         else:
-            saved = authoring_profiles.profile_update(
+            saved = profile_update(
                 key=pending["key"],
                 changes={**pending["fields"], "rules": pending["rules"]},
                 user=request.user,
@@ -288,7 +300,7 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
         obj.refresh_from_db()
 
     def service_delete(self, request, obj):
-        authoring_profiles.profile_delete(key=obj.key, user=request.user)
+        profile_delete(key=obj.key, user=request.user)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):
@@ -308,14 +320,12 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
 
     def resolve_view(self, request, object_id):
         """Show what a profile resolves to for one of its scenarios (read-only)."""
-        from profiles.resolution.services import profile_resolve
-
         profile = self.get_object(request, object_id)
         if profile is None:
             raise Http404("No such profile.")
         if not self.has_view_permission(request, profile):
             raise PermissionDenied
-        scenarios = list(profile.scenarios.order_by("-is_default", "name"))
+        scenarios = scenario_list(profile=profile)
         scenario = None
         chosen = request.GET.get("scenario")
         if chosen:
@@ -376,24 +386,20 @@ class RuleAdmin(ProtectedRuleAdmin, WorkspaceAdmin):
     def service_save(self, request, obj, change):
         profile, layer = obj.profile.key, obj.layer.key
         if change:
-            stored = Rule.objects.select_related("profile", "layer").get(pk=obj.pk)
+            stored = rule_with_keys_get(pk=obj.pk)
             if (stored.profile.key, stored.layer.key) != (profile, layer):
-                authoring_profiles.rule_delete(
-                    profile=stored.profile.key, layer=stored.layer.key, user=request.user
-                )
-        authoring_profiles.rule_update(
+                rule_delete(profile=stored.profile.key, layer=stored.layer.key, user=request.user)
+        rule_update(
             profile=profile,
             layer=layer,
             changes=map_rule_to_resolver(obj),
             replace=True,
             user=request.user,
         )
-        return Rule.objects.get(profile__key=profile, layer__key=layer)
+        return rule_get(profile_key=profile, layer_key=layer)
 
     def service_delete(self, request, obj):
-        authoring_profiles.rule_delete(
-            profile=obj.profile.key, layer=obj.layer.key, user=request.user
-        )
+        rule_delete(profile=obj.profile.key, layer=obj.layer.key, user=request.user)
 
 
 @admin.register(Scenario)
@@ -408,13 +414,13 @@ class ScenarioAdmin(WorkspaceAdmin):
     def service_save(self, request, obj, change):
         document = scenario_entry(obj)
         if not change:
-            return authoring_scenarios.scenario_create(document=document, user=request.user)
-        return authoring_scenarios.scenario_update(
+            return scenario_create(document=document, user=request.user)
+        return scenario_update(
             name=self.stored(obj).name, changes=document, replace=True, user=request.user
         )
 
     def service_delete(self, request, obj):
-        authoring_scenarios.scenario_delete(name=obj.name, user=request.user)
+        scenario_delete(name=obj.name, user=request.user)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):

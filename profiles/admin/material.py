@@ -1,4 +1,4 @@
-"""Consumers, layers and items in the admin."""
+"""Consumers, layers and items in the admin, saved through the material services."""
 
 from django import forms
 from django.contrib import admin
@@ -7,19 +7,16 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelForm
-from profiles.material import consumers as material_consumers
-from profiles.material import items as material_items
-from profiles.material import layers as material_layers
-from profiles.models import (
-    Consumer,
-    Item,
-    Layer,
-)
+from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
+from profiles.material.items import item_create, item_delete, item_update
+from profiles.material.layers import layer_create, layer_delete, layer_update
+from profiles.models import Consumer, Item, Layer
 from profiles.workspace.mappers import (
     map_consumer_to_resolver,
     map_item_to_resolver,
     map_layer_to_resolver,
 )
+from profiles.workspace.selectors import item_with_layer_get
 
 
 class ConsumerForm(WorkspaceModelForm):
@@ -70,13 +67,13 @@ class ConsumerAdmin(WorkspaceAdmin):
     def service_save(self, request, obj, change):
         document = map_consumer_to_resolver(obj)
         if not change:
-            return material_consumers.consumer_create(document=document, user=request.user)
-        return material_consumers.consumer_update(
+            return consumer_create(document=document, user=request.user)
+        return consumer_update(
             key=self.stored(obj).key, changes=document, replace=True, user=request.user
         )
 
     def service_delete(self, request, obj):
-        material_consumers.consumer_delete(key=obj.key, user=request.user)
+        consumer_delete(key=obj.key, user=request.user)
 
 
 @admin.register(Layer)
@@ -131,13 +128,13 @@ class LayerAdmin(WorkspaceAdmin):
         document = map_layer_to_resolver(obj, [])
         document.pop("items")
         if not change:
-            return material_layers.layer_create(document=document, user=request.user)
-        return material_layers.layer_update(
+            return layer_create(document=document, user=request.user)
+        return layer_update(
             key=self.stored(obj).key, changes=document, replace=True, user=request.user
         )
 
     def service_delete(self, request, obj):
-        material_layers.layer_delete(key=obj.key, user=request.user)
+        layer_delete(key=obj.key, user=request.user)
 
 
 @admin.register(Item)
@@ -154,9 +151,9 @@ class ItemAdmin(WorkspaceAdmin):
     def service_save(self, request, obj, change):
         document = map_item_to_resolver(obj)
         if change:
-            stored = Item.objects.select_related("layer").get(pk=obj.pk)
+            stored = item_with_layer_get(pk=obj.pk)
             if stored.layer_id == obj.layer_id:
-                return material_items.item_update(
+                return item_update(
                     layer=stored.layer.key,
                     path=stored.path,
                     changes=document,
@@ -164,8 +161,8 @@ class ItemAdmin(WorkspaceAdmin):
                     user=request.user,
                 )
             # Moved to another layer: the item leaves one layer and joins the other.
-            material_items.item_delete(layer=stored.layer.key, path=stored.path, user=request.user)
-        return material_items.item_create(layer=obj.layer.key, document=document, user=request.user)
+            item_delete(layer=stored.layer.key, path=stored.path, user=request.user)
+        return item_create(layer=obj.layer.key, document=document, user=request.user)
 
     def service_delete(self, request, obj):
-        material_items.item_delete(layer=obj.layer.key, path=obj.path, user=request.user)
+        item_delete(layer=obj.layer.key, path=obj.path, user=request.user)

@@ -7,10 +7,7 @@ from django_tasks_db.models import DBTaskResult
 from rest_framework.authtoken.admin import TokenAdmin
 from rest_framework.authtoken.models import TokenProxy
 
-from profiles.models import (
-    DecisionLog,
-    WorkspaceVersion,
-)
+from profiles.models import DecisionLog, WorkspaceVersion
 from profiles.workspace.permissions import (
     ADMINISTER,
     AdministerAdminMixin,

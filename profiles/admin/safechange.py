@@ -1,5 +1,5 @@
-"""Safe change in the admin: protected profiles are read-only, and versions and change
-requests are shown read-only.
+"""Safe change in the admin: protected profiles are read-only, versions and change requests
+are shown read-only, and environments are protected here.
 
 The admin saves through the features' write services, whose writes record each profile version and
 refuse protected environments (``profiles.safechange.versions.profile_versions_record``), like every

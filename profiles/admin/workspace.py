@@ -1,5 +1,5 @@
 """What the admin's pages of workspace entries share: a model form validated by the engine's one
-validator, and the history admin."""
+validator, and the history admin that saves and deletes through the features' services."""
 
 from django import forms
 from django.contrib import messages
@@ -7,9 +7,8 @@ from django.http import HttpResponseRedirect
 from simple_history.admin import SimpleHistoryAdmin
 
 from profiles.workspace.concurrency import PreconditionFailed, WriteConflict
-from profiles.workspace.permissions import (
-    AdministerAdminMixin,
-)
+from profiles.workspace.permissions import AdministerAdminMixin
+from profiles.workspace.selectors import row_get
 from profiles.workspace.validation import WorkspaceValidationError, instance_issues
 from profiles.workspace.writing import Conflict
 
@@ -78,9 +77,4 @@ class WorkspaceAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
 
     def stored(self, obj):
         """Return the row as stored before the form changed it."""
-        return type(obj).objects.get(pk=obj.pk)
-
-
-def _entry(document: dict, fields) -> dict:
-    """Return every field of an entry, None where the document leaves it out (the default)."""
-    return {name: document.get(name) for name in fields}
+        return row_get(model=type(obj), pk=obj.pk)

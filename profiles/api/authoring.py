@@ -1,4 +1,5 @@
-"""Profiles, their rules and saved scenarios over the API."""
+"""Profiles, their rules and saved scenarios over the API: entry viewsets on the authoring
+services, and the rule of one profile for one layer (a write of the profile, its ETag)."""
 
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import extend_schema, extend_schema_view
@@ -7,16 +8,20 @@ from rest_framework.filters import SearchFilter
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from profiles.api.entries import KEY_REGEX, EntryViewSet, entry_schema, not_found
-from profiles.api.filters import (
-    ProfileFilterSet,
-    ScenarioFilterSet,
-)
+from profiles.api.entries import KEY_REGEX, EntryViewSet, entry_schema
+from profiles.api.exceptions import not_found
+from profiles.api.filters import ProfileFilterSet, ScenarioFilterSet
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import authoring as s
-from profiles.authoring import profiles as authoring_profiles
-from profiles.authoring import scenarios as authoring_scenarios
-from profiles.models import Layer, Profile
+from profiles.authoring.profiles import (
+    profile_create,
+    profile_delete,
+    profile_update,
+    rule_delete,
+    rule_update,
+)
+from profiles.authoring.scenarios import scenario_create, scenario_delete, scenario_update
+from profiles.models import Profile
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import profile_etag, scenario_etag
 from profiles.workspace.permissions import READ_CONFIG, WRITE_RULES, capability_permission
@@ -46,10 +51,10 @@ class ProfileViewSet(EntryViewSet):
         return reverse("api:profile-detail", args=[profile.key], request=self.request)
 
     def service_create(self, document):
-        return authoring_profiles.profile_create(document=document, user=self.request.user)
+        return profile_create(document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return authoring_profiles.profile_update(
+        return profile_update(
             key=self.lookup(),
             changes=changes,
             replace=replace,
@@ -58,9 +63,7 @@ class ProfileViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        authoring_profiles.profile_delete(
-            key=self.lookup(), user=self.request.user, if_match=self.if_match
-        )
+        profile_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
 
 
 @extend_schema_view(
@@ -109,7 +112,7 @@ class RuleViewSet(
             profile = selectors.profile_with_rules_get(key=key)
         except Profile.DoesNotExist as exc:
             raise not_found(f'profile "{key}"') from exc
-        if not Layer.objects.filter(key=layer).exists():
+        if not selectors.layer_exists(key=layer):
             raise not_found(f'layer "{layer}"')
         return profile
 
@@ -131,7 +134,7 @@ class RuleViewSet(
         self.profile()
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        profile = authoring_profiles.rule_update(
+        profile = rule_update(
             profile=self.kwargs["key"],
             layer=self.kwargs["layer"],
             changes=serializer.validated_data,
@@ -143,7 +146,7 @@ class RuleViewSet(
 
     def destroy(self, request, *args, **kwargs):
         self.profile()
-        authoring_profiles.rule_delete(
+        rule_delete(
             profile=self.kwargs["key"],
             layer=self.kwargs["layer"],
             user=request.user,
@@ -182,10 +185,10 @@ class ScenarioViewSet(EntryViewSet):
         return reverse("api:scenario-detail", args=[scenario.name], request=self.request)
 
     def service_create(self, document):
-        return authoring_scenarios.scenario_create(document=document, user=self.request.user)
+        return scenario_create(document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return authoring_scenarios.scenario_update(
+        return scenario_update(
             name=self.lookup(),
             changes=changes,
             replace=replace,
@@ -194,6 +197,4 @@ class ScenarioViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        authoring_scenarios.scenario_delete(
-            name=self.lookup(), user=self.request.user, if_match=self.if_match
-        )
+        scenario_delete(name=self.lookup(), user=self.request.user, if_match=self.if_match)

@@ -1,21 +1,16 @@
-"""What every API view shares: its error helpers and the body check."""
+"""What the API's views outside the entry viewsets share (resolution, import and export): the
+``ApiView`` base, the 400 of an invalid request (``invalid``) and the body check."""
 
 from django.http import QueryDict
 from rest_framework.views import APIView
 
 from profiles.api.exceptions import ApiError
-from profiles.api.schema import (
-    ApiAutoSchema,
-)
+from profiles.api.schema import ApiAutoSchema
 from profiles.workspace.permissions import DefaultApiPermission
 
 
 def invalid(path: str, message: str) -> ApiError:
     return ApiError(400, "INVALID_REQUEST", f"{path}: {message}" if path else message, path)
-
-
-def not_found(what: str, path: str = "") -> ApiError:
-    return ApiError(404, "NOT_FOUND", f"{what} not found", path)
 
 
 def body_object(request, allowed: tuple[str, ...] | None = None) -> dict:

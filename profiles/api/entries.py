@@ -1,21 +1,18 @@
-"""What the CRUD viewsets of the workspace's entries share: DRF viewsets on the write services,
-with ETags, filters and their schema."""
+"""What the CRUD viewsets of the workspace's entries share: ``EntryViewSet`` (list, read, create,
+replace, change and delete on a feature's write services, with ETags and the 404 of an unknown
+key), the key's URL pattern, and ``entry_schema`` (their operation ids and bodies)."""
 
 from django.core.exceptions import ObjectDoesNotExist
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response
 
-from profiles.api.exceptions import ApiError
+from profiles.api.exceptions import not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import entries as s
 
 # Object URLs end without a slash and keys never contain one.
 KEY_REGEX = "[^/]+"
-
-
-def not_found(what: str) -> ApiError:
-    return ApiError(404, "NOT_FOUND", f"{what} not found")
 
 
 class EntryViewSet(

@@ -1,5 +1,9 @@
 """One exception handler: every API error is ``{"error": {"code", "message", "path"}}``.
 
+The body is built by ``error_body`` alone: the handler, the API's and the project's middleware
+and the schema's examples call it. ``ApiError`` is an error a view raises with its status,
+code and path; ``not_found`` and ``ref_not_available`` are the 404s views share.
+
 Engine errors keep their code and path (SPEC §7), validation errors of a workspace write keep
 the engine's path (``profiles[3].rules.kb.mode``) and list every issue beside the first one.
 """
@@ -42,6 +46,11 @@ class ApiError(exceptions.APIException):
         self.message = message
         self.path = path
         self.extra = extra
+
+
+def not_found(what: str, path: str = "") -> ApiError:
+    """Return the 404 of a named object the URL or body refers to (``layer "kb" not found``)."""
+    return ApiError(404, "NOT_FOUND", f"{what} not found", path)
 
 
 REF_NOT_AVAILABLE_MESSAGE = "reference not available for this request"

@@ -4,23 +4,17 @@
 
 from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
-from profiles.api.base import ApiView, invalid, not_found
-from profiles.api.renderers import (
-    WORKSPACE_PARSERS,
-    WorkspaceText,
-    YAMLRenderer,
-)
-from profiles.api.schema import (
-    ApiAutoSchema,
-)
-from profiles.api.serializers import entries as serializers_entries
-from profiles.api.serializers import import_export as serializers_import_export
+from profiles.api.base import ApiView, invalid
+from profiles.api.exceptions import not_found
+from profiles.api.renderers import WORKSPACE_PARSERS, WorkspaceText, YAMLRenderer
+from profiles.api.schema import ApiAutoSchema
+from profiles.api.serializers import import_export as s
+from profiles.api.serializers.entries import KEY_PATTERN
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
 from profiles.import_export.jobs import (
@@ -29,8 +23,8 @@ from profiles.import_export.jobs import (
     import_job_start,
     import_layer_refusal,
 )
-from profiles.import_export.workspace import IMPORT_MODES, NAMES_LISTED, workspace_export
-from profiles.models import ImportJob, Layer
+from profiles.import_export.workspace import IMPORT_MODES, workspace_export
+from profiles.models import ImportJob
 from profiles.workspace.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
@@ -38,101 +32,7 @@ from profiles.workspace.permissions import (
     capability_permission,
     user_can,
 )
-
-
-class ImportIssueSerializer(serializers.Serializer):
-    """One error of a failed import: its path in the file and where it is written."""
-
-    path = serializers.CharField(help_text='Document path, e.g. "profiles[0].rules.tickets".')
-    message = serializers.CharField()
-    entry = serializers.CharField(
-        required=False,
-        help_text='The entry it concerns: "consumer K", "layer K", "item LAYER/PATH", '
-        '"profile K" or "rule PROFILE/LAYER".',
-    )
-    line = serializers.IntegerField(
-        required=False, min_value=1, help_text="Line of the value in the file (1-based)."
-    )
-    column = serializers.IntegerField(
-        required=False, min_value=1, help_text="Column of the value (1-based)."
-    )
-    aliasLine = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        help_text="When the value is reached through a YAML alias: the alias's line.",
-    )
-    aliasColumn = serializers.IntegerField(required=False, min_value=1)
-
-
-class ImportErrorSerializer(serializers.Serializer):
-    code = serializers.CharField()
-    message = serializers.CharField()
-    path = serializers.CharField()
-    issues = ImportIssueSerializer(many=True, required=False)
-
-
-class ImportCountsSerializer(serializers.Serializer):
-    created = serializers.IntegerField(min_value=0)
-    updated = serializers.IntegerField(min_value=0)
-    deleted = serializers.IntegerField(min_value=0)
-    unchanged = serializers.IntegerField(min_value=0)
-
-
-def _names_field(action: str):
-    return serializers.ListField(
-        child=serializers.CharField(),
-        max_length=NAMES_LISTED,
-        help_text=f"The first {NAMES_LISTED} {action}; the count minus these is how many more.",
-    )
-
-
-class ImportNamesSerializer(serializers.Serializer):
-    created = _names_field("created")
-    updated = _names_field("updated")
-    deleted = _names_field("deleted")
-
-
-class ImportNamesByKindSerializer(serializers.Serializer):
-    consumers = ImportNamesSerializer(help_text="By key.")
-    layers = ImportNamesSerializer(help_text="By key.")
-    items = ImportNamesSerializer(help_text="As LAYER/PATH.")
-    profiles = ImportNamesSerializer(help_text="By key.")
-    rules = ImportNamesSerializer(help_text="As PROFILE/LAYER.")
-
-
-class ImportSummarySerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=IMPORT_MODES)
-    changed = serializers.BooleanField()
-    consumers = ImportCountsSerializer()
-    layers = ImportCountsSerializer()
-    items = ImportCountsSerializer()
-    profiles = ImportCountsSerializer()
-    rules = ImportCountsSerializer()
-    names = ImportNamesByKindSerializer(
-        required=False,
-        help_text="What was created, updated and deleted, per kind (jobs finished before "
-        "names were recorded have none).",
-    )
-
-
-class ImportJobSerializer(serializers.Serializer):
-    """An import job: poll ``url`` until ``status`` is succeeded or failed."""
-
-    id = serializers.UUIDField()
-    url = serializers.URLField()
-    status = serializers.ChoiceField(choices=ImportJob.Status.values)
-    phase = serializers.CharField(help_text="What the job is doing, in words.")
-    progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent done.")
-    mode = serializers.ChoiceField(choices=["merge", "replace"])
-    layer = serializers.CharField(allow_null=True, help_text="The one layer imported, if any.")
-    bytes = serializers.IntegerField(help_text="Size of the uploaded document.")
-    createdAt = serializers.DateTimeField()
-    startedAt = serializers.DateTimeField(allow_null=True)
-    finishedAt = serializers.DateTimeField(allow_null=True)
-    summary = ImportSummarySerializer(
-        allow_null=True, help_text="When succeeded: what changed, counted and named per kind."
-    )
-    error = ImportErrorSerializer(allow_null=True, help_text="When failed; nothing was written.")
+from profiles.workspace.selectors import layer_exists
 
 
 def import_job_url(request, job: ImportJob) -> str:
@@ -153,7 +53,7 @@ class ImportJobView(APIView):
     @extend_schema(
         operation_id="workspace_import_job",
         summary="Status, progress and result of a workspace import",
-        responses={200: ImportJobSerializer},
+        responses={200: s.ImportJobSerializer},
     )
     def get(self, request, job_id):
         job = import_job_get(job_id=job_id)
@@ -179,13 +79,13 @@ class WorkspaceView(ApiView):
             OpenApiParameter(
                 "layer",
                 str,
-                pattern=serializers_entries.KEY_PATTERN,
+                pattern=KEY_PATTERN,
                 description="Export only this layer (imports with ?layer=).",
             ),
         ],
         responses={
-            (200, "application/json"): serializers_import_export.WorkspaceSerializer,
-            (200, "application/yaml"): serializers_import_export.WorkspaceSerializer,
+            (200, "application/json"): s.WorkspaceSerializer,
+            (200, "application/yaml"): s.WorkspaceSerializer,
         },
         tags=["workspace"],
     )
@@ -195,7 +95,7 @@ class WorkspaceView(ApiView):
             return Response(workspace_export())  # the browsable API
         export_format = "yaml" if renderer_format == "yaml" else "json-compact"
         layer = request.query_params.get("layer")
-        if layer is not None and not Layer.objects.filter(key=layer).exists():
+        if layer is not None and not layer_exists(key=layer):
             raise not_found(f'layer "{layer}"', "layer")
         return StreamingHttpResponse(
             workspace_export_chunks(format=export_format, layer=layer),
@@ -220,7 +120,7 @@ class WorkspaceView(ApiView):
             OpenApiParameter(
                 "layer",
                 str,
-                pattern=serializers_entries.KEY_PATTERN,
+                pattern=KEY_PATTERN,
                 description=(
                     "Import only this layer of the file (a workspace document, or one layer's "
                     "document); with replace, its items not in the file are deleted."
@@ -228,10 +128,10 @@ class WorkspaceView(ApiView):
             ),
         ],
         request={
-            "application/json": serializers_import_export.WorkspaceSerializer,
-            "application/yaml": serializers_import_export.WorkspaceSerializer,
+            "application/json": s.WorkspaceSerializer,
+            "application/yaml": s.WorkspaceSerializer,
         },
-        responses={202: ImportJobSerializer},
+        responses={202: s.ImportJobSerializer},
         tags=["workspace"],
     )
     def post(self, request):

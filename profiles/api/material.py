@@ -1,17 +1,16 @@
-"""Consumers, layers and items over the API."""
+"""Consumers, layers and items over the API: entry viewsets on the material services (an
+item's URL ends with its path, slashes and all)."""
 
 from rest_framework.filters import SearchFilter
 from rest_framework.reverse import reverse
 
-from profiles.api.entries import EntryViewSet, entry_schema, not_found
-from profiles.api.filters import (
-    ItemSearchFilter,
-    MetadataFilter,
-)
+from profiles.api.entries import EntryViewSet, entry_schema
+from profiles.api.exceptions import not_found
+from profiles.api.filters import ItemSearchFilter, MetadataFilter
 from profiles.api.serializers import material as s
-from profiles.material import consumers as material_consumers
-from profiles.material import items as material_items
-from profiles.material import layers as material_layers
+from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
+from profiles.material.items import item_create, item_delete, item_update
+from profiles.material.layers import layer_create, layer_delete, layer_update
 from profiles.models import Layer
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
@@ -48,10 +47,10 @@ class ConsumerViewSet(EntryViewSet):
         return reverse("api:consumer-detail", args=[consumer.key], request=self.request)
 
     def service_create(self, document):
-        return material_consumers.consumer_create(document=document, user=self.request.user)
+        return consumer_create(document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return material_consumers.consumer_update(
+        return consumer_update(
             key=self.lookup(),
             changes=changes,
             replace=replace,
@@ -60,9 +59,7 @@ class ConsumerViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        material_consumers.consumer_delete(
-            key=self.lookup(), user=self.request.user, if_match=self.if_match
-        )
+        consumer_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
 
 
 @entry_schema("layers", "layers", create=s.LayerSerializer, update=s.LayerUpdateSerializer)
@@ -88,10 +85,10 @@ class LayerViewSet(EntryViewSet):
         return reverse("api:layer-detail", args=[layer.key], request=self.request)
 
     def service_create(self, document):
-        return material_layers.layer_create(document=document, user=self.request.user)
+        return layer_create(document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return material_layers.layer_update(
+        return layer_update(
             key=self.lookup(),
             changes=changes,
             replace=replace,
@@ -100,9 +97,7 @@ class LayerViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        material_layers.layer_delete(
-            key=self.lookup(), user=self.request.user, if_match=self.if_match
-        )
+        layer_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
 
 
 @entry_schema("items", "items", create=s.ItemSerializer, update=s.ItemUpdateSerializer)
@@ -150,12 +145,10 @@ class ItemViewSet(EntryViewSet):
         return reverse("api:item-detail", args=[item.layer.key, item.path], request=self.request)
 
     def service_create(self, document):
-        return material_items.item_create(
-            layer=self.layer().key, document=document, user=self.request.user
-        )
+        return item_create(layer=self.layer().key, document=document, user=self.request.user)
 
     def service_update(self, changes, *, replace):
-        return material_items.item_update(
+        return item_update(
             layer=self.layer().key,
             path=self.lookup(),
             changes=changes,
@@ -165,7 +158,7 @@ class ItemViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        material_items.item_delete(
+        item_delete(
             layer=self.layer().key,
             path=self.lookup(),
             user=self.request.user,

@@ -9,9 +9,7 @@ from rest_framework.response import Response
 
 from profiles.api.base import ApiView, body_object, invalid
 from profiles.api.exceptions import ApiError, ref_not_available
-from profiles.api.renderers import (
-    ResolutionJSONRenderer,
-)
+from profiles.api.renderers import ResolutionJSONRenderer
 from profiles.api.schema import (
     ERROR_EXAMPLES,
     EXPAND_EXAMPLES,

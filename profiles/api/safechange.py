@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.exceptions import ApiError
+from profiles.api.exceptions import ApiError, not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import safechange as s
 from profiles.models import ChangeRequest, Profile, ProfileVersion
@@ -38,9 +38,15 @@ from profiles.safechange.change_requests import (
 from profiles.safechange.environments import environment_get, environment_list, environment_update
 from profiles.safechange.impact import impact_summary
 from profiles.safechange.restore import VersionNotRestorable, version_restore
+from profiles.safechange.selectors import (
+    change_request_record_get,
+    profile_history_exists,
+    version_documents_get,
+)
 from profiles.safechange.versions import (
     document_changes,
     latest_versions_get,
+    profile_version_number,
     version_get,
     version_list,
 )
@@ -53,6 +59,7 @@ from profiles.workspace.permissions import (
     WRITE_RULES,
     capability_permission,
 )
+from profiles.workspace.selectors import profile_get
 
 # Actions take no fields: send {} or nothing.
 NO_BODY = OpenApiTypes.OBJECT
@@ -76,10 +83,6 @@ Resolves = capability_permission(RESOLVE)
 
 
 # --- helpers -------------------------------------------------------------------------------
-
-
-def _not_found(what: str, path: str = "") -> ApiError:
-    return ApiError(404, "NOT_FOUND", f"{what} not found", path)
 
 
 def _body(request, allowed: tuple[str, ...]) -> dict:
@@ -115,11 +118,10 @@ def version_record(version: ProfileVersion, *, with_document: bool = False) -> d
     return record
 
 
-def _versions_or_404(key: str):
-    versions = version_list(profile_key=key)
-    if not versions.exists() and not Profile.objects.filter(key=key).exists():
-        raise _not_found(f'profile "{key}"')
-    return versions
+def _history_or_404(key: str) -> None:
+    """Raise 404 unless the key names a profile or a deleted profile's versions."""
+    if not profile_history_exists(profile_key=key):
+        raise not_found(f'profile "{key}"')
 
 
 def _number(request, name: str) -> int | None:
@@ -142,14 +144,15 @@ class ProfileVersionViewSet(GenericViewSet):
         responses={200: s.VersionSerializer(many=True)},
     )
     def list(self, request, key):
-        page = self.paginate_queryset(_versions_or_404(key))
+        _history_or_404(key)
+        page = self.paginate_queryset(version_list(profile_key=key))
         return self.get_paginated_response([version_record(version) for version in page])
 
     def _get(self, key: str, number: int) -> ProfileVersion:
         try:
             return version_get(profile_key=key, number=number)
         except ProfileVersion.DoesNotExist:
-            raise _not_found(f'version {number} of profile "{key}"') from None
+            raise not_found(f'version {number} of profile "{key}"') from None
 
     @extend_schema(
         operation_id="profile_versions_retrieve",
@@ -181,10 +184,10 @@ class ProfileVersionViewSet(GenericViewSet):
                 if_match=request.headers.get("If-Match"),
             )
         except ProfileVersion.DoesNotExist:
-            raise _not_found(f'version {number} of profile "{key}"') from None
+            raise not_found(f'version {number} of profile "{key}"') from None
         except VersionNotRestorable as exc:
             raise ApiError(400, "INVALID_REQUEST", str(exc), "number") from None
-        profile = Profile.objects.select_related("consumer").get(key=key)
+        profile = profile_get(key=key)
         return Response(
             version_record(latest, with_document=True),
             status=201 if created else 200,
@@ -202,22 +205,19 @@ class ProfileVersionViewSet(GenericViewSet):
         examples=[s.DIFF_EXAMPLE],
     )
     def diff(self, request, key):
-        versions = _versions_or_404(key)
+        _history_or_404(key)
         to_number = _number(request, "to")
         if to_number is None:
-            latest = versions.first()
-            if latest is None:
-                raise _not_found(f'versions of profile "{key}"')
-            to_number = latest.number
+            to_number = profile_version_number(profile_key=key)
+            if to_number is None:
+                raise not_found(f'versions of profile "{key}"')
         from_number = _number(request, "from")
         if from_number is None:
             from_number = max(to_number - 1, 1)
-        documents = dict(
-            versions.filter(number__in=[from_number, to_number]).values_list("number", "document")
-        )
+        documents = version_documents_get(profile_key=key, numbers=(from_number, to_number))
         for name, number in (("from", from_number), ("to", to_number)):
             if number not in documents:
-                raise _not_found(f'version {number} of profile "{key}"', name)
+                raise not_found(f'version {number} of profile "{key}"', name)
         return Response(
             {
                 "profile": key,
@@ -255,7 +255,7 @@ class ProfileDraftViewSet(GenericViewSet):
         try:
             impact = draft_impact(profile_key=key, changes=changes)
         except Profile.DoesNotExist:
-            raise _not_found(f'profile "{key}"') from None
+            raise not_found(f'profile "{key}"') from None
         latest = latest_versions_get([key]).get(key)
         return Response(
             {
@@ -289,7 +289,7 @@ class ProfileDraftViewSet(GenericViewSet):
                 key=body.get("key"),
             )
         except Profile.DoesNotExist:
-            raise _not_found(f'profile "{key}"') from None
+            raise not_found(f'profile "{key}"') from None
         return _change_request_response(request, change_request, 201)
 
 
@@ -321,7 +321,7 @@ class EnvironmentViewSet(GenericViewSet):
     def retrieve(self, request, key):
         environment = environment_get(key=key)
         if environment is None:
-            raise _not_found(f'environment "{key}"')
+            raise not_found(f'environment "{key}"')
         return Response(environment.as_dict())
 
     @extend_schema(
@@ -406,7 +406,7 @@ def _current_versions(keys) -> dict[str, int | None]:
 
 
 def _change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
-    change_request = change_request_list().get(pk=change_request.pk)
+    change_request = change_request_record_get(pk=change_request.pk)
     record = change_request_record(
         change_request,
         current_versions=_current_versions([change_request.profile_key]),
@@ -431,7 +431,7 @@ class ChangeRequestViewSet(GenericViewSet):
         try:
             return change_request_get(pk=pk)
         except ChangeRequest.DoesNotExist:
-            raise _not_found(f"change request #{pk}") from None
+            raise not_found(f"change request #{pk}") from None
 
     @extend_schema(
         operation_id="change_requests_list",
@@ -499,7 +499,7 @@ class ChangeRequestViewSet(GenericViewSet):
                 if_match=request.headers.get("If-Match"),
             )
         except Profile.DoesNotExist:
-            raise ApiError(404, "NOT_FOUND", f'profile "{key}" not found', "profile") from None
+            raise not_found(f'profile "{key}"', "profile") from None
         return _change_request_response(request, change_request, 201)
 
     @extend_schema(
@@ -597,12 +597,21 @@ class ChangeRequestViewSet(GenericViewSet):
 # --- routes --------------------------------------------------------------------------------
 
 
-versions = ProfileVersionViewSet
-drafts = ProfileDraftViewSet
-
 # The viewsets are on the API's router (profiles.api.urls); these answer beside a profile.
 urlpatterns = [
-    path("profiles/<str:key>/diff", versions.as_view({"get": "diff"}), name="profile-diff"),
-    path("profiles/<str:key>/impact", drafts.as_view({"post": "impact"}), name="profile-impact"),
-    path("profiles/<str:key>/promote", drafts.as_view({"post": "promote"}), name="profile-promote"),
+    path(
+        "profiles/<str:key>/diff",
+        ProfileVersionViewSet.as_view({"get": "diff"}),
+        name="profile-diff",
+    ),
+    path(
+        "profiles/<str:key>/impact",
+        ProfileDraftViewSet.as_view({"post": "impact"}),
+        name="profile-impact",
+    ),
+    path(
+        "profiles/<str:key>/promote",
+        ProfileDraftViewSet.as_view({"post": "promote"}),
+        name="profile-promote",
+    ),
 ]

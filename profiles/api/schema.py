@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiExample
 from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.renderers import JSONRenderer
 
+from profiles.api.exceptions import REF_NOT_AVAILABLE_MESSAGE, error_body
 from profiles.api.serializers.entries import ErrorSerializer
 
 # Status -> when it happens; documented on the operations whose method can produce it.
@@ -160,25 +161,15 @@ RESOLUTION_EXAMPLE = OpenApiExample(
 ERROR_EXAMPLES = [
     OpenApiExample(
         "Invalid request",
-        value={
-            "error": {
-                "code": "INVALID_REQUEST",
-                "message": "input.message: must be a string or null",
-                "path": "input.message",
-            }
-        },
+        value=error_body(
+            "INVALID_REQUEST", "input.message: must be a string or null", "input.message"
+        ),
         response_only=True,
         status_codes=["400"],
     ),
     OpenApiExample(
         "Unknown profile",
-        value={
-            "error": {
-                "code": "PROFILE_NOT_FOUND",
-                "message": 'profile: no profile "nope"',
-                "path": "profile",
-            }
-        },
+        value=error_body("PROFILE_NOT_FOUND", 'profile: no profile "nope"', "profile"),
         response_only=True,
         status_codes=["404"],
     ),
@@ -231,13 +222,7 @@ EXPAND_EXAMPLES = [
     ),
     OpenApiExample(
         "Not available (whether or not it exists)",
-        value={
-            "error": {
-                "code": "REF_NOT_AVAILABLE",
-                "message": "reference not available for this request",
-                "path": "ref",
-            }
-        },
+        value=error_body("REF_NOT_AVAILABLE", REF_NOT_AVAILABLE_MESSAGE, "ref"),
         response_only=True,
         status_codes=["404"],
     ),

@@ -1,11 +1,9 @@
-"""Obtaining an API token with a username and password."""
+"""Obtaining an API token with a username and password: DRF's view, in the API's schema."""
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.authtoken.views import ObtainAuthToken
 
-from profiles.api.schema import (
-    ApiAutoSchema,
-)
+from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import tokens as s
 
 

@@ -4,25 +4,19 @@ objects do not, see ``profiles.api.routers``), and the resolution and workspace 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from profiles.api import authoring as api_authoring
-from profiles.api import import_export as api_import_export
-from profiles.api import material as api_material
-from profiles.api import resolution as api_resolution
-from profiles.api import safechange
-from profiles.api import tokens as api_tokens
-from profiles.api.import_export import ImportJobView
+from profiles.api import authoring, import_export, material, resolution, safechange, tokens
 from profiles.api.routers import ApiRouter
 from profiles.api.schema import ApiDocsView
 
 app_name = "api"
 
 router = ApiRouter()
-router.register("consumers", api_material.ConsumerViewSet, basename="consumer")
-router.register("layers", api_material.LayerViewSet, basename="layer")
-router.register(r"layers/(?P<key>[^/]+)/items", api_material.ItemViewSet, basename="item")
-router.register("profiles", api_authoring.ProfileViewSet, basename="profile")
-router.register(r"profiles/(?P<key>[^/]+)/rules", api_authoring.RuleViewSet, basename="rule")
-router.register("scenarios", api_authoring.ScenarioViewSet, basename="scenario")
+router.register("consumers", material.ConsumerViewSet, basename="consumer")
+router.register("layers", material.LayerViewSet, basename="layer")
+router.register(r"layers/(?P<key>[^/]+)/items", material.ItemViewSet, basename="item")
+router.register("profiles", authoring.ProfileViewSet, basename="profile")
+router.register(r"profiles/(?P<key>[^/]+)/rules", authoring.RuleViewSet, basename="rule")
+router.register("scenarios", authoring.ScenarioViewSet, basename="scenario")
 # Safe change (profiles.api.safechange): versions, environments, change requests.
 router.register(
     r"profiles/(?P<key>[^/]+)/versions",
@@ -33,16 +27,16 @@ router.register("environments", safechange.EnvironmentViewSet, basename="environ
 router.register("change-requests", safechange.ChangeRequestViewSet, basename="change-request")
 
 urlpatterns = [
-    path("resolve", api_resolution.ResolveView.as_view(), name="resolve"),
-    path("expand", api_resolution.ExpandView.as_view(), name="expand"),
-    path(
-        "profiles/<str:key>/preview", api_resolution.PreviewView.as_view(), name="profile-preview"
-    ),
+    path("resolve", resolution.ResolveView.as_view(), name="resolve"),
+    path("expand", resolution.ExpandView.as_view(), name="expand"),
+    path("profiles/<str:key>/preview", resolution.PreviewView.as_view(), name="profile-preview"),
     *safechange.urlpatterns,  # diff, impact, promote
     *router.urls,
-    path("workspace", api_import_export.WorkspaceView.as_view(), name="workspace"),
-    path("workspace/imports/<uuid:job_id>", ImportJobView.as_view(), name="import-job"),
-    path("auth/token", api_tokens.TokenView.as_view(), name="auth-token"),
+    path("workspace", import_export.WorkspaceView.as_view(), name="workspace"),
+    path(
+        "workspace/imports/<uuid:job_id>", import_export.ImportJobView.as_view(), name="import-job"
+    ),
+    path("auth/token", tokens.TokenView.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves its start-up script as a file: no inline script, CSP allows it.
     path("docs/", ApiDocsView.as_view(url_name="api:schema"), name="docs"),

@@ -435,6 +435,17 @@ def profile_list_with_last_change() -> list[Profile]:
 
 # --- studio reads ------------------------------------------------------------------------------
 # What the studio's pages read besides the lists above: one profile, the pickers, counts.
+# --- API and admin reads ---------------------------------------------------------------------
+
+
+def layer_exists(*, key: str) -> bool:
+    """Return whether a layer has this key."""
+    return Layer.objects.filter(key=key).exists()
+
+
+def profile_exists(*, key: str) -> bool:
+    """Return whether a profile has this key."""
+    return Profile.objects.filter(key=key).exists()
 
 
 def profile_get(*, key: str) -> Profile:
@@ -491,3 +502,29 @@ def profile_history_list_with_changes(*, profile: Profile, limit: int = 12) -> l
     for record in records:
         record.consumer_keys = consumer_keys
     return records
+
+
+def row_get(*, model, pk):
+    """Return the row of ``model`` with this primary key as stored (an admin form may have
+    changed its instance already); raise the model's DoesNotExist."""
+    return model.objects.get(pk=pk)
+
+
+def item_with_layer_get(*, pk) -> Item:
+    """Return the item with this primary key and its layer; raise Item.DoesNotExist."""
+    return Item.objects.select_related("layer").get(pk=pk)
+
+
+def rule_with_keys_get(*, pk) -> Rule:
+    """Return the rule with this primary key, its profile and layer loaded."""
+    return Rule.objects.select_related("profile", "layer").get(pk=pk)
+
+
+def rule_get(*, profile_key: str, layer_key: str) -> Rule:
+    """Return the rule of this profile for this layer; raise Rule.DoesNotExist."""
+    return Rule.objects.get(profile__key=profile_key, layer__key=layer_key)
+
+
+def rule_layer_keys_list(*, profile_key: str) -> list[str]:
+    """Return the layer keys of the profile's stored rules."""
+    return list(Rule.objects.filter(profile__key=profile_key).values_list("layer__key", flat=True))

@@ -4,9 +4,7 @@ bodies the schema documents."""
 from django.http import QueryDict
 from rest_framework import serializers
 
-from profiles.workspace.mappers import (
-    canonical_string,
-)
+from profiles.workspace.mappers import canonical_string
 from resolver.validation import KEY_RE
 
 KEY_PATTERN = f"^{KEY_RE.pattern}$"

@@ -5,6 +5,7 @@ serializers describe them."""
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
+from profiles.api.exceptions import error_body
 from profiles.api.serializers.authoring import ProfileSerializer, RuleSerializer
 from profiles.api.serializers.entries import key_field
 from profiles.models import ProfileVersion
@@ -302,28 +303,24 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
 APPROVE_ERROR_EXAMPLES = [
     OpenApiExample(
         "Changed since it was read",
-        value={
-            "error": {
-                "code": "PRECONDITION_FAILED",
-                "message": "change request #12 changed since you read it (it is at revision "
-                "2): review it again, then approve",
-                "path": "If-Match",
-            }
-        },
+        value=error_body(
+            "PRECONDITION_FAILED",
+            "change request #12 changed since you read it (it is at revision 2): review it "
+            "again, then approve",
+            "If-Match",
+        ),
         response_only=True,
         status_codes=["412"],
     ),
     OpenApiExample(
         "No revision named",
-        value={
-            "error": {
-                "code": "PRECONDITION_REQUIRED",
-                "message": "send the ETag of change request #12 as If-Match: an approval "
-                "approves the revision you reviewed",
-                "path": "If-Match",
-                "etag": '"cr12.1"',
-            }
-        },
+        value=error_body(
+            "PRECONDITION_REQUIRED",
+            "send the ETag of change request #12 as If-Match: an approval approves the "
+            "revision you reviewed",
+            "If-Match",
+            etag='"cr12.1"',
+        ),
         response_only=True,
         status_codes=["428"],
     ),
@@ -332,28 +329,20 @@ APPROVE_ERROR_EXAMPLES = [
 SAFE_CHANGE_ERROR_EXAMPLES = [
     OpenApiExample(
         "Self-approval",
-        value={
-            "error": {
-                "code": "SELF_APPROVAL",
-                "message": "the author of a change request cannot approve it",
-                "path": "",
-            }
-        },
+        value=error_body("SELF_APPROVAL", "the author of a change request cannot approve it"),
         response_only=True,
         status_codes=["403"],
     ),
     OpenApiExample(
         "Stale base",
-        value={
-            "error": {
-                "code": "STALE_CHANGE_REQUEST",
-                "message": 'profile "support-answer" moved past version 4 (it is at version 5): '
-                "rebase the change request to recompute its impact, then apply it",
-                "path": "baseVersion",
-                "baseVersion": 4,
-                "currentVersion": 5,
-            }
-        },
+        value=error_body(
+            "STALE_CHANGE_REQUEST",
+            'profile "support-answer" moved past version 4 (it is at version 5): rebase the '
+            "change request to recompute its impact, then apply it",
+            "baseVersion",
+            baseVersion=4,
+            currentVersion=5,
+        ),
         response_only=True,
         status_codes=["409"],
     ),
@@ -361,14 +350,12 @@ SAFE_CHANGE_ERROR_EXAMPLES = [
 
 CHANGE_REQUEST_REQUIRED_EXAMPLE = OpenApiExample(
     "Protected environment",
-    value={
-        "error": {
-            "code": "CHANGE_REQUEST_REQUIRED",
-            "message": 'environment "production" requires a change request: profile '
-            '"support-answer" changes only by applying an approved change request',
-            "path": "environment",
-        }
-    },
+    value=error_body(
+        "CHANGE_REQUEST_REQUIRED",
+        'environment "production" requires a change request: profile "support-answer" '
+        "changes only by applying an approved change request",
+        "environment",
+    ),
     response_only=True,
     status_codes=["409"],
 )

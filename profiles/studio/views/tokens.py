@@ -10,7 +10,7 @@ from profiles.workspace.permissions import RESOLVE, capability_required
 
 
 def _page(request, *, new_key: str | None = None):
-    token = api_tokens.token_get(user=request.user)
+    token = api_tokens.user_token_get(user=request.user)
     context = {
         "token": token,
         "new_key": new_key,

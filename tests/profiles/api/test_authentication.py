@@ -7,18 +7,18 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from profiles.api.authentication import token_get
+from profiles.workspace.tokens import token_by_key_get
 
 pytestmark = pytest.mark.django_db
 
 
-def test_token_get__existing_key__the_same_token_and_user_as_the_orm_in_one_query():
+def test_token_by_key_get__existing_key__the_same_token_and_user_as_the_orm_in_one_query():
     user = User.objects.create_user("reader", email="reader@example.com", first_name="Ré")
     token = Token.objects.create(user=user)
     expected = Token.objects.select_related("user").get(key=token.key)
 
     with CaptureQueriesContext(connection) as queries:
-        found = token_get(token.key)
+        found = token_by_key_get(token.key)
 
     assert len(queries) == 1
     for field in Token._meta.concrete_fields:
@@ -28,8 +28,8 @@ def test_token_get__existing_key__the_same_token_and_user_as_the_orm_in_one_quer
     assert not found._state.adding and not found.user._state.adding
 
 
-def test_token_get__unknown_key__none():
-    assert token_get("0" * 40) is None
+def test_token_by_key_get__unknown_key__none():
+    assert token_by_key_get("0" * 40) is None
 
 
 @pytest.mark.parametrize(
