@@ -29,9 +29,14 @@ from django.tasks import TaskResultStatus, task
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from profiles.import_export import workspace as services
 from profiles.import_export.export_stream import workspace_document_read
-from profiles.import_export.workspace import IMPORT_MODES, ImportSummary, WorkspaceImportError
+from profiles.import_export.workspace import (
+    IMPORT_MODES,
+    ImportSummary,
+    WorkspaceImportError,
+    workspace_import,
+    workspace_parse,
+)
 from profiles.models import ImportJob, key_validator
 from profiles.safechange.environments import ChangeRequestRequired
 from profiles.workspace.concurrency import workspace_write
@@ -250,7 +255,7 @@ def import_job_run(*, job_id: str) -> ImportJob:
         worker=worker_identity(),
     )
     try:
-        document = services.workspace_parse(text=job.source)
+        document = workspace_parse(text=job.source)
         _advance(job, PHASE_WRITING)
         summary = _import(document, mode=job.mode, layer=job.layer or None, user=job.user)
     except WorkspaceImportError as exc:
@@ -295,7 +300,7 @@ def _finish(job: ImportJob, status: str, **fields) -> None:
 def _import(document, *, mode: str, layer: str | None, user) -> ImportSummary:
     with workspace_write():
         if layer is None:
-            return services.workspace_import(document=document, mode=mode, user=user)
+            return workspace_import(document=document, mode=mode, user=user)
         entry, file_prefix = _layer_entry(document, layer)
         if mode == "merge":
             target, position = {"version": 1, "layers": [entry]}, 0
@@ -306,7 +311,7 @@ def _import(document, *, mode: str, layer: str | None, user) -> ImportSummary:
             position = keys.index(layer) if layer in keys else len(keys)
             target["layers"][position : position + 1] = [entry]
         try:
-            return services.workspace_import(document=target, mode=mode, user=user)
+            return workspace_import(document=target, mode=mode, user=user)
         except WorkspaceImportError as exc:
             raise WorkspaceImportError(
                 [_in_file(issue, position, file_prefix) for issue in exc.issues]

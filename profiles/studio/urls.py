@@ -1,20 +1,26 @@
 from django.urls import path
 
-from profiles.studio.views import authoring as profiles
-from profiles.studio.views import compare, editor, material, pages, safechange, tokens
-from profiles.studio.views import import_export as workspace
-from profiles.studio.views import material as consumers
+from profiles.studio.views import (
+    authoring,
+    compare,
+    editor,
+    import_export,
+    material,
+    pages,
+    safechange,
+    tokens,
+)
 
 urlpatterns = [
     path("", pages.home, name="home"),
     path("favicon.ico", pages.favicon, name="favicon"),
     # Profiles. "_new" cannot be a profile key (keys start with a letter or digit).
-    path("profiles/", profiles.profile_list, name="profile-list"),
-    path("profiles/_new/", profiles.profile_create, name="profile-create"),
+    path("profiles/", authoring.profile_list, name="profile-list"),
+    path("profiles/_new/", authoring.profile_create, name="profile-create"),
     path("profiles/_compare/", compare.profile_compare, name="profile-compare"),
-    path("profiles/<slug:key>/details/", profiles.profile_edit, name="profile-edit"),
-    path("profiles/<slug:key>/duplicate/", profiles.profile_duplicate, name="profile-duplicate"),
-    path("profiles/<slug:key>/delete/", profiles.profile_delete, name="profile-delete"),
+    path("profiles/<slug:key>/details/", authoring.profile_edit, name="profile-edit"),
+    path("profiles/<slug:key>/duplicate/", authoring.profile_duplicate, name="profile-duplicate"),
+    path("profiles/<slug:key>/delete/", authoring.profile_delete, name="profile-delete"),
     # The editor and its actions.
     path("profiles/<slug:key>/", editor.profile_editor, name="profile-editor"),
     path("profiles/<slug:key>/save/", editor.profile_save, name="profile-save"),
@@ -44,10 +50,10 @@ urlpatterns = [
         name="profile-preview-handoff",
     ),
     # Consumers. "_new" cannot be a key.
-    path("consumers/", consumers.consumer_list, name="consumer-list"),
-    path("consumers/_new/", consumers.consumer_create, name="consumer-create"),
-    path("consumers/<slug:key>/", consumers.consumer_edit, name="consumer-edit"),
-    path("consumers/<slug:key>/delete/", consumers.consumer_delete, name="consumer-delete"),
+    path("consumers/", material.consumer_list, name="consumer-list"),
+    path("consumers/_new/", material.consumer_create, name="consumer-create"),
+    path("consumers/<slug:key>/", material.consumer_edit, name="consumer-edit"),
+    path("consumers/<slug:key>/delete/", material.consumer_delete, name="consumer-delete"),
     # Layers and items.
     path("layers/", material.layer_list, name="layer-list"),
     path("layers/_new/", material.layer_create, name="layer-create"),
@@ -66,11 +72,11 @@ urlpatterns = [
     path("tokens/create/", tokens.token_create, name="token-create"),
     path("tokens/revoke/", tokens.token_revoke, name="token-revoke"),
     # The workspace file.
-    path("workspace/download/", workspace.workspace_download, name="workspace-download"),
-    path("workspace/upload/", workspace.workspace_upload, name="workspace-upload"),
+    path("workspace/download/", import_export.workspace_download, name="workspace-download"),
+    path("workspace/upload/", import_export.workspace_upload, name="workspace-upload"),
     path(
         "workspace/imports/<uuid:job_id>/",
-        workspace.workspace_import_job,
+        import_export.workspace_import_job,
         name="workspace-import-job",
     ),
     # Safe change: history, change requests, environments (profiles.studio.views.safechange).
