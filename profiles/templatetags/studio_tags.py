@@ -178,20 +178,6 @@ def reference_items(references: list[dict]):
 
 
 @register.simple_tag
-def exclusion_items(entries: list[dict]):
-    """Return the ``<li>`` of every currentness exclusion."""
-    parts = []
-    for entry in entries:
-        when = f"{entry['date']}, {entry['ageDays']} days old" if entry["date"] else "no valid date"
-        parts.append(
-            f"<li><code>{_e(entry['layer'])}/{_e(entry['item'])}</code> "
-            f'<span class="badge badge-stale">{_e(entry["reason"])}</span> '
-            f'<span class="muted">{_e(when)}</span></li>'
-        )
-    return mark_safe("".join(parts))
-
-
-@register.simple_tag
 def trimmed_items(units: list[dict]):
     """Return the ``<li>`` of every unit the budget left out."""
     return mark_safe(

@@ -443,11 +443,6 @@ def layer_exists(*, key: str) -> bool:
     return Layer.objects.filter(key=key).exists()
 
 
-def profile_exists(*, key: str) -> bool:
-    """Return whether a profile has this key."""
-    return Profile.objects.filter(key=key).exists()
-
-
 def profile_get(*, key: str) -> Profile:
     """Return the profile with this key and its consumer; raise Profile.DoesNotExist."""
     return Profile.objects.select_related("consumer").get(key=key)
