@@ -433,9 +433,8 @@ def profile_list_with_last_change() -> list[Profile]:
     return profiles
 
 
-# --- studio reads ------------------------------------------------------------------------------
-# What the studio's pages read besides the lists above: one profile, the pickers, counts.
-# --- API and admin reads ---------------------------------------------------------------------
+# --- what the doors read besides the lists above ---------------------------------------------
+# One profile, rule or row; the pickers and counts of the studio's pages; existence checks.
 
 
 def layer_exists(*, key: str) -> bool:
