@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response
 
+from profiles.api.conditional import none_match_fails, not_modified
 from profiles.api.exceptions import not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import entries as s
@@ -80,7 +81,11 @@ class EntryViewSet(
     # -- the actions ------------------------------------------------------------------------
 
     def retrieve(self, request, *args, **kwargs):
-        return self.answer(self.get_object())
+        row = self.get_object()
+        etag = self.etag(row)
+        if none_match_fails(request, etag):  # the object's document is the whole answer
+            return not_modified(etag)
+        return self.answer(row)
 
     def create(self, request, *args, **kwargs):
         return self.answer(self.service_create(self.body()), status.HTTP_201_CREATED)

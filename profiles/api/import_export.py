@@ -10,6 +10,7 @@ from rest_framework.reverse import reverse
 from rest_framework.views import APIView
 
 from profiles.api.base import ApiView, invalid
+from profiles.api.conditional import none_match_fails, not_modified, weak_etag
 from profiles.api.exceptions import not_found
 from profiles.api.renderers import WORKSPACE_PARSERS, WorkspaceText, YAMLRenderer
 from profiles.api.schema import ApiAutoSchema
@@ -25,6 +26,7 @@ from profiles.import_export.jobs import (
 )
 from profiles.import_export.workspace import IMPORT_MODES, workspace_export
 from profiles.models import ImportJob
+from profiles.workspace.cache import content_version
 from profiles.workspace.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
@@ -97,9 +99,14 @@ class WorkspaceView(ApiView):
         layer = request.query_params.get("layer")
         if layer is not None and not layer_exists(key=layer):
             raise not_found(f'layer "{layer}"', "layer")
+        # Read before the export streams: the ETag is never newer than the answer.
+        etag = weak_etag(content_version().encode(), export_format.encode(), (layer or "").encode())
+        if none_match_fails(request, etag):
+            return not_modified(etag)
         return StreamingHttpResponse(
             workspace_export_chunks(format=export_format, layer=layer),
             content_type=EXPORT_CONTENT_TYPES[export_format],
+            headers={"ETag": etag},
         )
 
     @extend_schema(

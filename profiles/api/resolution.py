@@ -8,6 +8,7 @@ from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.response import Response
 
 from profiles.api.base import ApiView, body_object, invalid
+from profiles.api.conditional import none_match_fails, not_modified, resolution_etag, weak_etag
 from profiles.api.exceptions import ApiError, ref_not_available
 from profiles.api.renderers import ResolutionJSONRenderer
 from profiles.api.schema import (
@@ -34,6 +35,7 @@ from profiles.workspace.permissions import (
     capability_permission,
 )
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
+from resolver.report import json_text
 
 SELECTION = ("profile", "consumer", "objective", "environment")
 
@@ -74,10 +76,12 @@ class ResolveView(ResolutionView):
             auth=authentication_kind(request),
             profile_version=version,
         )
-        response = Response(resolution)
+        headers = {"ETag": resolution_etag(resolution)}
         if version is not None:
-            response[PROFILE_VERSION_HEADER] = str(version)
-        return response
+            headers[PROFILE_VERSION_HEADER] = str(version)
+        if none_match_fails(request, headers["ETag"]):
+            return not_modified(headers["ETag"], headers)
+        return Response(resolution, headers=headers)
 
 
 def authentication_kind(request) -> str:
@@ -167,6 +171,10 @@ class ExpandView(ResolutionView):
         if not isinstance(ref, str) or not ref:
             raise invalid("ref", "must be a reference <layer>/<item path>")
         try:
-            return Response(ref_expand(request=body, ref=ref))
+            item = ref_expand(request=body, ref=ref)
         except RefNotAvailable:
             raise ref_not_available() from None
+        etag = weak_etag(json_text(item).encode())
+        if none_match_fails(request, etag):
+            return not_modified(etag)
+        return Response(item, headers={"ETag": etag})

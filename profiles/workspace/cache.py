@@ -431,6 +431,13 @@ def workspace_cache_clear() -> None:
         _cached = None
 
 
+def content_version() -> str:
+    """Return the committed content version token ("" before any write): one query, whatever
+    the workspace's size (conditional reads of the export derive their ETag from it)."""
+    version = _version()
+    return version[0] if version else ""
+
+
 def cached_token() -> str:
     """Return the content version token of the compilation last served ("" if none)."""
     cached = _cached
