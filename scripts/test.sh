@@ -5,17 +5,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
+# pytest-xdist: one test process per core (TEST_WORKERS=0 runs in this process). Each worker
+# has its own test database (pytest-django suffixes the name), so the PostgreSQL run is
+# isolated per worker too.
+WORKERS=(-n "${TEST_WORKERS:-auto}")
 
 .venv/bin/ruff format --check .
 .venv/bin/ruff check .
 
 echo "== pytest on SQLite"
-DATABASE_URL="sqlite:///:memory:" $PY -m pytest -q -p no:cacheprovider "$@"
+DATABASE_URL="sqlite:///:memory:" $PY -m pytest -q -p no:cacheprovider "${WORKERS[@]}" "$@"
 
 PG_URL="${DATABASE_URL_POSTGRES:-postgres://postgres@127.0.0.1:5432/ctxstudio}"
 if $PY scripts/pg_ready.py "$PG_URL"; then
   echo "== pytest on PostgreSQL"
-  DATABASE_URL="$PG_URL" $PY -m pytest -q -p no:cacheprovider -m "not browser" "$@"
+  DATABASE_URL="$PG_URL" $PY -m pytest -q -p no:cacheprovider "${WORKERS[@]}" -m "not browser" "$@"
 elif [ "${REQUIRE_POSTGRES:-0}" = 1 ]; then
   echo "PostgreSQL is required (REQUIRE_POSTGRES=1) but not reachable" >&2
   exit 1
