@@ -138,8 +138,10 @@ def _as_tuple(capabilities: Capability | Iterable[Capability]) -> tuple[Capabili
     return tuple(Capability(capability) for capability in capabilities)
 
 
-def _missing(user, capabilities: Iterable[Capability], key=None) -> list[Capability]:
-    granted = request_capabilities(user, key)
+def _missing(
+    user, capabilities: Iterable[Capability], key=None, *, safe: bool = True
+) -> list[Capability]:
+    granted = request_capabilities(user, key, safe=safe)
     return [capability for capability in capabilities if capability not in granted]
 
 
@@ -171,15 +173,20 @@ def require(user, *capabilities: Capability) -> None:
 
 # --- scoped API keys ------------------------------------------------------------------------
 
-#: What each scope of a key grants, within its owner's role. Each scope includes the one
-#: before it: ``write`` reads too (an update sends the ``ETag`` a read gave). No scope grants
-#: MANAGE_KEYS or ADMINISTER: a key never makes keys, nor administers.
-SCOPE_CAPABILITIES: dict[str, frozenset[Capability]] = {
-    "resolve": frozenset({RESOLVE}),
-    "read": frozenset({RESOLVE, READ_CONFIG, READ_MATERIAL}),
-    "write": frozenset(
-        {RESOLVE, READ_CONFIG, READ_MATERIAL, WRITE_RULES, WRITE_MATERIAL, IMPORT_EXPORT}
+_KEY_CAPABILITIES = frozenset(Capability) - {MANAGE_KEYS, ADMINISTER}
+
+#: What each scope of a key grants within its owner's role: (on GET, HEAD and OPTIONS, on
+#: other methods). Each scope includes the one before it. ``resolve`` opens resolve, expand
+#: and preview only; ``read`` every read (the export too) and the dry runs that write
+#: nothing (the impact); ``write`` reads too (an update sends the ``ETag`` a read gave). No
+#: scope grants MANAGE_KEYS or ADMINISTER: a key never makes keys, nor administers.
+SCOPE_CAPABILITIES: dict[str, tuple[frozenset[Capability], frozenset[Capability]]] = {
+    "resolve": (frozenset({RESOLVE}), frozenset({RESOLVE})),
+    "read": (
+        frozenset({RESOLVE, READ_CONFIG, READ_MATERIAL, IMPORT_EXPORT}),
+        frozenset({RESOLVE, READ_CONFIG}),
     ),
+    "write": (_KEY_CAPABILITIES, _KEY_CAPABILITIES),
 }
 
 
@@ -196,15 +203,20 @@ def key_scopes(key) -> frozenset[str] | None:
     return frozenset(key.scopes)
 
 
-def request_capabilities(user, key=None) -> frozenset[Capability]:
+def scope_capabilities(scopes, *, safe: bool) -> frozenset[Capability]:
+    """Return what the scopes grant a request (``safe``: a GET, HEAD or OPTIONS)."""
+    side = 0 if safe else 1
+    return frozenset().union(*(SCOPE_CAPABILITIES[scope][side] for scope in scopes))
+
+
+def request_capabilities(user, key=None, *, safe: bool = True) -> frozenset[Capability]:
     """Return what a request may do: its user's role, and for a scoped key only what its
     scopes grant as well (``key`` is DRF's ``request.auth``)."""
     granted = user_capabilities(user)
     scopes = key_scopes(key)
     if scopes is None:
         return granted
-    scoped = frozenset().union(*(SCOPE_CAPABILITIES.get(scope, frozenset()) for scope in scopes))
-    return granted & scoped
+    return granted & scope_capabilities(scopes, safe=safe)
 
 
 def key_environments(key) -> frozenset[str] | None:
@@ -286,9 +298,10 @@ def _permission_class(
         required = {"safe": safe_needed, "unsafe": unsafe_needed}
 
         def has_permission(self, request, view) -> bool:
-            needed = safe_needed if request.method in SAFE_METHODS else unsafe_needed
+            safe = request.method in SAFE_METHODS
+            needed = safe_needed if safe else unsafe_needed
             key = getattr(request, "auth", None)
-            missing = _missing(request.user, needed, key)
+            missing = _missing(request.user, needed, key, safe=safe)
             if missing and not set(missing) - user_capabilities(request.user):
                 raise KeyForbidden(_refusal(missing, key))  # the role has it, the key does not
             if missing:
