@@ -43,6 +43,7 @@ def key_record(key) -> dict:
 class ApiKeyViewSet(GenericViewSet):
     schema = ApiAutoSchema()
     permission_classes = [capability_permission(MANAGE_KEYS)]
+    lookup_url_kwarg = "id"
     lookup_value_regex = "[0-9]+"
 
     @extend_schema(
@@ -83,9 +84,9 @@ class ApiKeyViewSet(GenericViewSet):
         summary="Revoke a key: requests that send it get 401 from now on",
         responses={204: None},
     )
-    def destroy(self, request, pk):
-        key = api_key_get(viewer=request.user, key_id=pk)
+    def destroy(self, request, id):
+        key = api_key_get(viewer=request.user, key_id=id)
         if key is None:
-            raise not_found(f"API key {pk}")
+            raise not_found(f"API key {id}")
         api_key_revoke(key=key)
         return Response(status=204)

@@ -52,6 +52,7 @@ def make_people() -> People:
     }
     users["editor"].groups.add(editors)
     token = api_key_for(users["reader"])
+    api_key_for(users["editor"], scopes=["read"], name="editor's bot")  # a scoped key to revoke
     # Safe change: a protected environment, and an open change request by the staff member.
     Environment.objects.create(key=ENVIRONMENT, requires_change_request=True)
     change_request_create(
