@@ -72,7 +72,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_htmx",
     "rest_framework",
-    "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -213,8 +212,10 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Token first: an anonymous request then gets 401 with "WWW-Authenticate: Token".
+    # Both read the same hashed API keys (profiles.models.ApiKey).
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "profiles.api.authentication.TokenAuthentication",
+        "profiles.api.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     # Each view names its capabilities (profiles.workspace.permissions); one that forgets gets this.

@@ -402,10 +402,10 @@ def main() -> int:
             "shell",
             "-c",
             "from django.contrib.auth import get_user_model; "
-            "from rest_framework.authtoken.models import Token; "
+            "from profiles.workspace.tokens import token_replace; "
             "u, _ = get_user_model().objects.get_or_create(username='loadtest', "
             "defaults={'is_staff': True}); "
-            "print(Token.objects.get_or_create(user=u)[0].key)",
+            "print(token_replace(user=u)[1])",
         )
         .strip()
         .splitlines()[-1]

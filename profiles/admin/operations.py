@@ -1,19 +1,17 @@
-"""The records staff read in the admin (workspace version, decision log), API tokens and task
+"""The records staff read in the admin (workspace version, decision log), API keys and task
 results, for administrators only."""
 
 from django.contrib import admin
 from django_tasks_db.admin import DBTaskResultAdmin
 from django_tasks_db.models import DBTaskResult
-from rest_framework.authtoken.admin import TokenAdmin
-from rest_framework.authtoken.models import TokenProxy
 
-from profiles.models import DecisionLog, WorkspaceVersion
+from profiles.models import ApiKey, DecisionLog, WorkspaceVersion
 from profiles.workspace.permissions import (
     ADMINISTER,
-    AdministerAdminMixin,
     ReadOnlyAdminMixin,
     user_can,
 )
+from profiles.workspace.tokens import api_key_revoke
 
 
 @admin.register(WorkspaceVersion)
@@ -46,15 +44,41 @@ class DecisionLogAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     readonly_fields = [field.name for field in DecisionLog._meta.fields]
 
 
-# API tokens (other users' too) are ADMINISTER, like the rest of this admin. Accounts — users
+# API keys (other users' too) are ADMINISTER, like the rest of this admin. Accounts — users
 # and groups — keep Django's model permissions (superusers): being staff must not be enough to
 # make oneself superuser.
-admin.site.unregister(TokenProxy)
+@admin.register(ApiKey)
+class ApiKeyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Read-only, and without any secret: only the hash is stored, and it is not shown either.
+    Keys are made where they can be shown once (the studio, the API, ``create_api_key``);
+    here staff revoke them."""
 
+    list_display = (
+        "name",
+        "prefix",
+        "owner",
+        "kind",
+        "scopes",
+        "environments",
+        "last_used_at",
+        "expires_at",
+        "created_at",
+        "revoked_at",
+    )
+    list_filter = ("kind", "revoked_at", "created_at")
+    search_fields = ("name", "prefix", "owner__username")
+    fields = list_display
+    readonly_fields = list_display
+    list_select_related = ("owner",)
+    actions = ["revoke"]
 
-@admin.register(TokenProxy)
-class AdministeredTokenAdmin(AdministerAdminMixin, TokenAdmin):
-    pass
+    @admin.action(description="Revoke the selected keys")
+    def revoke(self, request, queryset):
+        revoked = 0
+        for key in queryset.filter(revoked_at=None):
+            api_key_revoke(key=key)
+            revoked += 1
+        self.message_user(request, f"Revoked {revoked} key(s): requests sending them now get 401.")
 
 
 # Background task results (workspace imports) are shown to staff; nobody adds, changes or

@@ -1,18 +1,56 @@
-"""Token authentication: DRF's, with the token read by
-``profiles.workspace.tokens.token_by_key_get`` (the lookup compiled once per process), so the
-answers and the error messages are DRF's."""
+"""API key authentication: ``Authorization: Token <key>`` (a user's token, as before) and
+``Authorization: Bearer <key>`` (scoped keys). Both read the same hashed keys through
+``profiles.workspace.tokens.token_by_key_get`` (one query, the lookup compiled once per
+process) and accept either kind of key; the answers and the error messages are DRF's, and
+an expired or revoked key is refused like an unknown one (401).
 
+What a key may do once it is accepted is ``profiles.workspace.permissions`` (its owner's role
+and its scopes); ``request.auth`` is the key's record.
+"""
+
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
-from profiles.workspace.tokens import token_by_key_get
+from profiles.workspace.tokens import api_key_used, token_by_key_get
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
+    """``Authorization: Token <key>``."""
+
     def authenticate_credentials(self, key):
-        token = token_by_key_get(key)
-        if token is None:
+        record = token_by_key_get(key)
+        if record is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        if not token.user.is_active:
+        if record.revoked:
+            raise exceptions.AuthenticationFailed(_("This API key was revoked."))
+        now = timezone.now()
+        if record.expired(now):
+            raise exceptions.AuthenticationFailed(_("This API key has expired."))
+        if not record.owner.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
-        return (token.user, token)
+        api_key_used(key=record, now=now)
+        return (record.owner, record)
+
+
+class BearerTokenAuthentication(TokenAuthentication):
+    """``Authorization: Bearer <key>``: the scheme of scoped keys (a user token works too)."""
+
+    keyword = "Bearer"
+
+
+class BearerKeyScheme(OpenApiAuthenticationExtension):
+    """The Bearer scheme in the OpenAPI schema (drf-spectacular would otherwise describe it as
+    a second ``tokenAuth``)."""
+
+    target_class = BearerTokenAuthentication
+    name = "bearerAuth"
+    priority = 1
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A scoped API key (`POST /api/v1/keys`); a user token works too.",
+        }

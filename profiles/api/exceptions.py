@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from profiles.safechange.environments import SafeChangeError
 from profiles.workspace.concurrency import PreconditionFailed, WriteConflict, is_retryable
 from profiles.workspace.parameters import ParameterInvalid
+from profiles.workspace.permissions import KeyForbidden
 from profiles.workspace.validation import WorkspaceValidationError
 from profiles.workspace.writing import Conflict
 from resolver import RequestError, ResolverError, WorkspaceError
@@ -65,6 +66,7 @@ def ref_not_available() -> ApiError:
 _DRF_CODES = [
     (exceptions.NotAuthenticated, "NOT_AUTHENTICATED"),
     (exceptions.AuthenticationFailed, "AUTHENTICATION_FAILED"),
+    (KeyForbidden, "FORBIDDEN"),  # a scoped API key's scopes or environments
     (exceptions.PermissionDenied, "PERMISSION_DENIED"),
     (exceptions.NotFound, "NOT_FOUND"),
     (exceptions.MethodNotAllowed, "METHOD_NOT_ALLOWED"),

@@ -27,12 +27,15 @@ from profiles.resolution.services import (
     RefNotAvailable,
     profile_resolve,
     ref_expand,
+    request_profile_environment,
     workspace_resolve_versioned,
 )
 from profiles.workspace import selectors
 from profiles.workspace.permissions import (
     RESOLVE,
     capability_permission,
+    key_environments,
+    require_key_environment,
 )
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
 from resolver.report import json_text
@@ -67,6 +70,7 @@ class ResolveView(ResolutionView):
         if "scenario" in body:
             body = request_from_scenario(body, body.pop("scenario"))
         resolution, version = workspace_resolve_versioned(request=body, encoded=True)
+        profile_environment_check(request, resolution.head["profile"])
         decision_log_record(
             request_data=body,
             resolution=resolution.head,
@@ -82,6 +86,11 @@ class ResolveView(ResolutionView):
         if none_match_fails(request, headers["ETag"]):
             return not_modified(headers["ETag"], headers)
         return Response(resolution, headers=headers)
+
+
+def profile_environment_check(request, profile: dict) -> None:
+    """Refuse (403 ``FORBIDDEN``) a resolution of a profile outside the key's environments."""
+    require_key_environment(request.auth, profile["environment"], profile["key"])
 
 
 def authentication_kind(request) -> str:
@@ -138,6 +147,7 @@ class PreviewView(ResolutionView):
             budget_override=body.get("budget"),
             encoded=True,
         )
+        profile_environment_check(request, resolution.head["profile"])
         decision_log_record(
             request_data=body,
             resolution=resolution.head,
@@ -170,6 +180,9 @@ class ExpandView(ResolutionView):
         ref = body.pop("ref", None)
         if not isinstance(ref, str) or not ref:
             raise invalid("ref", "must be a reference <layer>/<item path>")
+        if key_environments(request.auth) is not None:
+            profile, environment = request_profile_environment(request=body)
+            require_key_environment(request.auth, environment, profile)
         try:
             item = ref_expand(request=body, ref=ref)
         except RefNotAvailable:

@@ -79,7 +79,8 @@ IF_MATCH_APPROVE = OpenApiParameter(
 # administration. Approving also needs not being the author (the service checks).
 ReadConfigWriteRules = capability_permission(READ_CONFIG, unsafe=WRITE_RULES)
 ReadConfigAdminister = capability_permission(READ_CONFIG, unsafe=ADMINISTER)
-Resolves = capability_permission(RESOLVE)
+# A dry run resolves like the preview and reads the change request (a resolve-only key may not).
+Resolves = capability_permission(RESOLVE, READ_CONFIG)
 
 
 # --- helpers -------------------------------------------------------------------------------

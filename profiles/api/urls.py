@@ -4,7 +4,7 @@ objects do not, see ``profiles.api.routers``), and the resolution and workspace 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from profiles.api import authoring, import_export, material, resolution, safechange, tokens
+from profiles.api import authoring, import_export, keys, material, resolution, safechange, tokens
 from profiles.api.routers import ApiRouter
 from profiles.api.schema import ApiDocsView
 
@@ -25,6 +25,7 @@ router.register(
 )
 router.register("environments", safechange.EnvironmentViewSet, basename="environment")
 router.register("change-requests", safechange.ChangeRequestViewSet, basename="change-request")
+router.register("keys", keys.ApiKeyViewSet, basename="key")  # scoped API keys
 
 urlpatterns = [
     path("resolve", resolution.ResolveView.as_view(), name="resolve"),

@@ -24,6 +24,7 @@ from profiles.models.base import (
     key_validator,
     new_token,
 )
+from profiles.models.keys import ApiKey, KeyScope
 from profiles.models.material import Consumer, Item, ItemChange, Layer
 from profiles.models.operations import DecisionLog, ImportJob, WorkspaceVersion
 from profiles.models.safechange import (
@@ -40,6 +41,7 @@ __all__ = [
     "FIELD_PATTERN",
     "HISTORY_EXCLUDED",
     "KEY_PATTERN",
+    "ApiKey",
     "Availability",
     "ChangeRequest",
     "ChangeRequestApproval",
@@ -51,6 +53,7 @@ __all__ = [
     "ImportJob",
     "Item",
     "ItemChange",
+    "KeyScope",
     "Layer",
     "Mode",
     "Order",

@@ -7,7 +7,8 @@ from profiles.models import Profile
 from profiles.workspace import cache
 from profiles.workspace.mappers import json_safe
 from resolver import CompiledWorkspace, EncodedResolution
-from resolver.request import DETAILS
+from resolver.clock import system_clock
+from resolver.request import DETAILS, parse_request
 
 # The response header of a resolution that names the profile version that answered.
 PROFILE_VERSION_HEADER = "X-Profile-Version"
@@ -81,6 +82,16 @@ def workspace_resolve_versioned(
         key = resolution["profile"]["key"]
     version = snapshot.profile_versions.get(key)
     return resolution, version or None
+
+
+def request_profile_environment(*, request: dict) -> tuple[str, str | None]:
+    """Return the key and environment of the profile a SPEC §3 request selects, without
+    resolving it (a key limited to environments is checked before an expand). Raises
+    ``resolver.RequestError`` as resolving the request would."""
+    compiled = cache.workspace_get().compiled
+    parsed = parse_request(request, layer_keys=compiled.layer_keys, clock=system_clock)
+    profile = compiled.select_profile(parsed)
+    return profile.key, profile.environment
 
 
 class RefNotAvailable(Exception):

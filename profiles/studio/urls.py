@@ -67,10 +67,12 @@ urlpatterns = [
         material.item_delete,
         name="item-delete",
     ),
-    # The signed-in user's API token.
+    # The signed-in user's API token and scoped keys.
     path("tokens/", tokens.token_list, name="token-list"),
     path("tokens/create/", tokens.token_create, name="token-create"),
     path("tokens/revoke/", tokens.token_revoke, name="token-revoke"),
+    path("tokens/keys/create/", tokens.key_create, name="key-create"),
+    path("tokens/keys/<int:key_id>/revoke/", tokens.key_revoke, name="key-revoke"),
     # The workspace file.
     path("workspace/download/", import_export.workspace_download, name="workspace-download"),
     path("workspace/upload/", import_export.workspace_upload, name="workspace-upload"),

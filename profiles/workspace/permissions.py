@@ -11,6 +11,10 @@ per-model permissions (``add_profile``…) are not consulted.
 | editor    | a member of the ``editors`` group                 | all but ADMINISTER      |
 | staff     | ``is_staff`` or ``is_superuser``                  | all                     |
 
+A request signed with a **scoped API key** has its owner's capabilities **and** its scopes'
+(``SCOPE_CAPABILITIES``): ``request_capabilities`` is the one rule, which the API's permission
+classes apply. A user token, a session and the studio carry the whole role.
+
 Item material (titles, bodies, metadata) is customer data: a reader sees it only as a
 resolution shows it, with each layer's itemFilter applied to the request. Lists of items, item
 pages and the workspace export show every customer's material, so they need READ_MATERIAL.
@@ -25,6 +29,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
 from django.utils.functional import SimpleLazyObject
+from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 EDITORS_GROUP = "editors"
@@ -45,7 +50,9 @@ class Capability(StrEnum):
     WRITE_MATERIAL = "write_material"
     #: upload/import a workspace, download/export it (an export also needs READ_MATERIAL)
     IMPORT_EXPORT = "import_export"
-    #: the admin site, the decision log, other users' API tokens
+    #: create, list and revoke one's own scoped API keys (everyone's also needs ADMINISTER)
+    MANAGE_KEYS = "manage_keys"
+    #: the admin site, the decision log, other users' API tokens and keys
     ADMINISTER = "administer"
 
 
@@ -55,6 +62,7 @@ READ_MATERIAL = Capability.READ_MATERIAL
 WRITE_RULES = Capability.WRITE_RULES
 WRITE_MATERIAL = Capability.WRITE_MATERIAL
 IMPORT_EXPORT = Capability.IMPORT_EXPORT
+MANAGE_KEYS = Capability.MANAGE_KEYS
 ADMINISTER = Capability.ADMINISTER
 
 
@@ -130,13 +138,21 @@ def _as_tuple(capabilities: Capability | Iterable[Capability]) -> tuple[Capabili
     return tuple(Capability(capability) for capability in capabilities)
 
 
-def _missing(user, capabilities: Iterable[Capability]) -> list[Capability]:
-    granted = user_capabilities(user)
+def _missing(
+    user, capabilities: Iterable[Capability], key=None, *, safe: bool = True
+) -> list[Capability]:
+    granted = request_capabilities(user, key, safe=safe)
     return [capability for capability in capabilities if capability not in granted]
 
 
-def _refusal(missing: Iterable[Capability]) -> str:
+def _refusal(missing: Iterable[Capability], key=None) -> str:
     names = ", ".join(capability.name for capability in missing)
+    if key_scopes(key) is not None and not set(missing) - user_capabilities(key.owner):
+        scopes = ", ".join(key.scopes)
+        return (
+            f"this needs the {names} permission, which this API key's scopes ({scopes}) "
+            "do not grant"
+        )
     return f"this needs the {names} permission ({explain_roles(missing)})"
 
 
@@ -153,6 +169,78 @@ def require(user, *capabilities: Capability) -> None:
     missing = _missing(user, capabilities)
     if missing:
         raise PermissionDenied(_refusal(missing))
+
+
+# --- scoped API keys ------------------------------------------------------------------------
+
+_KEY_CAPABILITIES = frozenset(Capability) - {MANAGE_KEYS, ADMINISTER}
+
+#: What each scope of a key grants within its owner's role: (on GET, HEAD and OPTIONS, on
+#: other methods). Each scope includes the one before it. ``resolve`` opens resolve, expand
+#: and preview only; ``read`` every read (the export too) and the dry runs that write
+#: nothing (the impact); ``write`` reads too (an update sends the ``ETag`` a read gave). No
+#: scope grants MANAGE_KEYS or ADMINISTER: a key never makes keys, nor administers.
+SCOPE_CAPABILITIES: dict[str, tuple[frozenset[Capability], frozenset[Capability]]] = {
+    "resolve": (frozenset({RESOLVE}), frozenset({RESOLVE})),
+    "read": (
+        frozenset({RESOLVE, READ_CONFIG, READ_MATERIAL, IMPORT_EXPORT}),
+        frozenset({RESOLVE, READ_CONFIG}),
+    ),
+    "write": (_KEY_CAPABILITIES, _KEY_CAPABILITIES),
+}
+
+
+class KeyForbidden(ApiPermissionDenied):
+    """A scoped key's refusal (403 ``FORBIDDEN``): its owner's role would allow this, its
+    scopes or environments do not. A role's refusal stays ``PERMISSION_DENIED``."""
+
+
+def key_scopes(key) -> frozenset[str] | None:
+    """Return the scopes of a scoped key, or None when ``key`` does not limit its request (a
+    user token, a session's None)."""
+    if key is None or not getattr(key, "scoped", False):
+        return None
+    return frozenset(key.scopes)
+
+
+def scope_capabilities(scopes, *, safe: bool) -> frozenset[Capability]:
+    """Return what the scopes grant a request (``safe``: a GET, HEAD or OPTIONS)."""
+    side = 0 if safe else 1
+    return frozenset().union(*(SCOPE_CAPABILITIES[scope][side] for scope in scopes))
+
+
+def request_capabilities(user, key=None, *, safe: bool = True) -> frozenset[Capability]:
+    """Return what a request may do: its user's role, and for a scoped key only what its
+    scopes grant as well (``key`` is DRF's ``request.auth``)."""
+    granted = user_capabilities(user)
+    scopes = key_scopes(key)
+    if scopes is None:
+        return granted
+    return granted & scope_capabilities(scopes, safe=safe)
+
+
+def key_environments(key) -> frozenset[str] | None:
+    """Return the environments a scoped key is limited to, or None when it is not limited."""
+    if key_scopes(key) is None or not key.environments:
+        return None
+    return frozenset(key.environments)
+
+
+def require_key_environment(key, environment: str | None, profile: str = "") -> None:
+    """Raise ``KeyForbidden`` unless the key may resolve a profile of ``environment``.
+
+    A key limited to environments resolves only profiles of those; a profile in no
+    environment is outside every limit.
+    """
+    limits = key_environments(key)
+    if limits is None or environment in limits:
+        return
+    names = ", ".join(f'"{name}"' for name in sorted(limits))
+    where = f'environment "{environment}"' if environment else "no environment"
+    subject = f'profile "{profile}"' if profile else "the profile"
+    raise KeyForbidden(
+        f"this API key resolves only profiles of environment {names}; {subject} is in {where}"
+    )
 
 
 # --- studio views -------------------------------------------------------------------------
@@ -210,10 +298,14 @@ def _permission_class(
         required = {"safe": safe_needed, "unsafe": unsafe_needed}
 
         def has_permission(self, request, view) -> bool:
-            needed = safe_needed if request.method in SAFE_METHODS else unsafe_needed
-            missing = _missing(request.user, needed)
+            safe = request.method in SAFE_METHODS
+            needed = safe_needed if safe else unsafe_needed
+            key = getattr(request, "auth", None)
+            missing = _missing(request.user, needed, key, safe=safe)
+            if missing and not set(missing) - user_capabilities(request.user):
+                raise KeyForbidden(_refusal(missing, key))  # the role has it, the key does not
             if missing:
-                self.message = _refusal(missing)
+                self.message = _refusal(missing, key)
             return not missing
 
     names = "".join(c.name.title().replace("_", "") for c in safe_needed)

@@ -125,6 +125,8 @@ NOT_PAGES = {
     "profile-scenario-save",
     "token-create",
     "token-revoke",
+    "key-create",
+    "key-revoke",
     "profile-save-impact",
     "profile-propose",
     "profile-promote",
@@ -246,6 +248,41 @@ def test_axe__compare_two_profiles__no_violation_of_any_impact(signed_in, live_s
     violations = AXE.run(page).response["violations"]
 
     assert not violations, [(v["id"], v["impact"], len(v["nodes"])) for v in violations]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_api_keys_page__create_error_shown_once_revoke__no_serious_or_critical_violation(
+    signed_in, live_server, workspace, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    page.goto(f"{live_server.url}/tokens/")
+    found = {}
+
+    # An empty name and no scope: errors beside their fields
+    page.get_by_role("button", name="Create key").click()
+    expect(page.locator("#id_name_error")).to_have_text("This field is required.")
+    expect(page.locator("#id_scopes_error")).to_have_text("This field is required.")
+    check(page, f"API keys, errors ({scheme})", found)
+
+    # A resolve key: shown this once, then listed by its prefix
+    page.get_by_label("Name").fill("support bot")
+    page.get_by_label("resolve: resolve, expand and preview only").check()
+    page.get_by_role("button", name="Create key").click()
+    key = page.locator("#new-key").text_content()
+    assert key.startswith("ctx_")
+    expect(page.locator("#key-list")).to_contain_text("support bot")
+    check(page, f"API keys, a new key ({scheme})", found)
+    page.goto(f"{live_server.url}/tokens/")
+    expect(page.locator("#new-key")).to_have_count(0)
+    assert key not in page.content()
+
+    # Revoked after the confirmation
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Revoke support bot").click()
+    expect(page.locator("#key-list")).to_contain_text("No scoped keys yet.")
+
+    assert not found, report(found)
 
 
 def expand_everything(page) -> None:

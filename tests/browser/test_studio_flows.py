@@ -9,10 +9,10 @@ import urllib.request
 
 import pytest
 from playwright.sync_api import expect
-from rest_framework.authtoken.models import Token
 
 from profiles.models import Item, Layer, Scenario
 from tests.browser.conftest import screenshot
+from tests.profiles.conftest import api_key_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -155,7 +155,7 @@ def test_big_layers__two_open_layers__both_reload_their_rows_after_an_edit(signe
 
 def test_handoff__curl_snippet__answers_exactly_the_previews_json(signed_in, live_server, user):
     page = signed_in
-    token = Token.objects.create(user=user).key
+    token = api_key_for(user)
     editor(page, live_server)
     for edit in (None, "exclude"):  # the saved profile, then an unsaved edit
         if edit:

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
 from profiles.import_export.workspace import workspace_import
-from tests.profiles.conftest import NOW, small_workspace
+from tests.profiles.conftest import NOW, api_key_for, small_workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = Path(sys.executable).parent / "gunicorn"
@@ -99,7 +98,7 @@ def two_servers():
 def test_two_servers__save_through_one__next_resolve_on_the_other_sees_it(two_servers, admin_user):
     # Given a workspace and two servers that each compiled it,
     workspace_import(document=small_workspace())
-    token = Token.objects.create(user=admin_user).key
+    token = api_key_for(admin_user)
     first, second = two_servers
     request = {"profile": "profile-0", "input": {"message": "refund"}, "now": NOW}
     answers = [call(port, "POST", "/api/v1/resolve", token, request) for port in two_servers]

@@ -12,7 +12,8 @@ import pytest
 from axes.handlers.proxy import AxesProxyHandler
 from axes.models import AccessFailureLog
 from django.test import Client
-from rest_framework.authtoken.models import Token
+
+from profiles.models import ApiKey
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +73,7 @@ def test_login__too_many_failures__refuses_even_the_right_password(
     assert blocked.status_code == 429
     assert int(blocked["Retry-After"]) == 900
     assert not logged_in(client, door, blocked)
-    assert not Token.objects.filter(user=dana).exists()
+    assert not ApiKey.objects.filter(owner=dana).exists()
 
 
 def test_token__locked_out__answers_json_in_the_error_shape(client, dana, limit_3):

@@ -164,12 +164,12 @@ class Site:
         self.token, self.session = self.python(
             "from django.contrib.auth import get_user_model\n"
             "from django.test import Client\n"
-            "from rest_framework.authtoken.models import Token\n"
+            "from profiles.workspace.tokens import token_replace\n"
             "user, _ = get_user_model().objects.get_or_create(username='bench', defaults="
             "{'is_staff': True, 'is_superuser': True})\n"
             "client = Client()\n"
             "client.force_login(user)\n"
-            "print(Token.objects.get_or_create(user=user)[0].key, "
+            "print(token_replace(user=user)[1], "
             "client.cookies['sessionid'].value)\n"
         ).split()
 

@@ -8,6 +8,12 @@ import pytest
 import yaml
 
 from profiles.workspace import cache
+from profiles.workspace.tokens import (
+    api_key_create,
+    api_key_used,
+    token_by_key_get,
+    token_replace,
+)
 
 CONFORMANCE = Path(__file__).resolve().parents[1] / "resolver" / "conformance"
 NOW = "2026-11-29T12:00:00Z"
@@ -147,3 +153,28 @@ REQUEST = {
     "input": {"message": "refund cards", "customer_id": "C-1"},
     "now": NOW,
 }
+
+
+# --- API keys ---------------------------------------------------------------------------------
+
+_user_keys: dict[int, str] = {}
+
+
+def api_key_for(user, *, scopes=None, environments=None, expires_at=None, name="test") -> str:
+    """Return a working API key of ``user``: the user's token (the same one on each call while
+    it lives), or with ``scopes`` a new scoped key."""
+    if scopes is not None:
+        return api_key_create(
+            owner=user, name=name, scopes=scopes, environments=environments, expires_at=expires_at
+        ).key
+    known = _user_keys.get(user.pk)
+    if known is not None:
+        record = token_by_key_get(known)
+        if record is not None and record.owner_id == user.pk and not record.revoked:
+            return known
+    record, key = token_replace(user=user)
+    # As if just used: query-count tests then count the steady state of a request, not the
+    # write of ``lastUsedAt`` that a key's first request of each minute makes.
+    api_key_used(key=record)
+    _user_keys[user.pk] = key
+    return key

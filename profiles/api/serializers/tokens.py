@@ -9,4 +9,6 @@ class TokenRequestSerializer(serializers.Serializer):
 
 
 class TokenSerializer(serializers.Serializer):
-    token = serializers.CharField(help_text="Send it as `Authorization: Token <token>`.")
+    token = serializers.CharField(
+        help_text="Send it as `Authorization: Token <token>`. Shown this once."
+    )

@@ -1,12 +1,14 @@
 """The admin as reviewers use it: lists, change pages, history with diffs, the resolve page."""
 
 import pytest
+from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils.html import escape
 
 from profiles.import_export.workspace import workspace_import
-from profiles.models import Item, Layer, Profile, ProfileVersion, Rule, Scenario
-from tests.profiles.conftest import NOW, small_workspace
+from profiles.models import ApiKey, Item, Layer, Profile, ProfileVersion, Rule, Scenario
+from profiles.models.keys import key_hash
+from tests.profiles.conftest import NOW, api_key_for, small_workspace
 
 pytestmark = pytest.mark.django_db
 
@@ -290,3 +292,43 @@ def test_admin_profile_add__selection_taken__shows_the_engine_message(admin_clie
     assert response.status_code == 200
     assert "already has consumer" in response.text
     assert not Profile.objects.filter(key="twin").exists()
+
+
+# --- API keys ------------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_admin_api_keys__listed_and_opened__no_key_and_no_hash_on_any_page(admin_client):
+    owner = User.objects.create_user("dana")
+    key = api_key_for(owner, scopes=["read"], name="dana's bot")
+    token = api_key_for(owner)
+    record = ApiKey.objects.get(kind="scoped")
+
+    changelist = admin_client.get(reverse("admin:profiles_apikey_changelist"))
+    detail = admin_client.get(reverse("admin:profiles_apikey_change", args=[record.pk]))
+
+    for response in (changelist, detail):
+        assert response.status_code == 200
+        html = response.content.decode()
+        for secret in (key, token, record.hash, key_hash(token)):
+            assert secret not in html
+    listed = changelist.content.decode()
+    for shown in ("dana&#x27;s bot", record.prefix, "dana", "read"):
+        assert shown in listed
+    assert admin_client.get(reverse("admin:profiles_apikey_add")).status_code == 403
+
+
+@pytest.mark.django_db
+def test_admin_api_keys__revoke_action__the_key_gets_401(admin_client, client):
+    key = api_key_for(User.objects.create_user("dana"), scopes=["read"])
+    record = ApiKey.objects.get()
+
+    response = admin_client.post(
+        reverse("admin:profiles_apikey_changelist"),
+        {"action": "revoke", "_selected_action": [record.pk]},
+    )
+
+    assert response.status_code == 302
+    assert ApiKey.objects.get().revoked_at is not None
+    api = client.get("/api/v1/profiles/", headers={"Authorization": f"Bearer {key}"})
+    assert api.status_code == 401

@@ -5,13 +5,12 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import Group, User
 from django.core.cache import cache as django_cache
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import workspace_import
 from profiles.workspace import cache
-from tests.profiles.conftest import small_workspace
+from tests.profiles.conftest import api_key_for, small_workspace
 
 DEMO = Path(__file__).resolve().parents[3] / "profiles" / "demo"
 API = "/api/v1/"
@@ -35,8 +34,7 @@ def fresh_caches():
 
 def token_client(user: User) -> APIClient:
     client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_for(user)}")
     return client
 
 

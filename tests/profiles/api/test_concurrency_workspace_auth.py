@@ -5,11 +5,10 @@ import re
 
 import pytest
 import yaml
-from django.core.management import call_command
-from rest_framework.authtoken.models import Token
+from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from profiles.models import Consumer, Item, Layer, Profile, Rule, WorkspaceVersion
+from profiles.models import ApiKey, Consumer, Item, Layer, Profile, Rule, WorkspaceVersion
 from tests.profiles.api.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
@@ -190,27 +189,65 @@ def test_workspace__bad_mode__400_at_mode(small, editor_client):
 # --- tokens -------------------------------------------------------------------------------
 
 
-def test_drf_create_token__command__prints_a_token_that_authenticates(small, reader, capsys):
-    call_command("drf_create_token", "reader")
-    key = Token.objects.get(user=reader).key
+def test_create_api_key__user_token__prints_only_a_token_that_authenticates(small, reader, capsys):
+    call_command("create_api_key", "reader", "--user-token")
+    key = capsys.readouterr().out.strip()
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
 
     response = client.get(API + "profiles/")
 
-    assert key in capsys.readouterr().out
     assert response.status_code == 200
+    assert ApiKey.objects.get().kind == "user"
 
 
-def test_auth_token__username_and_password__returns_the_token(small, reader):
-    response = APIClient().post(
-        API + "auth/token",
-        {"username": "reader", "password": "reader-password-1"},
-        format="json",
-    )
+def test_create_api_key__scoped__prints_a_bearer_key_of_those_scopes(small, staff, capsys):
+    call_command("create_api_key", "staff", "--name", "bot", "--scope", "resolve")
+    key = capsys.readouterr().out.strip()
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
 
-    assert response.status_code == 200
-    assert response.json()["token"] == Token.objects.get(user=reader).key
+    assert client.get(API + "profiles/").status_code == 403
+    record = ApiKey.objects.get()
+    assert (record.name, record.scopes, record.owner) == ("bot", ["resolve"], staff)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["nobody", "--scope", "read"], 'no user "nobody"'),
+        (["reader"], "give --scope"),
+        (["reader", "--scope", "read", "--environment", "mars"], "--environment: unknown"),
+        (["reader", "--scope", "read", "--expires", "2020-01-01"], "--expires: must be in"),
+    ],
+)
+def test_create_api_key__bad_arguments__error_naming_the_option_and_no_key(
+    small, reader, arguments, message
+):
+    with pytest.raises(CommandError, match=message):
+        call_command("create_api_key", *arguments)
+
+    assert not ApiKey.objects.exists()
+
+
+def test_auth_token__username_and_password__a_new_token_replacing_the_old(small, reader):
+    def obtain():
+        return APIClient().post(
+            API + "auth/token",
+            {"username": "reader", "password": "reader-password-1"},
+            format="json",
+        )
+
+    first, second = obtain(), obtain()
+
+    assert first.status_code == second.status_code == 200
+    live = ApiKey.objects.get(revoked_at=None)
+    assert live.owner == reader and live.kind == "user"
+    assert second.json()["token"].startswith(live.prefix)
+    for response, status in ((first, 401), (second, 200)):
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {response.json()['token']}")
+        assert client.get(API + "profiles/").status_code == status
 
 
 def test_auth_token__wrong_password__400_in_the_error_shape(small, reader):

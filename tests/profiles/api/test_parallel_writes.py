@@ -19,13 +19,12 @@ from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
 from django.core.wsgi import get_wsgi_application
 from django.db import connections
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import workspace_export, workspace_import
 from profiles.models import Item, Profile, Rule, Scenario
 from profiles.workspace.concurrency import workspace_write
-from tests.profiles.conftest import NOW, normalize_document, small_workspace
+from tests.profiles.conftest import NOW, api_key_for, normalize_document, small_workspace
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -46,7 +45,7 @@ class ParallelWSGIServer(ThreadedWSGIServer):
 def server():
     """Run the application on a threaded server; return a function calling it as staff."""
     user = User.objects.create_user("writer", password="writer-password-1", is_staff=True)
-    token = Token.objects.create(user=user).key
+    token = api_key_for(user)
     httpd = ParallelWSGIServer(("127.0.0.1", 0), WSGIRequestHandler, allow_reuse_address=False)
     httpd.set_app(get_wsgi_application())
     serving = threading.Thread(target=httpd.serve_forever, daemon=True)

@@ -6,12 +6,12 @@ from pathlib import Path
 import yaml
 from django.contrib.auth.models import Group, User
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
 from profiles.import_export.workspace import workspace_import
 from profiles.models import DecisionLog, Environment, Profile, Scenario
 from profiles.safechange.change_requests import change_request_create
 from profiles.workspace.permissions import EDITORS_GROUP
+from tests.profiles.conftest import api_key_for
 
 ROLES = ("anonymous", "reader", "token reader", "editor", "staff")
 CASE_01 = next((Path(__file__).resolve().parents[2] / "resolver" / "conformance").glob("01-*.yaml"))
@@ -51,7 +51,8 @@ def make_people() -> People:
         "staff": User.objects.create_user("staff", password="staff-password-1", is_staff=True),
     }
     users["editor"].groups.add(editors)
-    token = Token.objects.create(user=users["reader"])
+    token = api_key_for(users["reader"])
+    api_key_for(users["editor"], scopes=["read"], name="editor's bot")  # a scoped key to revoke
     # Safe change: a protected environment, and an open change request by the staff member.
     Environment.objects.create(key=ENVIRONMENT, requires_change_request=True)
     change_request_create(
@@ -60,7 +61,7 @@ def make_people() -> People:
     people = People(users=users)
     people.clients["anonymous"] = Client()
     # A token opens the API only: to the studio and the admin this client is anonymous.
-    people.clients["token reader"] = Client(headers={"Authorization": f"Token {token.key}"})
+    people.clients["token reader"] = Client(headers={"Authorization": f"Token {token}"})
     for role in ("reader", "editor", "staff"):
         people.clients[role] = Client()
         people.clients[role].force_login(users[role])

@@ -31,6 +31,7 @@ from django.utils.regex_helper import normalize
 from django_tasks_db.models import DBTaskResult, get_date_max
 
 from profiles.models import (
+    ApiKey,
     ChangeRequest,
     Consumer,
     DecisionLog,
@@ -125,6 +126,7 @@ STUDIO_MATERIAL = Door(  # READ_MATERIAL, POST WRITE_MATERIAL (an empty item for
 API_CONFIG = Door(  # READ_CONFIG; writes WRITE_RULES or WRITE_MATERIAL
     {"GET": (401, 200, 200, 200, 200), "POST": (401, 403, 403, 400, 400)}, api=True
 )
+API_KEYS = Door({"GET": (401, 403, 403, 200, 200), "POST": (401, 403, 403, 400, 400)}, api=True)
 API_CONFIG_DETAIL = Door(  # PUT {}: every field back to its default
     {
         "GET": (401, 200, 200, 200, 200),
@@ -221,6 +223,14 @@ EXPECTATIONS: dict[str, Door] = {
     ),
     "token-revoke": Door(
         {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 302, LOGIN, 302, 302)}
+    ),
+    # Scoped keys: MANAGE_KEYS (editors their own, staff everyone's; the fixture's is the
+    # editor's). An empty form: errors beside the fields (400).
+    "key-create": Door(
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 400, 400)}
+    ),
+    "key-revoke": Door(
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 302, 302)}
     ),
     "layer-list": STUDIO_SIGNED_IN,
     "layer-edit": Door(  # READ_CONFIG (the layer's own fields); POST WRITE_MATERIAL
@@ -342,6 +352,12 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 409, 409)}, api=True
     ),
     "api:auth-token": Door({"GET": everyone(405), "POST": everyone(400)}, api=True),
+    # Scoped keys: MANAGE_KEYS; {} names no key (400). The fixture's key is the editor's.
+    "api:key-list": API_KEYS,
+    "api/v1/keys$": API_KEYS,
+    "api:key-detail": Door(
+        {"GET": (401, 403, 403, 405, 405), "DELETE": (401, 403, 403, 204, 204)}, api=True
+    ),
     # The API's description is public (drf-spectacular's SERVE_PERMISSIONS): no workspace data.
     "api:schema": Door({"GET": everyone(200)}, api=True),
     "api:docs": Door({"GET": everyone(200)}, api=True),
@@ -362,7 +378,6 @@ ADMINISTERED = {
     "profiles.rule",
     "profiles.scenario",
     "profiles.environment",
-    "authtoken.tokenproxy",
 }
 # Shown, never changed by anyone: the version counter, the decision log, background tasks,
 # profile versions and change requests (they change only through their own services).
@@ -372,6 +387,7 @@ ADMINISTERED_READ_ONLY = {
     "django_tasks_database.dbtaskresult",
     "profiles.profileversion",
     "profiles.changerequest",
+    "profiles.apikey",  # revoked by an action, never edited: it holds no secret to show
 }
 # Accounts and login lockouts keep Django's model permissions (superusers): staff alone get
 # 403, so being staff is not enough to make oneself superuser or lift a lockout.
@@ -456,8 +472,7 @@ ADMIN_OBJECTS = {
     "profiles.profileversion": lambda: ProfileVersion.objects.get(profile_key=PROFILE, number=1),
     "profiles.changerequest": lambda: ChangeRequest.objects.get(),
     "profiles.environment": lambda: Environment.objects.get(key=ENVIRONMENT),
-    # The token admin finds a token by its user's id.
-    "authtoken.tokenproxy": lambda: User.objects.get(username="reader"),
+    "profiles.apikey": lambda: ApiKey.objects.get(kind="scoped"),
     "auth.user": lambda: User.objects.get(username="reader"),
     "auth.group": lambda: Group.objects.get(name=EDITORS_GROUP),
     "django_tasks_database.dbtaskresult": lambda: DBTaskResult.objects.get_or_create(
@@ -508,6 +523,8 @@ def url_kwargs(route: str) -> dict[str, str]:
         "app_label": "profiles",
         "url": "no-such-page/",
         "job_id": str(ImportJob.objects.get(user__username="editor").pk),
+        "key_id": str(ApiKey.objects.get(kind="scoped").pk),
+        "id": str(ApiKey.objects.get(kind="scoped").pk),
     }
 
 

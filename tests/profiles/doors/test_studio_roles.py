@@ -9,11 +9,11 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 
 from profiles.models import ChangeRequest, Consumer, ImportJob, Item, Layer, Profile, Scenario
 from profiles.workspace import cache
 from profiles.workspace.permissions import EDITORS_GROUP
+from tests.profiles.conftest import api_key_for
 from tests.profiles.doors.roles import (
     ITEM,
     LAYER,
@@ -317,14 +317,14 @@ def test_import_job__another_editors_job__404_unless_staff(people):
     other.groups.add(Group.objects.get(name=EDITORS_GROUP))
     other_client = people.clients["anonymous"]
     other_client.force_login(other)
-    token = Token.objects.create(user=other)
+    token = api_key_for(other)
     page = reverse("workspace-import-job", args=[job.pk])
     api = reverse("api:import-job", args=[job.pk])
 
     statuses = {
         "other editor, studio": other_client.get(page).status_code,
         "other editor, API": other_client.get(
-            api, headers={"Authorization": f"Token {token.key}"}
+            api, headers={"Authorization": f"Token {token}"}
         ).status_code,
         "owner": people.clients["editor"].get(page).status_code,
         "staff": people.clients["staff"].get(page).status_code,

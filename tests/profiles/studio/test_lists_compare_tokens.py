@@ -3,9 +3,10 @@
 import re
 
 import pytest
-from rest_framework.authtoken.models import Token
 
-from profiles.models import Profile, Rule
+from profiles.models import ApiKey, Profile, Rule
+from profiles.models.keys import key_hash
+from tests.profiles.conftest import api_key_for
 
 pytestmark = pytest.mark.django_db
 
@@ -91,23 +92,24 @@ def test_compare__same_profile_twice__nothing_differs(editor_client, workspace):
     assert "differs</span>" not in html
 
 
-def test_tokens__create__shown_once_then_only_its_end(editor_client, editor, workspace):
+def test_tokens__create__shown_once_then_only_its_prefix(editor_client, editor, workspace):
     created = editor_client.post("/tokens/create/")
     later = editor_client.get("/tokens/")
 
-    key = Token.objects.get(user=editor).key
-    assert key in created.content.decode()
+    key = re.search(r'id="new-token" tabindex="0">([^<]+)</pre>', created.content.decode())[1]
+    stored = ApiKey.objects.get(owner=editor, kind="user", revoked_at=None)
+    assert stored.hash == key_hash(key)
     assert "no-store" in created["Cache-Control"]
     assert key not in later.content.decode()
-    assert f"…{key[-4:]}" in later.content.decode()
+    assert f"<code>{stored.prefix}…</code>" in later.content.decode()
 
 
 def test_tokens__revoke__token_gone_and_api_refuses_it(client, editor_client, editor, workspace):
-    key = Token.objects.create(user=editor).key
+    key = api_key_for(editor)
 
     editor_client.post("/tokens/revoke/")
 
-    assert not Token.objects.filter(user=editor).exists()
+    assert not ApiKey.objects.filter(owner=editor, revoked_at=None).exists()
     response = client.post(
         "/api/v1/resolve",
         {"profile": "support-answer"},

@@ -12,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from profiles.workspace.permissions import (
     EDITORS_GROUP,
     IMPORT_EXPORT,
+    MANAGE_KEYS,
     READ_CONFIG,
     READ_MATERIAL,
     RESOLVE,
@@ -37,7 +38,15 @@ def make_user(role: str) -> User:
 
 EXPECTED = {
     "reader": {RESOLVE, READ_CONFIG},
-    "editor": {RESOLVE, READ_CONFIG, READ_MATERIAL, WRITE_RULES, WRITE_MATERIAL, IMPORT_EXPORT},
+    "editor": {
+        RESOLVE,
+        READ_CONFIG,
+        READ_MATERIAL,
+        WRITE_RULES,
+        WRITE_MATERIAL,
+        IMPORT_EXPORT,
+        MANAGE_KEYS,
+    },
     "staff": set(Capability),
 }
 

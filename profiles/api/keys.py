@@ -1,0 +1,92 @@
+"""Scoped API keys: create one (the key is in this answer only), list them, revoke one.
+
+Editors manage their own keys (``MANAGE_KEYS``), staff everyone's; a request signed with a
+scoped key never does (no scope grants ``MANAGE_KEYS``). A new key is its caller's.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.viewsets import GenericViewSet
+
+from profiles.api.base import body_object, invalid
+from profiles.api.exceptions import not_found
+from profiles.api.schema import ApiAutoSchema
+from profiles.api.serializers import keys as s
+from profiles.workspace.permissions import MANAGE_KEYS, capability_permission
+from profiles.workspace.tokens import (
+    ApiKeyInvalid,
+    api_key_create,
+    api_key_get,
+    api_key_list,
+    api_key_revoke,
+)
+
+NEW_KEY_FIELDS = ("name", "scopes", "environments", "expiresAt")
+
+
+def key_record(key) -> dict:
+    """Return a key as the API shows it (never the key itself: it is not stored)."""
+    return {
+        "id": key.pk,
+        "name": key.name,
+        "prefix": key.prefix,
+        "owner": key.owner.get_username(),
+        "scopes": list(key.scopes),
+        "environments": list(key.environments),
+        "expiresAt": key.expires_at,
+        "lastUsedAt": key.last_used_at,
+        "createdAt": key.created_at,
+    }
+
+
+@extend_schema(tags=["keys"])
+class ApiKeyViewSet(GenericViewSet):
+    schema = ApiAutoSchema()
+    permission_classes = [capability_permission(MANAGE_KEYS)]
+    lookup_url_kwarg = "id"
+    lookup_value_regex = "[0-9]+"
+
+    @extend_schema(
+        operation_id="keys_list",
+        summary="Your scoped API keys (staff: everyone's), newest first; never the keys",
+        responses={200: s.ApiKeySerializer(many=True)},
+    )
+    def list(self, request):
+        page = self.paginate_queryset(api_key_list(viewer=request.user))
+        return self.get_paginated_response([key_record(key) for key in page])
+
+    @extend_schema(
+        operation_id="keys_create",
+        summary="Create a scoped API key; the answer holds the key, shown this once",
+        request=s.ApiKeyCreateSerializer,
+        responses={201: s.NewApiKeySerializer},
+        examples=[s.NEW_KEY_EXAMPLE],
+    )
+    def create(self, request):
+        body = body_object(request, NEW_KEY_FIELDS)
+        for field in ("name", "scopes"):
+            if field not in body:
+                raise invalid(field, "is required")
+        try:
+            made = api_key_create(
+                owner=request.user,
+                name=body["name"],
+                scopes=body["scopes"],
+                environments=body.get("environments"),
+                expires_at=body.get("expiresAt"),
+            )
+        except ApiKeyInvalid as exc:
+            raise invalid(exc.field, exc.message) from None
+        return Response({**key_record(made.record), "key": made.key}, status=201)
+
+    @extend_schema(
+        operation_id="keys_revoke",
+        summary="Revoke a key: requests that send it get 401 from now on",
+        responses={204: None},
+    )
+    def destroy(self, request, id):
+        key = api_key_get(viewer=request.user, key_id=id)
+        if key is None:
+            raise not_found(f"API key {id}")
+        api_key_revoke(key=key)
+        return Response(status=204)

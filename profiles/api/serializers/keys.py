@@ -1,0 +1,57 @@
+"""Shapes and examples of the scoped API keys (``/api/v1/keys``), for the OpenAPI schema. The
+service (``profiles.workspace.tokens.api_key_create``) validates the body; these serializers
+describe it."""
+
+from drf_spectacular.utils import OpenApiExample
+from rest_framework import serializers
+
+from profiles.models import KeyScope
+from profiles.models.keys import NAME_MAX_LENGTH
+
+SCOPES_HELP = (
+    "`resolve`: resolve, expand, preview only; `read`: also every read the owner's role "
+    "allows; `write`: also every write the owner's role allows."
+)
+
+
+class ApiKeyCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=NAME_MAX_LENGTH, help_text="What the key is for.")
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(KeyScope.values), min_length=1, help_text=SCOPES_HELP
+    )
+    environments = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Environment keys: the key resolves only profiles of these (none: all).",
+    )
+    expiresAt = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="In the future; none: the key never expires."
+    )
+
+
+class ApiKeySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    prefix = serializers.CharField(help_text="The key's first characters, to recognise it.")
+    owner = serializers.CharField(help_text="Username of the key's owner.")
+    scopes = serializers.ListField(child=serializers.ChoiceField(KeyScope.values))
+    environments = serializers.ListField(child=serializers.CharField())
+    expiresAt = serializers.DateTimeField(allow_null=True)
+    lastUsedAt = serializers.DateTimeField(
+        allow_null=True, help_text="Updated at most once a minute."
+    )
+    createdAt = serializers.DateTimeField()
+
+
+class NewApiKeySerializer(ApiKeySerializer):
+    key = serializers.CharField(
+        help_text="Send it as `Authorization: Bearer <key>`. Shown this once: only its hash "
+        "is stored."
+    )
+
+
+NEW_KEY_EXAMPLE = OpenApiExample(
+    "A resolve-only key for production",
+    request_only=True,
+    value={"name": "support assistant", "scopes": ["resolve"], "environments": ["production"]},
+)
