@@ -32,7 +32,7 @@ from profiles.workspace.permissions import (
     IMPORT_EXPORT,
     READ_MATERIAL,
     capability_permission,
-    user_can,
+    request_can,
 )
 from profiles.workspace.selectors import layer_exists
 
@@ -60,9 +60,7 @@ class ImportJobView(APIView):
     def get(self, request, job_id):
         job = import_job_get(job_id=job_id)
         # Another user's job is not shown (nor said to exist) unless you administer.
-        if job is None or (
-            job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)
-        ):
+        if job is None or (job.user_id != request.user.pk and not request_can(request, ADMINISTER)):
             raise Http404("no such import job")
         return import_job_response(request, job)
 

@@ -219,6 +219,14 @@ def request_capabilities(user, key=None, *, safe: bool = True) -> frozenset[Capa
     return granted & scope_capabilities(scopes, safe=safe)
 
 
+def request_can(request, capability: Capability) -> bool:
+    """Return whether an API request may use the capability (its key's scopes included)."""
+    granted = request_capabilities(
+        request.user, getattr(request, "auth", None), safe=request.method in SAFE_METHODS
+    )
+    return Capability(capability) in granted
+
+
 def key_environments(key) -> frozenset[str] | None:
     """Return the environments a scoped key is limited to, or None when it is not limited."""
     if key_scopes(key) is None or not key.environments:

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from profiles.models import ApiKey, KeyScope
+from profiles.models import ApiKey, ImportJob, KeyScope
 from profiles.workspace.permissions import SCOPE_CAPABILITIES
 from profiles.workspace.tokens import ApiKeyInvalid
 from tests.profiles.api.conftest import API, NOW, token_client
@@ -335,3 +335,12 @@ def test_schema__declares_the_bearer_scheme_and_the_keys_operations(demo, reader
     assert {"bearerAuth": []} in resolve["security"]
     assert {"post", "get"} <= set(schema["paths"]["/api/v1/keys/"])
     assert "delete" in schema["paths"]["/api/v1/keys/{id}"]
+
+
+def test_staff_write_key__another_users_import_job__404_as_for_an_editor(demo, staff, editor):
+    # ADMINISTER (other users' jobs) comes with the staff's role, never with a key's scopes.
+    job = ImportJob.objects.create(user=editor, source_bytes=1)
+    path = API + f"workspace/imports/{job.pk}"
+
+    assert token_client(staff).get(path).status_code == 200
+    assert bearer(api_key_for(staff, scopes=["write"])).get(path).status_code == 404
