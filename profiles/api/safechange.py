@@ -18,6 +18,7 @@ from rest_framework.viewsets import GenericViewSet
 from profiles.api.exceptions import ApiError, not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import safechange as s
+from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import ChangeRequest, Profile, ProfileVersion
 from profiles.safechange.change_requests import (
     ChangeRequestStanding,
@@ -236,10 +237,17 @@ class ProfileDraftViewSet(GenericViewSet):
     schema = ApiAutoSchema()
     permission_classes = [ReadConfigWriteRules]
 
+    throttle_scope = "impact"
+
     def get_permissions(self):
         if self.action == "impact":  # a dry run resolves, like the preview
             return [Resolves()]
         return super().get_permissions()
+
+    def get_throttles(self):
+        # Throttled like the preview, in its own scope (each call resolves up to
+        # IMPACT_MAX_RESOLUTIONS times); promotion is a write like any other.
+        return [ResolutionRateThrottle()] if self.action == "impact" else []
 
     @extend_schema(
         operation_id="profile_impact",

@@ -54,6 +54,7 @@ from profiles.studio.draft import (
     draft_from_saved,
     sample_values_from_scenario,
 )
+from profiles.studio.throttling import throttled
 from profiles.studio.views.editor import editor_page
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
@@ -362,6 +363,7 @@ def change_request_page(request, pk):
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_GET
+@throttled("preview")
 def change_request_preview(request, pk):
     """Open the editor on the request's profile with its changes as the unsaved draft and a
     saved scenario as the sample input: the live preview under the proposed rules."""
@@ -406,6 +408,7 @@ def _editor_draft(request, profile: Profile):
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_POST
+@throttled("impact", unless=lambda request: request.POST.get("dismiss"))
 def profile_save_impact(request, key):
     """Return the impact summary Save shows before saving: how many saved scenarios answer
     differently under the draft, and how (a fragment for ``#save-impact``)."""
