@@ -39,7 +39,12 @@ from profiles.safechange.environments import (
     environment_update,
     profile_write_refusal,
 )
-from profiles.safechange.impact import impact_gained_lost, impact_summary, profile_impact
+from profiles.safechange.impact import (
+    impact_gained_lost,
+    impact_max_scenarios,
+    impact_summary,
+    profile_impact,
+)
 from profiles.safechange.restore import version_restore
 from profiles.safechange.selectors import scenario_ids_by_name_get
 from profiles.safechange.versions import (
@@ -341,6 +346,7 @@ def change_request_page(request, pk):
             "diff": _diff_rows(change_request_diff(change_request)),
             "impact": _impact_rows(change_request, scenario_ids),
             "summary": impact_summary(change_request.impact),
+            "impact_max_scenarios": impact_max_scenarios(),
             "approvals": approvals,
             "counted": counted,
             "not_counted": [approval for approval in approvals if approval not in counted],
