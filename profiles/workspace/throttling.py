@@ -62,6 +62,8 @@ class RateCounter:
         """Count ``cost`` requests and return True when they fit the rate; refused requests
         are not counted (a client that keeps knocking is served again as soon as its served
         requests fall out of the window) and ``wait()`` tells how long to wait."""
+        if self.num_requests:
+            cost = min(cost, self.num_requests)  # a costly request still fits an empty window
         now = self.timer()
         window = int(now // self.duration)
         elapsed = now - window * self.duration
@@ -76,7 +78,7 @@ class RateCounter:
         if previous * previous_weight + count <= self.num_requests:
             return True
         undo()
-        self.wait_seconds = self._seconds_until_allowed(count - cost, previous, elapsed)
+        self.wait_seconds = self._seconds_until_allowed(count - cost, previous, elapsed, cost)
         return False
 
     def _count_in_cache(self, current_key: str, previous_key: str, cost: int):
@@ -110,16 +112,18 @@ class RateCounter:
         count, _, previous = pipeline.execute()
         return count, int(previous or 0), lambda: redis.decr(current, cost)
 
-    def _seconds_until_allowed(self, served: int, previous: int, elapsed: float) -> float:
-        """Return how long until one more request fits, given the requests ``served`` in the
-        current period and the ``previous`` period's count."""
-        room = self.num_requests - 1 - served
+    def _seconds_until_allowed(
+        self, served: int, previous: int, elapsed: float, cost: int = 1
+    ) -> float:
+        """Return how long until ``cost`` more requests fit, given the requests ``served`` in
+        the current period and the ``previous`` period's count."""
+        room = self.num_requests - cost - served
         until_window_end = self.duration - elapsed
         if self.num_requests == 0:
             return self.duration
         if room < 0:
             # This period is full: its end, then until its own weight has fallen enough.
-            return until_window_end + (1 - (self.num_requests - 1) / served) * self.duration
+            return until_window_end + (1 - (self.num_requests - cost) / served) * self.duration
         # previous * (1 - (elapsed + wait) / duration) <= room
         wait = (1 - room / previous) * self.duration - elapsed
         return min(max(wait, 0.0), until_window_end)
