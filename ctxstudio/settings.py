@@ -232,11 +232,14 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_PAGINATION_CLASS": "profiles.api.pagination.PageNumberPagination",
     "PAGE_SIZE": int(os.environ.get("API_PAGE_SIZE", "50")),
-    # resolve, preview and expand are throttled per user (see profiles.api.throttling).
+    # resolve, preview, expand and impact are throttled per user, the studio's doors on the
+    # same counters (see profiles.workspace.throttling).
     "DEFAULT_THROTTLE_RATES": {
         "resolve": os.environ.get("API_THROTTLE_RESOLVE", "600/minute"),
         "preview": os.environ.get("API_THROTTLE_PREVIEW", "600/minute"),
         "expand": os.environ.get("API_THROTTLE_EXPAND", "600/minute"),
+        # An impact resolves every saved scenario twice: up to IMPACT_MAX_RESOLUTIONS a call.
+        "impact": os.environ.get("API_THROTTLE_IMPACT", "30/minute"),
     },
 }
 
@@ -256,6 +259,17 @@ SPECTACULAR_SETTINGS = {
         "ImportJobModeEnum": "profiles.import_export.workspace.IMPORT_MODES",
     },
 }
+
+# The impact of a draft resolves each saved scenario twice (saved rules, draft): at most this
+# many resolutions a call; the scenarios beyond are listed as skipped (docs/decisions.md).
+IMPACT_MAX_RESOLUTIONS = int(os.environ.get("IMPACT_MAX_RESOLUTIONS", "200"))
+
+# Import jobs not yet finished (queued or running) per user, and the bytes they hold; an
+# upload beyond either answers 429 (profiles.import_export.jobs).
+IMPORT_MAX_QUEUED_JOBS_PER_USER = int(os.environ.get("IMPORT_MAX_QUEUED_JOBS_PER_USER", "3"))
+IMPORT_MAX_QUEUED_BYTES_PER_USER = int(
+    os.environ.get("IMPORT_MAX_QUEUED_BYTES_PER_USER", str(30 * 1024 * 1024))
+)
 
 # Decision log: every API resolution (and, optionally, studio previews) is recorded.
 DECISION_LOG_ENABLED = env_bool("DECISION_LOG_ENABLED", True)

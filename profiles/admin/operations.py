@@ -6,6 +6,7 @@ from django_tasks_db.admin import DBTaskResultAdmin
 from django_tasks_db.models import DBTaskResult
 
 from profiles.models import ApiKey, DecisionLog, WorkspaceVersion
+from profiles.resolution.decision_log import decision_log_growth
 from profiles.workspace.permissions import (
     ADMINISTER,
     ReadOnlyAdminMixin,
@@ -42,6 +43,12 @@ class DecisionLogAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     date_hierarchy = "created_at"
     list_per_page = 100
     readonly_fields = [field.name for field in DecisionLog._meta.fields]
+    # Above the list: the rows and bytes of the last day, and where they lead.
+    change_list_template = "admin/profiles/decisionlog/change_list.html"
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "growth": decision_log_growth()}
+        return super().changelist_view(request, extra_context=extra_context)
 
 
 # API keys (other users' too) are ADMINISTER, like the rest of this admin. Accounts — users

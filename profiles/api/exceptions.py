@@ -20,7 +20,7 @@ from profiles.safechange.environments import SafeChangeError
 from profiles.workspace.concurrency import PreconditionFailed, WriteConflict, is_retryable
 from profiles.workspace.parameters import ParameterInvalid
 from profiles.workspace.permissions import KeyForbidden
-from profiles.workspace.validation import WorkspaceValidationError
+from profiles.workspace.validation import WorkspaceValidationError, issues_body
 from profiles.workspace.writing import Conflict
 from resolver import RequestError, ResolverError, WorkspaceError
 from resolver.errors import PROFILE_NOT_FOUND
@@ -123,8 +123,7 @@ def _error_response(exc):
     if isinstance(exc, WorkspaceValidationError):
         return _response(exc.as_dict(), 400)
     if isinstance(exc, WorkspaceError):
-        issues = [{"path": issue.path, "message": issue.message} for issue in exc.issues]
-        return _response(error_body(exc.code, str(exc), exc.path, issues=issues), 400)
+        return _response(error_body(exc.code, str(exc), exc.path, **issues_body(exc.issues)), 400)
     if isinstance(exc, ResolverError):
         return _response(error_body(exc.code, str(exc), exc.path), 400)
     if isinstance(exc, PreconditionFailed):

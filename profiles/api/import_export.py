@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from profiles.api.base import ApiView, invalid
 from profiles.api.conditional import none_match_fails, not_modified, weak_etag
-from profiles.api.exceptions import not_found
+from profiles.api.exceptions import error_body, not_found
 from profiles.api.renderers import WORKSPACE_PARSERS, WorkspaceText, YAMLRenderer
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import import_export as s
@@ -19,6 +19,7 @@ from profiles.api.serializers.entries import KEY_PATTERN
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
 from profiles.import_export.jobs import (
+    ImportQueueFull,
     import_job_document,
     import_job_get,
     import_job_start,
@@ -150,5 +151,12 @@ class WorkspaceView(ApiView):
         data = request.data
         if not isinstance(data, WorkspaceText):
             raise invalid("", "send the workspace document as JSON or YAML")
-        job = import_job_start(text=str(data), mode=mode, layer=layer, user=request.user)
+        try:
+            job = import_job_start(text=str(data), mode=mode, layer=layer, user=request.user)
+        except ImportQueueFull as exc:
+            return Response(
+                error_body(exc.code, str(exc), retryable=True),
+                status=exc.status_code,
+                headers={"Retry-After": str(exc.retry_after)},
+            )
         return import_job_response(request, job, status=202)

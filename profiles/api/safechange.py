@@ -18,6 +18,7 @@ from rest_framework.viewsets import GenericViewSet
 from profiles.api.exceptions import ApiError, not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import safechange as s
+from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import ChangeRequest, Profile, ProfileVersion
 from profiles.safechange.change_requests import (
     ChangeRequestStanding,
@@ -36,7 +37,7 @@ from profiles.safechange.change_requests import (
     profile_promote,
 )
 from profiles.safechange.environments import environment_get, environment_list, environment_update
-from profiles.safechange.impact import impact_summary
+from profiles.safechange.impact import impact_max_scenarios, impact_summary
 from profiles.safechange.restore import VersionNotRestorable, version_restore
 from profiles.safechange.selectors import (
     change_request_record_get,
@@ -51,7 +52,7 @@ from profiles.safechange.versions import (
     version_list,
 )
 from profiles.workspace.concurrency import profile_etag
-from profiles.workspace.parameters import positive_integer
+from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     READ_CONFIG,
@@ -123,6 +124,17 @@ def _history_or_404(key: str) -> None:
     """Raise 404 unless the key names a profile or a deleted profile's versions."""
     if not profile_history_exists(profile_key=key):
         raise not_found(f'profile "{key}"')
+
+
+def _offset(request) -> int:
+    """Return the impact's ``offset`` (the first scenario to resolve), 0 when not given."""
+    text = request.query_params.get("offset")
+    if text in (None, ""):
+        return 0
+    offset = whole_number(text)
+    if offset is None:
+        raise ApiError(400, "INVALID_REQUEST", "offset: must be a whole number (0-9)", "offset")
+    return offset
 
 
 def _number(request, name: str) -> int | None:
@@ -237,32 +249,52 @@ class ProfileDraftViewSet(GenericViewSet):
     schema = ApiAutoSchema()
     permission_classes = [ReadConfigWriteRules]
 
+    throttle_scope = "impact"
+
     def get_permissions(self):
         if self.action == "impact":  # a dry run resolves, like the preview
             return [Resolves()]
         return super().get_permissions()
 
+    def get_throttles(self):
+        # Throttled like the preview, in its own scope (each call resolves up to
+        # IMPACT_MAX_RESOLUTIONS times); promotion is a write like any other.
+        return [ResolutionRateThrottle()] if self.action == "impact" else []
+
     @extend_schema(
         operation_id="profile_impact",
         summary="Resolve every saved scenario with and without a draft (writes nothing)",
         description="The same `impact` a change request shows, for CI pipelines that check "
-        "rules before they change. The draft is validated like a direct write.",
+        "rules before they change. The draft is validated like a direct write. One call "
+        "resolves at most `IMPACT_MAX_RESOLUTIONS` / 2 scenarios (100 by default); the others "
+        "are listed with `skipped: true`, and `next` is the call for the following ones.",
+        parameters=[
+            OpenApiParameter(
+                "offset", int, description="The first scenario to resolve (default 0)."
+            )
+        ],
         request=s.ChangesSerializer,
         responses={200: s.ImpactSerializer},
         examples=s.IMPACT_EXAMPLES,
     )
     def impact(self, request, key):
         changes = _body(request, ("name", "description", "budget", "rules"))
+        offset = _offset(request)
         try:
-            impact = draft_impact(profile_key=key, changes=changes)
+            impact = draft_impact(profile_key=key, changes=changes, offset=offset)
         except Profile.DoesNotExist:
             raise not_found(f'profile "{key}"') from None
         latest = latest_versions_get([key]).get(key)
+        end = offset + impact_max_scenarios()
+        following = None
+        if end < len(impact):  # the scenarios after this answer's window
+            following = request.build_absolute_uri(f"{request.path}?offset={end}")
         return Response(
             {
                 "profile": key,
                 "baseVersion": None if latest is None else latest.number,
                 "summary": impact_summary(impact).as_dict(),
+                "next": following,
                 "impact": impact,
             }
         )

@@ -22,8 +22,8 @@ from profiles.workspace.mappers import (
     map_profile_values,
     map_rule_values,
 )
-from profiles.workspace.selectors import profile_with_rules_get
-from profiles.workspace.validation import rules_merged, validate_profile
+from profiles.workspace.selectors import layer_keys_list, profile_with_rules_get
+from profiles.workspace.validation import MAX_LISTED_ISSUES, rules_merged, validate_profile
 from profiles.workspace.writing import (
     assign,
     conflict_for,
@@ -43,6 +43,11 @@ def _references(document: Any) -> tuple[dict[str, Layer], Consumer | None]:
         return {}, None
     rules = document.get("rules")
     names = [str(key) for key in rules] if isinstance(rules, dict) else []
+    if len(names) > MAX_LISTED_ISSUES:
+        # More rules than an error lists: ask only for the layers that exist (one query of
+        # the keys, not one of 100,000 parameters); the validator reports the others.
+        known = set(layer_keys_list())
+        names = [name for name in names if name in known]
     layers = {layer.key: layer for layer in Layer.objects.filter(key__in=names)} if names else {}
     consumer_key = document.get("consumer")
     consumer = None

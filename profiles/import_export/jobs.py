@@ -16,6 +16,14 @@ A job records the worker process running it (host, process id and start time). A
 that dies in the middle (``kill -9``, out of memory) writes nothing, since the import is one
 transaction, but cannot record the outcome: ``import_jobs_fail_stopped`` finds such jobs (a
 worker runs it as it starts, and polling a job checks it) and fails them, freeing the upload.
+
+Costs per user: a user has at most ``IMPORT_MAX_QUEUED_JOBS_PER_USER`` jobs not finished
+(queued or running), holding at most ``IMPORT_MAX_QUEUED_BYTES_PER_USER`` bytes of uploads;
+an upload beyond either is refused (``ImportQueueFull``, 429 at every door) and nothing is
+stored. And users take turns: every job enqueues one task, but a task runs the job that is due
+(``import_job_next``: the oldest queued job of the user whose last job started longest ago),
+not necessarily the one it was enqueued for, so twenty uploads of one user delay another
+user's import by at most the one job already running.
 """
 
 import logging
@@ -24,7 +32,10 @@ import re
 import socket
 from pathlib import Path
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
+from django.db.models import Count, F, OuterRef, Subquery, Sum
 from django.tasks import TaskResultStatus, task
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
@@ -64,6 +75,44 @@ class ImportWorkerStopped(Exception):
     """The worker process running an import job ended before the job did."""
 
 
+# Seconds a client refused for a full queue is told to wait (Retry-After): about the time a
+# worker takes for an upload of a few megabytes.
+IMPORT_QUEUE_RETRY_AFTER = 30
+
+
+class ImportQueueFull(Exception):
+    """The user's unfinished imports are at a per-user bound; nothing was stored."""
+
+    code = "IMPORT_QUEUE_FULL"
+    status_code = 429
+    retry_after = IMPORT_QUEUE_RETRY_AFTER
+
+
+def _queue_refusal(user, size: int) -> str | None:
+    """Return why an upload of ``size`` bytes by ``user`` cannot be queued, None when it can.
+
+    Counts the user's unfinished jobs (queued or running) and the bytes they hold.
+    """
+    unfinished = ImportJob.objects.filter(
+        user=user, status__in=(ImportJob.Status.QUEUED, ImportJob.Status.RUNNING)
+    ).aggregate(jobs=Count("pk"), bytes=Sum("source_bytes"))
+    jobs, held = unfinished["jobs"], unfinished["bytes"] or 0
+    max_jobs = settings.IMPORT_MAX_QUEUED_JOBS_PER_USER
+    max_bytes = settings.IMPORT_MAX_QUEUED_BYTES_PER_USER
+    if jobs >= max_jobs:
+        return (
+            f"you have {jobs} imports waiting or running, the most one user may have "
+            f"({max_jobs}): wait until one finishes, then upload again; nothing was imported"
+        )
+    if held + size > max_bytes:
+        return (
+            f"your imports waiting or running hold {held:,} bytes; with this upload "
+            f"({size:,} bytes) they would pass the {max_bytes:,} bytes one user may have "
+            "queued: wait until one finishes, then upload again; nothing was imported"
+        )
+    return None
+
+
 def import_layer_refusal(layer: str | None) -> str | None:
     """Return why ``layer`` cannot name the one layer of an import, None when it can (or is
     not given): it must be a layer key, as everywhere else (``resolver.validation.KEY_RE``)."""
@@ -75,8 +124,10 @@ def import_layer_refusal(layer: str | None) -> str | None:
 def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None, user=None):
     """Store the upload as a queued ImportJob, enqueue its task and return the job.
 
-    Raises ValueError for an unknown mode or a ``layer`` that is not a layer key. The job
-    may already be finished when this returns (the immediate task backend runs it at once).
+    Raises ValueError for an unknown mode or a ``layer`` that is not a layer key, and
+    ``ImportQueueFull`` (nothing stored) when the user's unfinished imports are at a bound.
+    The job may already be finished when this returns (the immediate task backend runs it at
+    once).
     """
     if mode not in IMPORT_MODES:
         raise ValueError(f"unknown import mode {mode!r} (use merge or replace)")
@@ -85,14 +136,19 @@ def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None
         raise ValueError(f"layer: {refusal}")
     if "\x00" in text:
         return _refused_job(text=text, mode=mode, layer=layer, user=user)
+    user = user if getattr(user, "pk", None) else None
+    size = len(text.encode("utf-8"))
     with transaction.atomic():
         _compress_text_fast()
+        if user is not None:
+            # One user's uploads are counted one after another (a row lock on PostgreSQL;
+            # SQLite runs one write transaction at a time), so two at once cannot both pass.
+            get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+            refusal = _queue_refusal(user, size)
+            if refusal is not None:
+                raise ImportQueueFull(refusal)
         job = ImportJob.objects.create(
-            user=user if getattr(user, "pk", None) else None,
-            mode=mode,
-            layer=layer or "",
-            source=text,
-            source_bytes=len(text.encode("utf-8")),
+            user=user, mode=mode, layer=layer or "", source=text, source_bytes=size
         )
     result = workspace_import_task.enqueue(str(job.pk))
     ImportJob.objects.filter(pk=job.pk, task_id="").update(task_id=str(result.id))
@@ -236,24 +292,77 @@ def import_jobs_fail_stopped(*, job_ids=None, unrecorded: bool = False) -> int:
     return failed
 
 
-@task()
-def workspace_import_task(job_id: str) -> str:
-    """Run one import job (the worker's entry point); return its final status."""
-    return import_job_run(job_id=job_id).status
+@task(takes_context=True)
+def workspace_import_task(context, job_id: str) -> str:
+    """Run the import job that is due (the worker's entry point); return its final status.
+
+    ``job_id`` is the job this task was enqueued for; the task runs whichever queued job is
+    due (``import_job_next``), so users take turns. Each job enqueues one task and each task
+    runs at most one job, so every queued job is run.
+    """
+    job = import_job_run_next(task_id=str(context.task_result.id))
+    return "nothing queued" if job is None else job.status
+
+
+def import_job_next() -> ImportJob | None:
+    """Return the queued job due next, without its source: the oldest queued job of the user
+    whose last job started longest ago (a user with no job started yet first)."""
+    last_started = (
+        ImportJob.objects.filter(user=OuterRef("user"), started_at__isnull=False)
+        .order_by("-started_at")
+        .values("started_at")[:1]
+    )
+    return (
+        ImportJob.objects.defer("source")
+        .filter(status=ImportJob.Status.QUEUED)
+        .annotate(user_last_started=Subquery(last_started))
+        .order_by(F("user_last_started").asc(nulls_first=True), "created_at", "pk")
+        .first()
+    )
+
+
+def import_job_run_next(*, task_id: str = "") -> ImportJob | None:
+    """Claim the queued job due next and run it to the end; None when none is queued.
+
+    A job another worker claimed first is passed over for the next one due. The claimed job
+    records ``task_id``, the task running it (its result is failed if the worker dies).
+    """
+    while (job := import_job_next()) is not None:
+        if _claim(job, task_id=task_id):
+            job.refresh_from_db()
+            return _run(job)
+    return None
+
+
+def _claim(job: ImportJob, *, task_id: str) -> bool:
+    """Mark a queued job running in this worker; False when it is no longer queued."""
+    fields = {
+        "status": ImportJob.Status.RUNNING,
+        "phase": PHASE_READING[0],
+        "progress": PHASE_READING[1],
+        "started_at": timezone.now(),
+        "worker": worker_identity(),
+    }
+    if task_id:
+        fields["task_id"] = task_id
+    return bool(
+        ImportJob.objects.filter(pk=job.pk, status=ImportJob.Status.QUEUED).update(**fields)
+    )
 
 
 def import_job_run(*, job_id: str) -> ImportJob:
-    """Run a queued import job to the end and record its outcome on the job row."""
+    """Run this queued import job to the end and record its outcome on the job row (a job
+    no longer queued is returned as it is)."""
     job = ImportJob.objects.get(pk=job_id)
-    if job.status != ImportJob.Status.QUEUED:
+    if job.status != ImportJob.Status.QUEUED or not _claim(job, task_id=""):
         return job
-    _advance(
-        job,
-        PHASE_READING,
-        status=ImportJob.Status.RUNNING,
-        started_at=timezone.now(),
-        worker=worker_identity(),
-    )
+    job.refresh_from_db()
+    return _run(job)
+
+
+def _run(job: ImportJob) -> ImportJob:
+    """Run a claimed job (status running) and record its outcome."""
+    job_id = job.pk
     try:
         document = workspace_parse(text=job.source)
         _advance(job, PHASE_WRITING)

@@ -38,7 +38,12 @@ from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, check_if_match, profile_etag
 from profiles.workspace.mappers import canonical_string
 from profiles.workspace.permissions import WRITE_RULES, users_who_can
-from profiles.workspace.validation import rules_merged, validate_profile
+from profiles.workspace.validation import (
+    issues_body,
+    rules_merged,
+    unknown_layer_issues,
+    validate_profile,
+)
 from resolver import ValidationIssue, WorkspaceError
 from resolver.validation import TEXT_RULE_MESSAGE, violates_text_rule
 
@@ -58,11 +63,7 @@ class ChangesInvalid(SafeChangeError):
     def __init__(self, issues: list[ValidationIssue]):
         self.issues = issues
         first = issues[0]
-        super().__init__(
-            str(first),
-            path=first.path,
-            issues=[{"path": issue.path, "message": issue.message} for issue in issues],
-        )
+        super().__init__(str(first), path=first.path, **issues_body(issues))
 
 
 class SelfApproval(SafeChangeError):
@@ -248,6 +249,10 @@ def _validated(
     issues = _shape_issues(changes, empty_allowed=empty_allowed)
     if issues:
         raise ChangesInvalid(issues)
+    # Rules of thousands of layers that do not exist: refused before anything is merged.
+    issues = unknown_layer_issues(changes.get("rules"), snapshot.compiled.layer_keys)
+    if issues:
+        raise ChangesInvalid([ValidationIssue(f"changes.{i.path}", i.message) for i in issues])
     proposed = changes_applied(base_document, changes)
     issues = _proposal_issues(proposed, snapshot)
     if issues:
@@ -255,7 +260,7 @@ def _validated(
     return proposed
 
 
-def _impact(*, key: str, changes: dict, exists: bool, snapshot) -> list[dict]:
+def _impact(*, key: str, changes: dict, exists: bool, snapshot, offset: int = 0) -> list[dict]:
     if not exists:
         return []  # a profile created on apply has no saved scenarios yet
     try:
@@ -264,15 +269,17 @@ def _impact(*, key: str, changes: dict, exists: bool, snapshot) -> list[dict]:
             rules=changes.get("rules"),
             budget=changes.get("budget"),
             compiled=snapshot.compiled,
+            offset=offset,
         )
     except WorkspaceError as exc:
         raise ChangesInvalid(_draft_issues(exc)) from exc
 
 
-def draft_impact(*, profile_key: str, changes) -> list[dict]:
+def draft_impact(*, profile_key: str, changes, offset: int = 0) -> list[dict]:
     """Return the impact of a draft on the profile's saved scenarios, writing nothing.
 
-    ``changes`` has the shape of a change request's; raises ChangesInvalid and
+    ``changes`` has the shape of a change request's; the scenarios are resolved from the
+    ``offset``-th on, as many as one impact resolves. Raises ChangesInvalid and
     ``Profile.DoesNotExist``.
     """
     snapshot = cache.workspace_get()
@@ -286,7 +293,7 @@ def draft_impact(*, profile_key: str, changes) -> list[dict]:
         snapshot=snapshot,
         empty_allowed=True,
     )
-    return _impact(key=profile_key, changes=changes, exists=True, snapshot=snapshot)
+    return _impact(key=profile_key, changes=changes, exists=True, snapshot=snapshot, offset=offset)
 
 
 # --- reading -----------------------------------------------------------------------------

@@ -3,10 +3,16 @@
 Both sides resolve against the same compiled workspace: the saved profile, and the profile
 with the draft (``CompiledWorkspace.with_profile_draft``). Nothing is written. A scenario
 without ``now`` resolves both sides at one moment, so time passing is never a change.
+
+One impact resolves at most ``IMPACT_MAX_RESOLUTIONS`` times (two per scenario), whoever
+asks (the dry run, a change request, the studio's Save): the scenarios beyond are listed as
+``skipped``, and the dry run's ``offset`` resolves the next ones.
 """
 
 import datetime as dt
 from dataclasses import dataclass
+
+from django.conf import settings
 
 from profiles.models import Scenario
 from profiles.workspace import cache
@@ -31,27 +37,53 @@ def _output_text(resolution: dict) -> str | None:
     return None if output is None else output["text"]
 
 
+def impact_max_scenarios() -> int:
+    """Return how many scenarios one impact resolves (two resolutions each)."""
+    return max(1, settings.IMPACT_MAX_RESOLUTIONS // 2)
+
+
 @dataclass(frozen=True)
 class ImpactSummary:
-    """``changed`` of ``scenarios`` scenarios answer differently under the draft."""
+    """``changed`` of ``scenarios`` scenarios answer differently under the draft; ``skipped``
+    of them were not resolved (beyond the bound of one impact)."""
 
     scenarios: int
     changed: int
+    skipped: int = 0
 
     def as_dict(self) -> dict:
-        return {"scenarios": self.scenarios, "changed": self.changed}
+        return {"scenarios": self.scenarios, "changed": self.changed, "skipped": self.skipped}
 
     def __str__(self) -> str:
         if not self.scenarios:
             return "this profile has no saved scenarios"
         noun = "scenario" if self.scenarios == 1 else "scenarios"
-        return f"this change alters {self.changed} of {self.scenarios} {noun}"
+        text = f"this change alters {self.changed} of {self.scenarios} {noun}"
+        if self.skipped:
+            text += (
+                f" ({self.skipped:,} not resolved: one impact resolves at most "
+                f"{impact_max_scenarios():,} scenarios)"
+            )
+        return text
 
 
 def impact_summary(impact: list[dict]) -> ImpactSummary:
     return ImpactSummary(
-        scenarios=len(impact), changed=sum(1 for entry in impact if entry["changed"])
+        scenarios=len(impact),
+        changed=sum(1 for entry in impact if entry["changed"]),
+        skipped=sum(1 for entry in impact if entry.get("skipped")),
     )
+
+
+def _skipped(scenario: Scenario) -> dict:
+    """Return the entry of a scenario beyond the bound: named, not resolved."""
+    return {
+        "scenario": scenario.name,
+        "before": None,
+        "after": None,
+        "changed": False,
+        "skipped": True,
+    }
 
 
 def _scenario_impact(
@@ -88,15 +120,17 @@ def profile_impact(
     budget: int | None = None,
     compiled: CompiledWorkspace | None = None,
     now: str | None = None,
+    offset: int = 0,
 ) -> list[dict]:
     """Return one entry per saved scenario of the profile, in the scenarios' order.
 
     Each entry is ``{"scenario", "before", "after", "changed"}`` where before/after are
     ``{"status", "estimatedTokens", "admitted": [refs]}`` and ``changed`` tells whether the
     answer differs at all (status, tokens, admitted refs or the output text). ``rules`` and
-    ``budget`` are a draft as ``with_profile_draft`` takes it. Raises ``WorkspaceError``
-    (path under ``profiles[i]``) for an invalid draft and ``RequestError`` for an unknown
-    profile. Writes nothing.
+    ``budget`` are a draft as ``with_profile_draft`` takes it. Only ``impact_max_scenarios()``
+    scenarios from the ``offset``-th on are resolved; the others' entries have ``"skipped":
+    true`` and no before/after. Raises ``WorkspaceError`` (path under ``profiles[i]``) for an
+    invalid draft and ``RequestError`` for an unknown profile. Writes nothing.
     """
     if compiled is None:
         compiled = cache.workspace_get().compiled
@@ -104,9 +138,12 @@ def profile_impact(
     if now is None:
         now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     scenarios = Scenario.objects.filter(profile__key=profile_key).select_related("profile")
+    end = offset + impact_max_scenarios()
     return [
         _scenario_impact(scenario, compiled, draft, now)
-        for scenario in scenarios.order_by("-is_default", "name")
+        if offset <= position < end
+        else _skipped(scenario)
+        for position, scenario in enumerate(scenarios.order_by("-is_default", "name"))
     ]
 
 

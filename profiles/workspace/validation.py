@@ -38,6 +38,27 @@ MAX_STORED_INTEGER = 2_147_483_647
 MAX_FIELD_NAME_LENGTH = 64
 
 
+# An error lists at most this many issues, the first in document order, and counts the others
+# (``moreIssues``): a draft naming 100,000 unknown layers answers quickly and small.
+MAX_LISTED_ISSUES = 100
+
+
+def issues_listed(issues: list) -> tuple[list, int]:
+    """Return the issues an error lists (at most ``MAX_LISTED_ISSUES``) and how many more
+    there are."""
+    return issues[:MAX_LISTED_ISSUES], max(0, len(issues) - MAX_LISTED_ISSUES)
+
+
+def issues_body(issues: list) -> dict:
+    """Return the ``issues`` of an error body (as dicts), with ``moreIssues`` when some are
+    not listed."""
+    listed, more = issues_listed(issues)
+    body: dict = {"issues": [issue.as_dict() for issue in listed]}
+    if more:
+        body["moreIssues"] = more
+    return body
+
+
 class WorkspaceValidationError(Exception):
     """The workspace (or an edit of it) is invalid; ``issues`` lists every error with its path."""
 
@@ -57,7 +78,7 @@ class WorkspaceValidationError(Exception):
                 "code": "INVALID_WORKSPACE",
                 "message": str(first),
                 "path": first.path,
-                "issues": [issue.as_dict() for issue in self.issues],
+                **issues_body(self.issues),
             }
         }
 
@@ -287,8 +308,44 @@ def validate_profile(document: Any, *, layer_keys, consumer_keys) -> list[Valida
     profile's consumer must exist). Whether another profile has the same selection is the
     database's to enforce.
     """
+    layer_keys = layer_keys if isinstance(layer_keys, set | frozenset) else set(layer_keys)
+    rules = document.get("rules") if isinstance(document, dict) else None
+    unknown = unknown_layer_issues(rules, layer_keys)
+    if unknown:
+        return unknown
     issues = resolver.validate_profile(document, layer_keys=layer_keys, consumer_keys=consumer_keys)
     return issues or _entry_storage_issues("profile", document, "")
+
+
+def unknown_layer_issues(rules: Any, layer_keys) -> list[ValidationIssue]:
+    """Return the issues of profile rules (or a draft's) naming more layers that do not exist
+    than an error lists, checking nothing else: the first ones (``MAX_LISTED_ISSUES`` - 1,
+    with the engine's message), then one issue at ``rules`` counting the others. Return []
+    otherwise, for the engine to check the entry.
+
+    A draft naming 100,000 unknown layers is refused at the cost of reading its keys once.
+    """
+    if not isinstance(rules, dict) or len(rules) <= MAX_LISTED_ISSUES:
+        return []
+    unknown = [key for key in rules if not (isinstance(key, str) and key in layer_keys)]
+    if len(unknown) <= MAX_LISTED_ISSUES:
+        return []
+    listed = unknown[: MAX_LISTED_ISSUES - 1]
+    issues = [
+        ValidationIssue(f"rules.{key}", f'layer "{key}" does not exist')
+        if isinstance(key, str) and not violates_text_rule(key)
+        else ValidationIssue("rules", "a key " + TEXT_RULE_MESSAGE)
+        for key in listed
+    ]
+    more = len(unknown) - len(listed)
+    issues.append(
+        ValidationIssue(
+            "rules",
+            f"{more:,} more rules name layers that do not exist (not listed, nor checked "
+            "further: remove the rules of layers that do not exist)",
+        )
+    )
+    return issues
 
 
 merge_rule = resolver.merge_rule

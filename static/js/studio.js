@@ -89,6 +89,11 @@
   // --- the preview --------------------------------------------------------------------------
 
   document.addEventListener("htmx:beforeSwap", function (event) {
+    // Too many requests: the answer is a message for the place the fragment would go.
+    if (event.detail.xhr && event.detail.xhr.status === 429) {
+      event.detail.shouldSwap = true;
+      event.detail.isError = false;
+    }
     if (event.detail.target && event.detail.target.id === "preview") {
       openDetails = Array.prototype.map.call(
         event.detail.target.querySelectorAll("details[open][id]"), function (d) { return d.id; });

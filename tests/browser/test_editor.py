@@ -151,3 +151,24 @@ def test_editor__keyboard_only__change_rule_and_see_preview(signed_in, live_serv
     page.keyboard.press("End")
     expect(timeline(page, "glossary")).to_contain_text("EXCLUDED_BY_PROFILE")
     expect(control).to_be_focused()
+
+
+def test_editor__preview_rate_used_up__message_in_the_preview_and_form_kept(
+    signed_in, live_server, settings
+):
+    # Given dana's preview rate allows the page and no more,
+    page = signed_in
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {"preview": "1/minute"},
+    }
+    open_editor(page, live_server)
+
+    # when an edit asks for another preview,
+    page.get_by_label("kb participation", exact=True).select_option("exclude")
+
+    # the preview says why and when to try again, in place; the edit is still in the form.
+    expect(page.locator("#preview [role=alert]")).to_contain_text("Try again in")
+    assert still_same_document(page)
+    expect(page.get_by_label("kb participation", exact=True)).to_have_value("exclude")
+    screenshot(page, "editor-preview-throttled")

@@ -130,17 +130,24 @@ class ImpactEntrySerializer(serializers.Serializer):
     changed = serializers.BooleanField(
         help_text="The answer differs: status, tokens, admitted refs or output text."
     )
+    skipped = serializers.BooleanField(
+        required=False, help_text="Not resolved: beyond the scenarios one impact resolves."
+    )
 
 
 class ImpactSummarySerializer(serializers.Serializer):
     scenarios = serializers.IntegerField()
     changed = serializers.IntegerField()
+    skipped = serializers.IntegerField(help_text="Scenarios not resolved (beyond the bound).")
 
 
 class ImpactSerializer(serializers.Serializer):
     profile = serializers.CharField()
     baseVersion = serializers.IntegerField(allow_null=True)
     summary = ImpactSummarySerializer()
+    next = serializers.URLField(
+        allow_null=True, help_text="The dry run of the following scenarios (`?offset=`)."
+    )
     impact = ImpactEntrySerializer(many=True)
 
 
@@ -175,7 +182,8 @@ IMPACT_EXAMPLES = [
         value={
             "profile": "support-answer",
             "baseVersion": 4,
-            "summary": {"scenarios": 6, "changed": 1},
+            "summary": {"scenarios": 6, "changed": 1, "skipped": 0},
+            "next": None,
             "impact": [IMPACT_ENTRY],
         },
         response_only=True,
@@ -290,7 +298,7 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
         "approvals": [],
         "approvalsRequired": 1,
         "impact": [IMPACT_ENTRY],
-        "summary": {"scenarios": 6, "changed": 1},
+        "summary": {"scenarios": 6, "changed": 1, "skipped": 0},
         "createdAt": CREATED_AT,
         "updatedAt": CREATED_AT,
         "resolvedAt": None,

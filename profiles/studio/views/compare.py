@@ -15,6 +15,7 @@ from profiles.studio.draft import (
     sample_values_from_scenario,
 )
 from profiles.studio.editor_forms import rule_form_values
+from profiles.studio.throttling import throttled
 from profiles.workspace import cache
 from profiles.workspace.fields import PROFILE_FIELDS
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, capability_required
@@ -85,6 +86,7 @@ def layer_decisions(first: dict, second: dict) -> list[dict]:
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_GET
+@throttled("resolve", cost=2)  # two profiles resolved
 def profile_compare(request):
     """Compare profile ``a`` with profile ``b`` on one sample input (a scenario or typed)."""
     cached = cache.workspace_get()

@@ -36,6 +36,7 @@ from profiles.studio.draft import (
     scenario_matches,
     scenario_save,
 )
+from profiles.studio.throttling import throttled
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
 from profiles.workspace.parameters import whole_number
@@ -138,6 +139,7 @@ def editor_page(request, profile, draft, cached, *, loaded=None, status=200, sce
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_GET
+@throttled("preview")
 def profile_editor(request, key):
     """Show the editor on the saved profile.
 
@@ -197,6 +199,7 @@ def _preview_response(request, profile, draft, cached, *, loaded, sample: str = 
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_POST
+@throttled("preview")
 def profile_preview(request, key):
     """Resolve the posted draft and return the preview (never writes)."""
     profile = _editor_profile(key)
@@ -275,6 +278,7 @@ def _sample_response(request, profile, draft, cached, *, loaded, scenarios, stat
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_POST
+@throttled("preview")
 def profile_scenario_load(request, key):
     """Replace the sample input by a saved scenario's; the unsaved rule edits stay."""
     profile = _editor_profile(key)
@@ -346,6 +350,7 @@ def _page_number(text: str | None) -> int:
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_POST
+@throttled("preview")
 def profile_preview_rows(request, key):
     """Return a layer's item rows, a stage at a time: the first rows of every stage, or the
     next page of one stage ("show more"), optionally only what changed / is left out /
@@ -393,6 +398,7 @@ def profile_preview_rows(request, key):
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_POST
+@throttled("preview")
 def profile_preview_cut(request, key):
     """Return the units the budget trimmed or the rules cut, a page at a time."""
     profile = _editor_profile(key)
@@ -415,6 +421,7 @@ def profile_preview_cut(request, key):
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_POST
+@throttled("preview")
 def profile_preview_handoff(request, key):
     """Return this exact preview request as curl, Python and JavaScript, with its answer."""
     profile = _editor_profile(key)

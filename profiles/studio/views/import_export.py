@@ -10,7 +10,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
-from profiles.import_export.jobs import import_job_get, import_job_start
+from profiles.import_export.jobs import ImportQueueFull, import_job_get, import_job_start
 from profiles.studio.forms import WorkspaceUploadForm
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (
@@ -52,9 +52,16 @@ def workspace_upload(request):
     form = WorkspaceUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         # The import runs in the background; its page shows the progress, then the result.
-        job = import_job_start(
-            text=form.cleaned_data["text"], mode=form.cleaned_data["mode"], user=request.user
-        )
+        try:
+            job = import_job_start(
+                text=form.cleaned_data["text"], mode=form.cleaned_data["mode"], user=request.user
+            )
+        except ImportQueueFull as exc:
+            form.add_error(None, f"The upload was not queued: {exc}.")
+            context = {"form": form, "issues": []}
+            response = render(request, "profiles/workspace.html", context, status=exc.status_code)
+            response["Retry-After"] = str(exc.retry_after)
+            return response
         url = reverse("workspace-import-job", kwargs={"job_id": job.pk})
         if request.htmx:
             return HttpResponseClientRedirect(url)

@@ -39,7 +39,12 @@ from profiles.safechange.environments import (
     environment_update,
     profile_write_refusal,
 )
-from profiles.safechange.impact import impact_gained_lost, impact_summary, profile_impact
+from profiles.safechange.impact import (
+    impact_gained_lost,
+    impact_max_scenarios,
+    impact_summary,
+    profile_impact,
+)
 from profiles.safechange.restore import version_restore
 from profiles.safechange.selectors import scenario_ids_by_name_get
 from profiles.safechange.versions import (
@@ -54,6 +59,7 @@ from profiles.studio.draft import (
     draft_from_saved,
     sample_values_from_scenario,
 )
+from profiles.studio.throttling import throttled
 from profiles.studio.views.editor import editor_page
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
@@ -340,6 +346,7 @@ def change_request_page(request, pk):
             "diff": _diff_rows(change_request_diff(change_request)),
             "impact": _impact_rows(change_request, scenario_ids),
             "summary": impact_summary(change_request.impact),
+            "impact_max_scenarios": impact_max_scenarios(),
             "approvals": approvals,
             "counted": counted,
             "not_counted": [approval for approval in approvals if approval not in counted],
@@ -362,6 +369,7 @@ def change_request_page(request, pk):
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_GET
+@throttled("preview")
 def change_request_preview(request, pk):
     """Open the editor on the request's profile with its changes as the unsaved draft and a
     saved scenario as the sample input: the live preview under the proposed rules."""
@@ -406,6 +414,7 @@ def _editor_draft(request, profile: Profile):
 
 @capability_required(RESOLVE, READ_CONFIG)
 @require_POST
+@throttled("impact", unless=lambda request: request.POST.get("dismiss"))
 def profile_save_impact(request, key):
     """Return the impact summary Save shows before saving: how many saved scenarios answer
     differently under the draft, and how (a fragment for ``#save-impact``)."""

@@ -101,6 +101,7 @@ def test_create__impact__one_entry_per_saved_scenario_matching_real_resolutions(
     assert body["summary"] == {
         "scenarios": 3,
         "changed": sum(entry["changed"] for entry in body["impact"]),
+        "skipped": 0,
     }
 
 

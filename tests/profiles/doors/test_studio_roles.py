@@ -1,18 +1,21 @@
 """The studio as each role sees it: controls a user cannot use are not rendered, a reader's
 editor shows resolutions with itemFilter respected, an editor can do what the API allows."""
 
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 from django.conf import settings
 from django.contrib.auth.models import Group, User
+from django.core.cache import cache as django_cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from profiles.models import ChangeRequest, Consumer, ImportJob, Item, Layer, Profile, Scenario
 from profiles.workspace import cache
 from profiles.workspace.permissions import EDITORS_GROUP
+from profiles.workspace.throttling import throttle_key
 from tests.profiles.conftest import api_key_for
 from tests.profiles.doors.roles import (
     ITEM,
@@ -35,6 +38,14 @@ def people(db, settings) -> People:
     load_workspace()
     yield make_people()
     cache.workspace_cache_clear()
+    django_cache.clear()  # the throttle counters a test used up
+
+
+def rate_used_up(scope: str, username: str = "reader") -> None:
+    """Use up a user's rate in ``scope`` for the current minute (the counters the studio and
+    the API share)."""
+    user = User.objects.get(username=username)
+    django_cache.set(f"{throttle_key(scope, user.pk)}:{int(time.time() // 60)}", 10**9, 120)
 
 
 def cr_id() -> int:
@@ -100,6 +111,11 @@ STUDIO_TEMPLATES = {
     "profiles/change_request.html": (lambda: reverse("change-request", args=[cr_id()]), 200),
     "profiles/environments.html": (lambda: reverse("environment-list"), 200),
     "profiles/help_safe_change.html": (lambda: reverse("help-safe-change"), 200),
+    # A resolution door once the user's rate is used up (API and studio together).
+    "profiles/throttled.html": (
+        lambda: rate_used_up("resolve") or reverse("profile-compare"),
+        429,
+    ),
 }
 
 # What an editor (the group, not staff) must see, proving the marks above are the real ones.
