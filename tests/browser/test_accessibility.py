@@ -49,6 +49,7 @@ STUDIO_PAGES = {
     "change-request-list": lambda ws: "/changes/",
     "change-request": lambda ws: f"/changes/{a_change_request(ws).pk}/",
     "change-request-preview": lambda ws: f"/changes/{a_change_request(ws).pk}/preview/",
+    "change-request-impact-more": lambda ws: f"/changes/{a_change_request(ws).pk}/impact/",
     "environment-list": lambda ws: "/environments/",
     "help-safe-change": lambda ws: "/help/safe-change/",
 }

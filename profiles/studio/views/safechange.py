@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from profiles.models import ChangeRequest, Profile, ProfileVersion
 from profiles.safechange.change_requests import (
     ChangeRequestStanding,
+    ChangesInvalid,
     change_request_apply,
     change_request_approve,
     change_request_close,
@@ -31,6 +32,7 @@ from profiles.safechange.change_requests import (
     change_request_reject,
     changes_applied,
     changes_to_reach,
+    draft_impact,
     profile_promote,
 )
 from profiles.safechange.environments import (
@@ -63,7 +65,7 @@ from profiles.studio.throttling import throttled
 from profiles.studio.views.editor import editor_page
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
-from profiles.workspace.parameters import positive_integer
+from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     READ_CONFIG,
@@ -272,9 +274,12 @@ ACTIONS = {
 }
 
 
-def _impact_rows(change_request: ChangeRequest, scenario_ids: dict[str, int]) -> list[dict]:
+def _impact_rows(entries: list[dict], scenario_ids: dict[str, int]) -> list[dict]:
+    """Return the table rows of the resolved entries of an impact (skipped ones have none)."""
     rows = []
-    for entry in change_request.impact:
+    for entry in entries:
+        if entry.get("skipped"):
+            continue
         gained, lost = impact_gained_lost(entry)
         rows.append(
             {
@@ -285,6 +290,85 @@ def _impact_rows(change_request: ChangeRequest, scenario_ids: dict[str, int]) ->
             }
         )
     return rows
+
+
+def _impact_more(change_request: ChangeRequest, entries: list[dict], *, stale: bool):
+    """Return what the row after an impact's resolved entries says, or None when none was
+    skipped: how many remain, and the offset that resolves the next ones (None, with the
+    reason, when they can no longer be resolved against the rules the request was made on)."""
+    skipped = [index for index, entry in enumerate(entries) if entry.get("skipped")]
+    if not skipped:
+        return None
+    remaining = len(skipped)
+    if change_request.status != ChangeRequest.Status.OPEN:
+        reason = "the request is no longer open"
+    elif stale:
+        reason = "the profile has a newer version; rebase the request to resolve them"
+    else:
+        return {
+            "remaining": remaining,
+            "offset": skipped[0],
+            "next_count": min(remaining, impact_max_scenarios()),
+        }
+    return {"remaining": remaining, "offset": None, "reason": reason}
+
+
+def _is_stale(change_request: ChangeRequest) -> bool:
+    key = change_request.profile_key
+    latest = latest_versions_get([key]).get(key)
+    current = None if latest is None else latest.number
+    return change_request.status == ChangeRequest.Status.OPEN and (
+        current != change_request.base_version
+    )
+
+
+@capability_required(READ_CONFIG)
+@require_GET
+@throttled("impact")
+def change_request_impact_more(request, pk):
+    """Resolve the next scenarios of a change request's impact, beyond the bound its stored
+    impact stopped at (``?offset=``: the first one; 0 when not given): table rows for htmx,
+    else a page.
+
+    Nothing is stored: the rows are computed from the request's changes on the version it
+    was made on (an open request that is not stale), as its stored impact was.
+    """
+    try:
+        change_request = change_request_list().get(pk=pk)
+    except ChangeRequest.DoesNotExist:
+        raise Http404("no such change request") from None
+    text = request.GET.get("offset")
+    offset = 0 if text is None else whole_number(text)
+    if offset is None:
+        return HttpResponse("offset: must be a whole number", status=400)
+    stale = _is_stale(change_request)
+    rows, more = [], None
+    if change_request.status == ChangeRequest.Status.OPEN and not stale:
+        try:
+            impact = draft_impact(
+                profile_key=change_request.profile_key,
+                changes=change_request.changes,
+                offset=offset,
+            )
+        except (ChangesInvalid, Profile.DoesNotExist) as exc:
+            return HttpResponse(f"The impact cannot be resolved: {exc}", status=409)
+        scenario_ids = scenario_ids_by_name_get(profile_key=change_request.profile_key)
+        rows = _impact_rows(impact[offset : offset + impact_max_scenarios()], scenario_ids)
+        more = _impact_more(change_request, impact[offset + impact_max_scenarios() :], stale=False)
+        if more is not None and more["offset"] is not None:
+            more["offset"] += offset + impact_max_scenarios()
+    else:
+        more = _impact_more(change_request, change_request.impact, stale=stale)
+    context = {
+        "cr": change_request,
+        "change_request": change_request,
+        "impact": rows,
+        "more": more,
+        "impact_max_scenarios": impact_max_scenarios(),
+    }
+    if getattr(request, "htmx", False):
+        return render(request, "profiles/_impact_rows.html", context)
+    return render(request, "profiles/change_request_impact.html", context)
 
 
 @capability_required(READ_CONFIG, unsafe=WRITE_RULES)
@@ -344,7 +428,8 @@ def change_request_page(request, pk):
         {
             "change_request": change_request,
             "diff": _diff_rows(change_request_diff(change_request)),
-            "impact": _impact_rows(change_request, scenario_ids),
+            "impact": _impact_rows(change_request.impact, scenario_ids),
+            "more": _impact_more(change_request, change_request.impact, stale=stale),
             "summary": impact_summary(change_request.impact),
             "impact_max_scenarios": impact_max_scenarios(),
             "approvals": approvals,
@@ -628,6 +713,11 @@ urlpatterns = [
     path("changes/", change_request_list_page, name="change-request-list"),
     path("changes/<int:pk>/", change_request_page, name="change-request"),
     path("changes/<int:pk>/preview/", change_request_preview, name="change-request-preview"),
+    path(
+        "changes/<int:pk>/impact/",
+        change_request_impact_more,
+        name="change-request-impact-more",
+    ),
     path("environments/", environment_list_page, name="environment-list"),
     path("help/safe-change/", help_safe_change, name="help-safe-change"),
 ]

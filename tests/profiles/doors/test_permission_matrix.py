@@ -264,6 +264,7 @@ EXPECTATIONS: dict[str, Door] = {
         }
     ),
     "change-request-preview": Door({"GET": (LOGIN, 200, LOGIN, 200, 200)}),
+    "change-request-impact-more": Door({"GET": (LOGIN, 200, LOGIN, 200, 200)}),
     "environment-list": Door(  # protecting an environment is ADMINISTER
         {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 403, 302)}
     ),

@@ -109,6 +109,10 @@ STUDIO_TEMPLATES = {
     ),
     "profiles/change_request_list.html": (lambda: reverse("change-request-list"), 200),
     "profiles/change_request.html": (lambda: reverse("change-request", args=[cr_id()]), 200),
+    "profiles/change_request_impact.html": (
+        lambda: reverse("change-request-impact-more", args=[cr_id()]),
+        200,
+    ),
     "profiles/environments.html": (lambda: reverse("environment-list"), 200),
     "profiles/help_safe_change.html": (lambda: reverse("help-safe-change"), 200),
     # A resolution door once the user's rate is used up (API and studio together).
