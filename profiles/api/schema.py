@@ -12,6 +12,7 @@ from profiles.api.serializers.entries import (
     SCENARIO_NAME_MAX_LENGTH,
     ErrorSerializer,
 )
+from resolver.request import MAX_INPUT_KEYS, MAX_MESSAGE_CHARS
 
 # Status -> when it happens; documented on the operations whose method can produce it.
 ERROR_STATUSES = {
@@ -259,7 +260,27 @@ def postprocess_schema(result, generator, request, public):
         component = schemas[name]
         if component.get("type") == "object" and "additionalProperties" not in component:
             component["additionalProperties"] = False
-        for field in component.get("properties", {}).values():
+        for name, field in component.get("properties", {}).items():
+            if name == "input" and field.get("type") == "object":
+                # SPEC §3: a flat object of text, numbers, booleans and nulls.
+                field["additionalProperties"] = {
+                    "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}],
+                    "nullable": True,
+                }
+                field["maxProperties"] = MAX_INPUT_KEYS
+                field["properties"] = {
+                    "message": {
+                        "type": "string",
+                        "nullable": True,
+                        "maxLength": MAX_MESSAGE_CHARS,
+                        "pattern": TEXT_RULE_PATTERN,
+                        "description": "The user's message.",
+                    }
+                }
+            if name == "now" and field.get("type") == "string":
+                # A request's instant (SPEC §3): what a client sends is a date-time (the
+                # server also reads a bare date); answers echo what was saved.
+                field["format"] = "date-time"
             follow_text_rule(field)
     operation_ids = {
         operation["operationId"]

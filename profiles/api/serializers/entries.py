@@ -13,6 +13,8 @@ KEY_PATTERN = f"^{KEY_RE.pattern}$"
 # The lengths the database holds (a longer value is refused with 400 naming the field).
 SCENARIO_NAME_MAX_LENGTH = Scenario._meta.get_field("name").max_length
 ITEM_PATH_MAX_LENGTH = Item._meta.get_field("path").max_length
+# An item path has no whitespace at either end (and follows the text rule).
+ITEM_PATH_PATTERN = r"^[^\s\x00]([^\x00]*[^\s\x00])?$"
 
 
 def key_field(**kwargs) -> serializers.RegexField:

@@ -15,6 +15,7 @@ the test needs no transactional flush, no port and no second thread, and runs on
 PostgreSQL alike; the HTTP exchange (headers, bodies, statuses) is the same one a server sees.
 """
 
+import datetime as dt
 import importlib
 import io
 import pkgutil
@@ -42,7 +43,7 @@ post_hooks: []
 content_type_overrides:
   application/yaml: application/octet-stream
 """
-NOW = "2026-11-29T12:00:00Z"
+NOW = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC)
 DANA = {"customer_id": "C-1001", "message": "My refund never arrived, where is it?"}
 
 
