@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.core.cache import cache as django_cache
 
-from profiles.api.exceptions import ERROR_CODES, error_body
+from profiles.api.exceptions import _DRF_CODES, ERROR_CODES, STATUS_CODES, error_body
 from tests.profiles.api.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
@@ -220,6 +220,26 @@ def test_error_codes__schema_enum__is_the_registry(schema):
         **{name: value for name, value in code.items() if name != "allOf"},
     }
     assert "retryable" in schema["components"]["schemas"]["ErrorDetail"]["required"]
+
+
+ROOT = Path(__file__).resolve().parents[3]
+CODE_LITERAL = re.compile(r'(?:code = |error_body\(|ApiError\(\d{3}, )"([A-Z][A-Z_]+)"')
+
+
+def test_error_codes__every_code_the_source_raises__is_registered():
+    # Given every code written in the code (an error class's code, an error body, an ApiError)
+    used = {
+        code
+        for folder in ("profiles", "ctxstudio", "resolver")
+        for path in (ROOT / folder).rglob("*.py")
+        for code in CODE_LITERAL.findall(path.read_text(encoding="utf-8"))
+    }
+
+    # Then each is registered (the engine's base class "ERROR" is answered INVALID_REQUEST)
+    assert {"INVALID_REQUEST", "SELF_APPROVAL", "LOGIN_LOCKED_OUT"} <= used
+    assert used - {"ERROR"} <= set(ERROR_CODES)
+    assert set(STATUS_CODES.values()) <= set(ERROR_CODES)
+    assert {code for _, code in _DRF_CODES} <= set(ERROR_CODES)
 
 
 def test_error_body__unregistered_code__refused():
