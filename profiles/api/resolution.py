@@ -8,15 +8,15 @@ from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.response import Response
 
 from profiles.api.base import ApiView, body_object, invalid
-from profiles.api.exceptions import ApiError, ref_not_available
-from profiles.api.renderers import ResolutionJSONRenderer
-from profiles.api.schema import (
+from profiles.api.examples import (
     ERROR_EXAMPLES,
     EXPAND_EXAMPLES,
     PREVIEW_EXAMPLES,
     RESOLUTION_EXAMPLE,
     RESOLVE_REQUEST_EXAMPLES,
 )
+from profiles.api.exceptions import ApiError, ref_not_available
+from profiles.api.renderers import ResolutionJSONRenderer
 from profiles.api.serializers import resolution as s
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import DecisionLog, Scenario
