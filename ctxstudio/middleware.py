@@ -10,7 +10,7 @@ from django.http import HttpResponse, JsonResponse
 from django.utils.html import escape
 from rest_framework.response import Response
 
-from profiles.api.exceptions import error_body
+from profiles.api.exceptions import code_for_status, error_body
 from profiles.workspace.concurrency import WriteConflict, is_retryable
 from profiles.workspace.parameters import ParameterInvalid, whole_number
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
@@ -114,9 +114,7 @@ class ApiErrorShapeMiddleware:
         if status >= 500:
             shaped = api_error_response(status, STATUS_CODES[500], INTERNAL_ERROR_MESSAGE)
         else:
-            code = STATUS_CODES.get(status) or (
-                response.reason_phrase.upper().replace(" ", "_").replace("-", "_")
-            )
+            code = STATUS_CODES.get(status) or code_for_status(status)
             message = response.reason_phrase.lower()
             shaped = api_error_response(status, code, message)
         for header in ("Allow", "Retry-After", "WWW-Authenticate", "Vary"):

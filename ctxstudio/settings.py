@@ -220,11 +220,8 @@ REST_FRAMEWORK = {
     ],
     # Each view names its capabilities (profiles.workspace.permissions); one that forgets gets this.
     "DEFAULT_PERMISSION_CLASSES": ["profiles.workspace.permissions.DefaultApiPermission"],
-    "DEFAULT_PARSER_CLASSES": [
-        "profiles.api.parsers.JSONParser",  # SPEC §2.2 nesting limit
-        "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
-    ],
+    # JSON only (a form or multipart body: 415); the workspace import also takes YAML.
+    "DEFAULT_PARSER_CLASSES": ["profiles.api.parsers.JSONParser"],  # SPEC §2.2 nesting limit
     "EXCEPTION_HANDLER": "profiles.api.exceptions.api_exception_handler",
     # OPTIONS on a view without serializer_class or queryset describes it instead of a 500.
     "DEFAULT_METADATA_CLASS": "profiles.api.metadata.ApiMetadata",
@@ -252,7 +249,17 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # onStale and onUnknown share one choice set: name it once.
+    # Request bodies get their own components (read-only fields left out, unknown fields
+    # refused: profiles.api.schema.postprocess_schema); the error codes are one enum.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "profiles.api.schema.postprocess_schema",
+    ],
     "ENUM_NAME_OVERRIDES": {
+        "ErrorCodeEnum": "profiles.api.exceptions.ERROR_CODE_CHOICES",
+        "DetailEnum": "resolver.request.DETAILS",
+        "ResolutionDetailEnum": ["summary"],
         "CurrentnessActionEnum": "profiles.models.CurrentnessAction",
         "ChangeRequestStatusEnum": "profiles.models.ChangeRequestStatus",
         "ResolutionStatusEnum": ["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"],

@@ -75,8 +75,16 @@ class ResolverError(Exception):
         super().__init__(f"{path}: {message}" if path else message)
 
     def as_dict(self) -> dict:
-        """Return the error in the wire shape ``{"error": {"code", "message", "path"}}``."""
-        return {"error": {"code": self.code, "message": str(self), "path": self.path}}
+        """Return the error in the wire shape ``{"error": {"code", "message", "path",
+        "retryable"}}`` (the engine's answers never change by retrying: always false)."""
+        return {
+            "error": {
+                "code": self.code,
+                "message": str(self),
+                "path": self.path,
+                "retryable": False,
+            }
+        }
 
 
 class WorkspaceError(ResolverError):

@@ -1,12 +1,20 @@
-"""One exception handler: every API error is ``{"error": {"code", "message", "path"}}``.
+"""One exception handler: every API error is
+``{"error": {"code", "message", "path", "retryable"}}``.
 
-The body is built by ``error_body`` alone: the handler, the API's and the project's middleware
-and the schema's examples call it. ``ApiError`` is an error a view raises with its status,
-code and path; ``not_found`` and ``ref_not_available`` are the 404s views share.
+``ERROR_CODES`` is the one registry of the codes an error may carry: the schema's enum of
+``error.code`` is made from it, ``error_body`` refuses a code it does not hold, and a test
+checks it against the table of docs/api.md. Adding a code is one line there (and one row in
+the docs). The body is built by ``error_body`` alone: the handler, the API's and the
+project's middleware and the schema's examples call it. ``ApiError`` is an error a view
+raises with its status, code and path; ``not_found`` and ``ref_not_available`` are the 404s
+views share. ``retryable`` says whether the same request sent again may succeed (the code's
+default; a lock conflict sets it).
 
 Engine errors keep their code and path (SPEC §7), validation errors of a workspace write keep
 the engine's path (``profiles[3].rules.kb.mode``) and list every issue beside the first one.
 """
+
+from typing import NamedTuple
 
 from django.core.exceptions import ObjectDoesNotExist, RequestDataTooBig
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -31,9 +39,90 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def error_body(code: str, message: str, path: str = "", **extra) -> dict:
+class ErrorCode(NamedTuple):
+    status: int
+    meaning: str
+    #: whether the same request sent again (after ``Retry-After``, when given) may succeed
+    retryable: bool = False
+
+
+# code -> (typical status, meaning, retryable). One line per code; keep docs/api.md's table
+# ("Errors") in step: tests/profiles/api/test_error_codes.py compares them.
+ERROR_CODES: dict[str, ErrorCode] = {
+    "INVALID_REQUEST": ErrorCode(400, "bad request fields, malformed JSON, unknown field"),
+    "INVALID_WORKSPACE": ErrorCode(400, "a write or a draft the engine rejects"),
+    "NOT_AUTHENTICATED": ErrorCode(401, "no credentials"),
+    "AUTHENTICATION_FAILED": ErrorCode(401, "wrong credentials"),
+    "PERMISSION_DENIED": ErrorCode(403, "not allowed for your role"),
+    "FORBIDDEN": ErrorCode(403, "outside a scoped API key's scopes or environments"),
+    "SELF_APPROVAL": ErrorCode(403, "approving your own change request"),
+    "PROFILE_NOT_FOUND": ErrorCode(404, "resolve or preview of an unknown profile"),
+    "REF_NOT_AVAILABLE": ErrorCode(404, "expand of a ref the request does not offer"),
+    "NOT_FOUND": ErrorCode(404, "unknown object, scenario, page or endpoint"),
+    "METHOD_NOT_ALLOWED": ErrorCode(405, "the path does not take this method"),
+    "NOT_ACCEPTABLE": ErrorCode(406, "no representation the Accept header allows"),
+    "CONFLICT": ErrorCode(409, "key exists, still in use; a lock conflict is retryable"),
+    "CHANGE_REQUEST_REQUIRED": ErrorCode(409, "a direct write in a protected environment"),
+    "APPROVALS_REQUIRED": ErrorCode(409, "applying before enough approvals"),
+    "STALE_CHANGE_REQUEST": ErrorCode(409, "applying on a profile that moved"),
+    "CHANGE_REQUEST_NOT_OPEN": ErrorCode(409, "acting on a closed change request"),
+    "PRECONDITION_FAILED": ErrorCode(412, "stale If-Match: re-read, then send again"),
+    "PAYLOAD_TOO_LARGE": ErrorCode(413, "body over MAX_BODY_BYTES"),
+    "UNSUPPORTED_MEDIA_TYPE": ErrorCode(415, "a body that is not JSON (or YAML where taken)"),
+    "PRECONDITION_REQUIRED": ErrorCode(428, "approving without If-Match"),
+    "THROTTLED": ErrorCode(429, "over the rate", retryable=True),
+    "LOGIN_LOCKED_OUT": ErrorCode(429, "too many failed logins", retryable=True),
+    "IMPORT_QUEUE_FULL": ErrorCode(429, "beyond your queued imports or bytes", retryable=True),
+    "INTERNAL_ERROR": ErrorCode(500, "a server fault (logged)"),
+    "SERVICE_UNAVAILABLE": ErrorCode(503, "the database is unavailable", retryable=True),
+}
+
+
+#: the schema's enum of ``error.code`` (settings.SPECTACULAR_SETTINGS names it ErrorCodeEnum)
+ERROR_CODE_CHOICES = list(ERROR_CODES)
+
+# The code of an answer nothing more precise names, by status (Django's own pages, DRF's
+# exceptions without a code of ours).
+STATUS_CODES = {
+    400: "INVALID_REQUEST",
+    401: "NOT_AUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    406: "NOT_ACCEPTABLE",
+    409: "CONFLICT",
+    412: "PRECONDITION_FAILED",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    428: "PRECONDITION_REQUIRED",
+    429: "THROTTLED",
+    503: "SERVICE_UNAVAILABLE",
+}
+
+
+def code_for_status(status: int) -> str:
+    """Return the registered code of an answer with this status and no code of its own."""
+    if status in STATUS_CODES:
+        return STATUS_CODES[status]
+    return "INTERNAL_ERROR" if status >= 500 else "INVALID_REQUEST"
+
+
+def error_body(
+    code: str, message: str, path: str = "", *, retryable: bool | None = None, **extra
+) -> dict:
+    """Return the error body; ``retryable`` defaults to the code's (a lock conflict sets it)."""
+    if code not in ERROR_CODES:
+        raise ValueError(f"unregistered error code {code!r}: add it to ERROR_CODES")
+    if retryable is None:
+        retryable = ERROR_CODES[code].retryable
     return {
-        "error": {"code": code, "message": printable(message), "path": printable(path), **extra}
+        "error": {
+            "code": code,
+            "message": printable(message),
+            "path": printable(path),
+            "retryable": retryable,
+            **extra,
+        }
     }
 
 
@@ -104,6 +193,10 @@ def api_exception_handler(exc, context):
     response = _error_response(exc)
     if response is not None and isinstance(response.data, dict) and "error" in response.data:
         error = response.data["error"]
+        # Bodies built elsewhere (the workspace validation's as_dict) get the registry's flag.
+        if "retryable" not in error:
+            known = ERROR_CODES.get(error.get("code"))
+            error["retryable"] = bool(known and known.retryable)
         for name in ("message", "path", "field"):
             if isinstance(error.get(name), str):
                 error[name] = printable(error[name])
@@ -125,7 +218,8 @@ def _error_response(exc):
     if isinstance(exc, WorkspaceError):
         return _response(error_body(exc.code, str(exc), exc.path, **issues_body(exc.issues)), 400)
     if isinstance(exc, ResolverError):
-        return _response(error_body(exc.code, str(exc), exc.path), 400)
+        code = exc.code if exc.code in ERROR_CODES else code_for_status(400)
+        return _response(error_body(code, str(exc), exc.path), 400)
     if isinstance(exc, PreconditionFailed):
         return _response(
             error_body("PRECONDITION_FAILED", str(exc), "If-Match"),
@@ -164,6 +258,8 @@ def _error_response(exc):
         code = next((code for cls, code in _DRF_CODES if isinstance(exc, cls)), None)
         if code is None:
             code = str(exc.default_code).upper()
+            if code not in ERROR_CODES:
+                code = code_for_status(exc.status_code)
         headers = {}
         if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
             headers["Retry-After"] = str(max(1, int(exc.wait)))

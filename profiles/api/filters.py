@@ -7,9 +7,25 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.filters import BaseFilterBackend, SearchFilter
 
 from profiles.models import Profile, Scenario
-from profiles.workspace.parameters import whole_number
+from profiles.workspace.parameters import ParameterInvalid, whole_number
 
 METADATA_PREFIX = "metadata."
+
+BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
+
+
+def query_boolean(parameters, name: str) -> bool:
+    """Return the query parameter ``name`` as a boolean (absent or empty: False).
+
+    ``true``/``false`` (as the schema's boolean is sent) or ``1``/``0``; anything else is a
+    400 naming the parameter, not silently false.
+    """
+    text = parameters.get(name)
+    if text in (None, ""):
+        return False
+    if text.lower() not in BOOLEANS:
+        raise ParameterInvalid(name, "must be true or false")
+    return BOOLEANS[text.lower()]
 
 
 class ProfileFilterSet(django_filters.FilterSet):

@@ -37,6 +37,19 @@ from profiles.workspace.permissions import (
 )
 from profiles.workspace.selectors import layer_exists
 
+# A YAML document is text to a client: its schema is a string (the JSON one is the object).
+# The upload is declared as binary (UTF-8 bytes): generators send it as the raw body, which
+# keeps the file's lines, and so the line numbers of the import's errors.
+YAML_TEXT = {
+    "type": "string",
+    "description": "The workspace document (SPEC §2) as YAML text.",
+}
+YAML_UPLOAD = {
+    "type": "string",
+    "format": "binary",
+    "description": "The workspace document (SPEC §2) as YAML text, UTF-8.",
+}
+
 
 def import_job_url(request, job: ImportJob) -> str:
     return reverse("api:import-job", args=[job.pk], request=request)
@@ -86,7 +99,7 @@ class WorkspaceView(ApiView):
         ],
         responses={
             (200, "application/json"): s.WorkspaceSerializer,
-            (200, "application/yaml"): s.WorkspaceSerializer,
+            (200, "application/yaml"): YAML_TEXT,
         },
         tags=["workspace"],
     )
@@ -133,10 +146,7 @@ class WorkspaceView(ApiView):
                 ),
             ),
         ],
-        request={
-            "application/json": s.WorkspaceSerializer,
-            "application/yaml": s.WorkspaceSerializer,
-        },
+        request={"application/json": s.WorkspaceSerializer, "application/yaml": YAML_UPLOAD},
         responses={202: s.ImportJobSerializer},
         tags=["workspace"],
     )

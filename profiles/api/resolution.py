@@ -9,15 +9,15 @@ from rest_framework.response import Response
 
 from profiles.api.base import ApiView, body_object, invalid
 from profiles.api.conditional import none_match_fails, not_modified, resolution_etag, weak_etag
-from profiles.api.exceptions import ApiError, ref_not_available
-from profiles.api.renderers import ResolutionJSONRenderer
-from profiles.api.schema import (
+from profiles.api.examples import (
     ERROR_EXAMPLES,
     EXPAND_EXAMPLES,
     PREVIEW_EXAMPLES,
     RESOLUTION_EXAMPLE,
     RESOLVE_REQUEST_EXAMPLES,
 )
+from profiles.api.exceptions import ApiError, ref_not_available
+from profiles.api.renderers import ResolutionJSONRenderer
 from profiles.api.serializers import resolution as s
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import DecisionLog, Scenario
@@ -59,7 +59,7 @@ class ResolveView(ResolutionView):
             "The answer is byte-for-byte what `python -m resolver resolve` prints for the same "
             "workspace and request. `scenario` fills the request from a saved scenario."
         ),
-        request=s.ResolveRequestSerializer,
+        request=s.ResolveSerializer,
         responses={200: s.ResolutionSerializer},
         examples=[*RESOLVE_REQUEST_EXAMPLES, RESOLUTION_EXAMPLE, *ERROR_EXAMPLES],
         tags=["resolve"],
@@ -132,7 +132,7 @@ class PreviewView(ResolutionView):
     @extend_schema(
         operation_id="profile_preview",
         summary="Resolve a profile with unsaved rule edits (writes nothing)",
-        request=s.PreviewRequestSerializer,
+        request=s.PreviewSerializer,
         responses={200: s.ResolutionSerializer},
         examples=[*PREVIEW_EXAMPLES, RESOLUTION_EXAMPLE],
         tags=["resolve"],
@@ -168,15 +168,18 @@ class ExpandView(ResolutionView):
         description=(
             "The item is returned only when its ref belongs to a selected layer's candidates "
             "for this request (inline, a reference of any reason, or trimmed). Anything else "
-            "answers the same 404 `REF_NOT_AVAILABLE`, whether or not the item exists."
+            "answers the same 404 `REF_NOT_AVAILABLE`, whether or not the item exists. "
+            "The body is resolve's (`scenario` included) plus `ref`."
         ),
-        request=s.ExpandRequestSerializer,
+        request=s.ExpandSerializer,
         responses={200: s.ExpandedItemSerializer},
         examples=EXPAND_EXAMPLES,
         tags=["resolve"],
     )
     def post(self, request):
         body = body_object(request)
+        if "scenario" in body:
+            body = request_from_scenario(body, body.pop("scenario"))
         ref = body.pop("ref", None)
         if not isinstance(ref, str) or not ref:
             raise invalid("ref", "must be a reference <layer>/<item path>")

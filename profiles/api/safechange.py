@@ -8,7 +8,6 @@ exception handler answers in the one error shape.
 
 from django.core.exceptions import ValidationError
 from django.urls import path
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
@@ -16,8 +15,10 @@ from rest_framework.reverse import reverse
 from rest_framework.viewsets import GenericViewSet
 
 from profiles.api.exceptions import ApiError, not_found
+from profiles.api.filters import query_boolean
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import safechange as s
+from profiles.api.serializers.entries import NoBodySerializer
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import ChangeRequest, Profile, ProfileVersion
 from profiles.safechange.change_requests import (
@@ -61,9 +62,13 @@ from profiles.workspace.permissions import (
     capability_permission,
 )
 from profiles.workspace.selectors import profile_get
+from profiles.workspace.validation import MAX_STORED_INTEGER
 
 # Actions take no fields: send {} or nothing.
-NO_BODY = OpenApiTypes.OBJECT
+NO_BODY = NoBodySerializer
+
+# A version number in a query (?from=, ?to=): digits from 1.
+VERSION_NUMBER = {"type": "integer", "minimum": 1, "maximum": MAX_STORED_INTEGER}
 
 IF_MATCH_APPROVE = OpenApiParameter(
     "If-Match",
@@ -211,8 +216,10 @@ class ProfileVersionViewSet(GenericViewSet):
         operation_id="profile_versions_diff",
         summary="What changed between two versions, as SPEC §2 paths",
         parameters=[
-            OpenApiParameter("from", int, description="Default: the version before `to`."),
-            OpenApiParameter("to", int, description="Default: the latest version."),
+            OpenApiParameter(
+                "from", VERSION_NUMBER, description="Default: the version before `to`."
+            ),
+            OpenApiParameter("to", VERSION_NUMBER, description="Default: the latest version."),
         ],
         responses={200: s.DiffSerializer},
         examples=[s.DIFF_EXAMPLE],
@@ -472,9 +479,13 @@ class ChangeRequestViewSet(GenericViewSet):
         parameters=[
             OpenApiParameter("status", str, enum=list(ChangeRequest.Status.values)),
             OpenApiParameter("profile", str, description="Only this profile's requests."),
-            OpenApiParameter("mine", bool, description="Only the requests you opened."),
             OpenApiParameter(
-                "review", bool, description="Open requests of others you have not approved."
+                "mine", bool, description="Only the requests you opened (true or false)."
+            ),
+            OpenApiParameter(
+                "review",
+                bool,
+                description="Open requests of others you have not approved (true or false).",
             ),
         ],
         responses={200: s.ChangeRequestListItemSerializer(many=True)},
@@ -492,8 +503,8 @@ class ChangeRequestViewSet(GenericViewSet):
         queryset = change_request_list(
             status=status or None,
             profile=params.get("profile") or None,
-            author=request.user if params.get("mine") in ("1", "true") else None,
-            reviewer=request.user if params.get("review") in ("1", "true") else None,
+            author=request.user if query_boolean(params, "mine") else None,
+            reviewer=request.user if query_boolean(params, "review") else None,
         )
         page = self.paginate_queryset(queryset)
         versions = _current_versions(change_request.profile_key for change_request in page)

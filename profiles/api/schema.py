@@ -1,32 +1,354 @@
-"""OpenAPI details: every operation documents its error answers; examples for the main calls."""
+"""OpenAPI details drf-spectacular cannot see: every operation documents its error answers
+(500 and 503 included), the headers the views read and send (one table), links from a create
+to what it created, integer lookups and parameters' patterns; ``postprocess_schema`` makes
+request bodies refuse unknown fields. The examples are in ``profiles.api.examples``."""
 
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiExample
 from drf_spectacular.views import SpectacularSwaggerSplitView
 from rest_framework.renderers import JSONRenderer
 
-from profiles.api.exceptions import REF_NOT_AVAILABLE_MESSAGE, error_body
-from profiles.api.serializers.entries import ErrorSerializer
+from profiles.api.serializers.entries import (
+    ITEM_PATH_MAX_LENGTH,
+    KEY_PATTERN,
+    SCENARIO_NAME_MAX_LENGTH,
+    ErrorSerializer,
+)
+from resolver.request import MAX_INPUT_KEYS, MAX_MESSAGE_CHARS
 
 # Status -> when it happens; documented on the operations whose method can produce it.
 ERROR_STATUSES = {
     "400": "Invalid request or workspace (`error.path` names the field).",
     "401": "No or invalid credentials.",
     "403": "Authenticated, but not allowed (writes need the editors group or staff).",
-    "404": "Not found (`PROFILE_NOT_FOUND`, `REF_NOT_AVAILABLE`, `NOT_FOUND`).",
+    "404": "Not found (`PROFILE_NOT_FOUND`, `REF_NOT_AVAILABLE`, `NOT_FOUND`; a page past "
+    "the last one).",
     "406": "No acceptable representation.",
-    "409": "Conflicts with stored data (key exists, still in use).",
-    "412": "Stale `If-Match`: someone else saved first; nothing changed.",
+    "409": "Conflicts with stored data (key exists, still in use); with `retryable` and "
+    "`Retry-After`, a lock conflict: send the same request again.",
+    "412": "Stale `If-Match`: someone else saved first; nothing changed (the `ETag` header "
+    "is the current one: re-read, then send again).",
     "413": "Request body too large.",
-    "415": "Unsupported media type.",
+    "415": "Unsupported media type: bodies are JSON (`application/json`).",
     "429": "Throttled; retry after `Retry-After` seconds.",
+    "500": "A server fault (logged); nothing half-written.",
+    "503": "The database is unavailable; nothing changed, retry after `Retry-After` seconds.",
 }
-READ_ERRORS = ("400", "401", "403", "404", "406", "429")
-WRITE_ERRORS = ("400", "401", "403", "404", "406", "409", "412", "413", "415", "429")
+READ_ERRORS = ("400", "401", "403", "404", "406", "429", "500", "503")
+WRITE_ERRORS = (
+    "400", "401", "403", "404", "406", "409", "412", "413", "415", "429", "500", "503"
+)  # fmt: skip
+
+# --- headers -------------------------------------------------------------------------------
+# Which operations read which request header and send which response header: one table, so
+# that the schema says what the views do (tests/profiles/api/test_schema.py checks a few).
+
+ENTRIES = ("consumers", "layers", "items", "profiles", "scenarios")
+ENTRY_WRITES = [f"{name}_{action}" for name in ENTRIES for action in ("update", "partial_update")]
+
+#: operation id -> whether If-Match is required (absent: the operation does not read it)
+IF_MATCH = {
+    **dict.fromkeys(ENTRY_WRITES, False),
+    **{f"{name}_destroy": False for name in ENTRIES},
+    **dict.fromkeys(("rules_update", "rules_partial_update", "rules_destroy"), False),
+    "profile_versions_restore": False,
+    "change_requests_create": False,  # the profile's ETag, as read before proposing
+    "change_requests_partial_update": False,
+    "change_requests_approve": True,
+}
+IF_MATCH_HELP = (
+    "The `ETag` you read; a write on a newer state answers 412 and changes nothing "
+    "(without it, the write is unconditional)."
+)
+
+#: operations answering ``If-None-Match`` with 304 while nothing they depend on changed
+CONDITIONAL = ("resolve", "expand", "profiles_retrieve", "workspace_export")
+
+CHANGE_REQUEST_ANSWERS = [
+    f"change_requests_{action}"
+    for action in ("retrieve", "partial_update", "approve", "reject", "close", "rebase", "apply")
+]
+#: operation id -> the statuses whose answer carries the object's ``ETag``
+ETAG = {
+    **{f"{name}_retrieve": ("200",) for name in ENTRIES},
+    **{f"{name}_create": ("201",) for name in ENTRIES},
+    **dict.fromkeys(ENTRY_WRITES, ("200",)),
+    **dict.fromkeys(("rules_retrieve", "rules_update", "rules_partial_update"), ("200",)),
+    "profile_versions_restore": ("200", "201"),
+    "change_requests_create": ("201",),
+    **dict.fromkeys(CHANGE_REQUEST_ANSWERS, ("200",)),
+}
+#: operation id -> the status whose answer names the created resource in ``Location``
+LOCATION = {
+    **{f"{name}_create": "201" for name in ENTRIES},
+    "change_requests_create": "201",
+    "profile_promote": "201",
+    "workspace_import": "202",
+}
+
+
+#: operations whose body drf-spectacular cannot see is required (a document, not fields)
+BODY_REQUIRED = ("workspace_import",)
+
+
+def header(description: str, *, required: bool = False, schema: dict | None = None) -> dict:
+    return {
+        "schema": schema or {"type": "string"},
+        "required": required,
+        "description": description,
+    }
+
+
+ETAG_HEADER = header("The object's version (send it back as `If-Match`).", required=True)
+CONTENT_ETAG_HEADER = header(
+    "The content version of the answer (send it as `If-None-Match` to be answered 304 "
+    "while nothing changed)."
+)
+RETRY_AFTER = header("Seconds to wait before retrying.", schema={"type": "integer", "minimum": 0})
+
+
+def request_header(name: str, description: str, *, required: bool = False) -> dict:
+    return {
+        "in": "header",
+        "name": name,
+        "required": required,
+        "description": description,
+        "schema": {"type": "string"},
+    }
+
+
+def add_headers(operation: dict) -> None:
+    """Declare the request and response headers the table above gives the operation."""
+    operation_id = operation["operationId"]
+    parameters = operation.setdefault("parameters", [])
+    named = {(parameter["in"], parameter["name"]) for parameter in parameters}
+    responses = operation["responses"]
+
+    def response_header(status: str, name: str, value: dict) -> None:
+        if status in responses:
+            responses[status].setdefault("headers", {})[name] = value
+
+    if operation_id in IF_MATCH and ("header", "If-Match") not in named:
+        parameters.append(
+            request_header("If-Match", IF_MATCH_HELP, required=IF_MATCH[operation_id])
+        )
+    if operation_id in CONDITIONAL:
+        parameters.append(
+            request_header(
+                "If-None-Match", "The `ETag` of the answer you hold: 304 while it still holds."
+            )
+        )
+        responses["304"] = {
+            "description": "Not modified: the answer you hold (its `ETag`) still holds.",
+            "headers": {"ETag": CONTENT_ETAG_HEADER},
+        }
+        response_header("200", "ETag", CONTENT_ETAG_HEADER)
+    for status in ETAG.get(operation_id, ()):
+        response_header(status, "ETag", ETAG_HEADER)
+    if operation_id in LOCATION:
+        response_header(
+            LOCATION[operation_id],
+            "Location",
+            header("The URL of what was created.", required=True, schema={"type": "string"}),
+        )
+    if operation_id == "resolve":
+        response_header(
+            "200",
+            "X-Profile-Version",
+            header(
+                "The resolved profile's version number (absent before its first version).",
+                schema={"type": "integer", "minimum": 1},
+            ),
+        )
+    response_header("412", "ETag", header("The current `ETag`: re-read, then send again."))
+    response_header("409", "Retry-After", RETRY_AFTER)
+    response_header("429", "Retry-After", RETRY_AFTER)
+    response_header("503", "Retry-After", RETRY_AFTER)
+    if operation_id in BODY_REQUIRED and "requestBody" in operation:
+        operation["requestBody"]["required"] = True
+    if not parameters:
+        del operation["parameters"]
+
+
+# --- links ---------------------------------------------------------------------------------
+# create -> read -> update for the main entities, so that stateful tools can chain them.
+
+#: entry -> (its identity in a created answer, the path parameter naming it)
+LINKED_ENTRIES = {
+    "consumers": ("key", "key"),
+    "layers": ("key", "key"),
+    "items": ("path", "path"),
+    "profiles": ("key", "key"),
+    "scenarios": ("name", "name"),
+    "change_requests": ("id", "id"),
+}
+
+
+def add_links(operation: dict) -> None:
+    """Link a create's 201 to the read, replace/change and delete of what it created."""
+    operation_id = operation["operationId"]
+    name = operation_id.removesuffix("_create")
+    if name == operation_id or name not in LINKED_ENTRIES or "201" not in operation["responses"]:
+        return
+    field, parameter = LINKED_ENTRIES[name]
+    parameters = {parameter: f"$response.body#/{field}"}
+    if name == "items":  # the layer is the create's own path parameter
+        parameters["key"] = "$request.path.key"
+    links = {}
+    for action in ("retrieve", "update", "partial_update", "destroy"):
+        links[action.title().replace("_", "")] = {
+            "operationId": f"{name}_{action}",
+            "parameters": parameters,
+            "description": f"The {action.replace('_', ' ')} of what was created.",
+        }
+    operation["responses"]["201"]["links"] = links
+
+
+# SPEC §2.2's text rule as a pattern: no NUL (a lone surrogate cannot be sent as UTF-8).
+TEXT_RULE_PATTERN = "^[^\\x00]*$"
+
+
+def follow_text_rule(schema: dict) -> None:
+    """Give a text schema (no pattern, enum or format of its own) the text rule's pattern."""
+    if schema.get("type") == "string" and not {"pattern", "enum", "format"} & set(schema):
+        schema["pattern"] = TEXT_RULE_PATTERN
+    if schema.get("type") == "array" and isinstance(schema.get("items"), dict):
+        follow_text_rule(schema["items"])
+
+
+def request_components(result: dict) -> set[str]:
+    """Return the names of the components request bodies use, directly or nested."""
+    schemas = result.get("components", {}).get("schemas", {})
+    names: set[str] = set()
+
+    def visit(node) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/components/schemas/"):
+                name = ref.rsplit("/", 1)[1]
+                if name not in names:
+                    names.add(name)
+                    visit(schemas.get(name))
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            visit(operation.get("requestBody"))
+    return names
+
+
+def postprocess_schema(result, generator, request, public):
+    """Tighten the generated schema where drf-spectacular cannot see what the server does.
+
+    * A request body's object components refuse unknown fields (``additionalProperties:
+      false``): the views and services answer 400 for any field they do not read. (With
+      ``COMPONENT_SPLIT_REQUEST`` a request has components of its own.)
+    * A query or path parameter, or a field of a request body, of text follows SPEC §2.2's
+      text rule (``TEXT_RULE_PATTERN``: the server answers 400 to a NUL).
+    * Only links to operations that exist are kept.
+    """
+    schemas = result.get("components", {}).get("schemas", {})
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            for parameter in operation.get("parameters", []):
+                schema = parameter.get("schema", {})
+                if parameter["in"] in ("query", "path"):
+                    follow_text_rule(schema)
+    for name in request_components(result):
+        component = schemas[name]
+        if component.get("type") == "object" and "additionalProperties" not in component:
+            component["additionalProperties"] = False
+        for name, field in component.get("properties", {}).items():
+            if name == "input" and field.get("type") == "object":
+                # SPEC §3: a flat object of text, numbers, booleans and nulls.
+                field["additionalProperties"] = {
+                    "oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}],
+                    "nullable": True,
+                }
+                field["maxProperties"] = MAX_INPUT_KEYS
+                field["properties"] = {
+                    "message": {
+                        "type": "string",
+                        "nullable": True,
+                        "maxLength": MAX_MESSAGE_CHARS,
+                        "pattern": TEXT_RULE_PATTERN,
+                        "description": "The user's message.",
+                    }
+                }
+            if name == "now" and field.get("type") == "string":
+                # A request's instant (SPEC §3): what a client sends is a date-time (the
+                # server also reads a bare date); answers echo what was saved.
+                field["format"] = "date-time"
+            follow_text_rule(field)
+    operation_ids = {
+        operation["operationId"]
+        for path in result.get("paths", {}).values()
+        for operation in path.values()
+    }
+    for path in result.get("paths", {}).values():
+        for operation in path.values():
+            for response in operation.get("responses", {}).values():
+                links = response.get("links")
+                for link in list(links or ()):
+                    if links[link]["operationId"] not in operation_ids:
+                        del links[link]
+    return result
 
 
 class ApiAutoSchema(AutoSchema):
-    """drf-spectacular's schema plus the error shape on every operation."""
+    """drf-spectacular's schema plus the error shape on every operation, the headers the
+    views read and send, and links from a create to what it created."""
+
+    def get_operation(self, *args, **kwargs):
+        operation = super().get_operation(*args, **kwargs)
+        if operation is not None:
+            self.constrain_path_parameters(operation)
+            self.type_numeric_lookup(operation)
+            add_headers(operation)
+            add_links(operation)
+        return operation
+
+    def constrain_path_parameters(self, operation: dict) -> None:
+        """Declare what a path parameter must be: a key's pattern, a path's or a name's
+        length (a value the server could never store answers 400 or 404)."""
+        for parameter in operation.get("parameters", []):
+            if parameter["in"] != "path":
+                continue
+            if parameter["name"] in ("key", "layer"):
+                parameter["schema"] = {"type": "string", "pattern": KEY_PATTERN, "maxLength": 64}
+            elif parameter["name"] == "path":
+                parameter["schema"] = {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": ITEM_PATH_MAX_LENGTH,
+                }
+            elif parameter["name"] == "name":
+                parameter["schema"] = {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": SCENARIO_NAME_MAX_LENGTH,
+                }
+
+    def type_numeric_lookup(self, operation: dict) -> None:
+        """Declare a lookup the URL takes as digits (change request ids, version numbers)
+        an integer from 1, as the bodies carry it."""
+        if getattr(self.view, "lookup_value_regex", None) != "[0-9]+":
+            return
+        lookup = getattr(self.view, "lookup_url_kwarg", None) or self.view.lookup_field
+        names = {lookup, "id"} if lookup == "pk" else {lookup}
+        for parameter in operation.get("parameters", []):
+            if parameter["in"] == "path" and parameter["name"] in names:
+                parameter["schema"] = {"type": "integer", "minimum": 1}
+
+    def map_parsers(self):
+        return [
+            media_type
+            for media_type in super().map_parsers()
+            if media_type in ("application/json", "application/yaml")
+        ]
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
@@ -37,196 +359,6 @@ class ApiAutoSchema(AutoSchema):
                 response["description"] = ERROR_STATUSES[status]
                 responses[status] = response
         return responses
-
-
-NOW = "2026-11-29T12:00:00Z"
-
-RESOLVE_REQUEST_EXAMPLES = [
-    OpenApiExample(
-        "By profile key",
-        value={
-            "profile": "support-answer",
-            "input": {"message": "My refund never arrived", "customer_id": "C-1001"},
-            "now": NOW,
-        },
-        request_only=True,
-    ),
-    OpenApiExample(
-        "By consumer and objective",
-        value={
-            "consumer": "support-assistant",
-            "objective": "answer-ticket",
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
-            "format": "xml",
-            "availability": {"carrier-feed": "unavailable"},
-        },
-        request_only=True,
-    ),
-    OpenApiExample(
-        "From a saved scenario",
-        value={"scenario": "Dana asks about a late refund"},
-        request_only=True,
-    ),
-    OpenApiExample(
-        "Summary: only what is rendered (recommended for applications)",
-        value={
-            "profile": "support-answer",
-            "input": {"message": "My refund never arrived", "customer_id": "C-1001"},
-            "detail": "summary",
-        },
-        request_only=True,
-    ),
-]
-
-RESOLUTION_EXAMPLE = OpenApiExample(
-    "A resolution (shortened)",
-    value={
-        "resolver": "ctxstudio/1",
-        "profile": {
-            "key": "support-answer",
-            "name": "Support answer",
-            "consumer": "support-assistant",
-            "objective": "answer-ticket",
-            "environment": None,
-        },
-        "now": NOW,
-        "status": "RESOLVED",
-        "blockers": [],
-        "warnings": [],
-        "currentness": "CURRENT",
-        "currentnessExcluded": [],
-        "budget": {
-            "limit": 600,
-            "estimatedTokens": 30,
-            "remaining": 570,
-            "characters": 118,
-            "byLayer": {"tickets": {"characters": 118, "estimatedTokens": 30}},
-        },
-        "layers": [
-            {
-                "layer": "tickets",
-                "name": "Customer tickets",
-                "ruleSource": "profile",
-                "participation": "auto",
-                "mode": "inline",
-                "required": False,
-                "priority": 80,
-                "available": {"state": "MATERIAL_PRESENT", "items": 4},
-                "applicable": {
-                    "state": "APPLICABLE",
-                    "reason": "MATCHED:customer_id",
-                    "candidates": 1,
-                },
-                "currentness": {
-                    "state": "NOT_ASSESSED",
-                    "current": 0,
-                    "stale": 0,
-                    "unknown": 0,
-                    "excluded": 0,
-                    "warned": 0,
-                },
-                "decision": {"kind": "inline", "reason": "INCLUDED_APPLICABLE", "detail": None},
-                "materialized": {
-                    "items": [
-                        {
-                            "item": "T-1001",
-                            "score": None,
-                            "matchedTerms": [],
-                            "date": "2026-11-20",
-                            "notCurrent": None,
-                        }
-                    ],
-                    "references": [],
-                },
-                "projected": {"facets": ["body"], "derived": {}},
-                "rendered": {
-                    "items": ["T-1001"],
-                    "trimmed": [],
-                    "characters": 118,
-                    "estimatedTokens": 30,
-                },
-            }
-        ],
-        "references": [],
-        "output": {
-            "format": "markdown",
-            "text": "## Customer tickets\n\n### Refund not received\nThe refund was approved.\n",
-            "estimatedTokens": 30,
-        },
-    },
-    response_only=True,
-    status_codes=["200"],
-)
-
-ERROR_EXAMPLES = [
-    OpenApiExample(
-        "Invalid request",
-        value=error_body(
-            "INVALID_REQUEST", "input.message: must be a string or null", "input.message"
-        ),
-        response_only=True,
-        status_codes=["400"],
-    ),
-    OpenApiExample(
-        "Unknown profile",
-        value=error_body("PROFILE_NOT_FOUND", 'profile: no profile "nope"', "profile"),
-        response_only=True,
-        status_codes=["404"],
-    ),
-]
-
-PREVIEW_EXAMPLES = [
-    OpenApiExample(
-        "Try a tighter budget and on-demand KB articles",
-        value={
-            "rules": {"kb": {"mode": "on-demand", "maxItems": 3}},
-            "budget": 400,
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
-            "now": NOW,
-        },
-        request_only=True,
-    ),
-    OpenApiExample(
-        "Summary of the saved rules",
-        value={
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
-            "detail": "summary",
-        },
-        request_only=True,
-    ),
-]
-
-EXPAND_EXAMPLES = [
-    OpenApiExample(
-        "Expand a reference of the resolution",
-        value={
-            "profile": "support-answer",
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
-            "now": NOW,
-            "ref": "glossary/chargeback",
-        },
-        request_only=True,
-    ),
-    OpenApiExample(
-        "The expanded item",
-        value={
-            "ref": "glossary/chargeback",
-            "layer": "glossary",
-            "item": "chargeback",
-            "title": "Chargeback",
-            "body": "A payment reversed by the card issuer.",
-            "metadata": {"updated": "2026-10-01"},
-        },
-        response_only=True,
-        status_codes=["200"],
-    ),
-    OpenApiExample(
-        "Not available (whether or not it exists)",
-        value=error_body("REF_NOT_AVAILABLE", REF_NOT_AVAILABLE_MESSAGE, "ref"),
-        response_only=True,
-        status_codes=["404"],
-    ),
-]
 
 
 class ApiDocsView(SpectacularSwaggerSplitView):

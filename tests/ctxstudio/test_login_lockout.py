@@ -85,7 +85,7 @@ def test_token__locked_out__answers_json_in_the_error_shape(client, dana, limit_
     assert blocked.status_code == 429
     assert blocked["Content-Type"] == "application/json"
     assert blocked.json()["error"]["code"] == "LOGIN_LOCKED_OUT"
-    assert set(blocked.json()["error"]) == {"code", "message", "path"}
+    assert set(blocked.json()["error"]) == {"code", "message", "path", "retryable"}
 
 
 def test_token__json_and_form_failures__count_for_the_same_username(client, dana, limit_3):

@@ -28,7 +28,7 @@ def assert_api_error(response, status: int, code: str, path: str | None = None) 
     assert response.status_code == status
     assert response["Content-Type"] == "application/json"
     error = response.json()["error"]
-    assert set(error) == {"code", "message", "path"}
+    assert set(error) == {"code", "message", "path", "retryable"}
     assert error["code"] == code
     if path is not None:
         assert error["path"] == path

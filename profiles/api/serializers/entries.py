@@ -4,10 +4,17 @@ bodies the schema documents."""
 from django.http import QueryDict
 from rest_framework import serializers
 
+from profiles.api.exceptions import ERROR_CODE_CHOICES
+from profiles.models import Item, Scenario
 from profiles.workspace.mappers import canonical_string
 from resolver.validation import KEY_RE
 
 KEY_PATTERN = f"^{KEY_RE.pattern}$"
+# The lengths the database holds (a longer value is refused with 400 naming the field).
+SCENARIO_NAME_MAX_LENGTH = Scenario._meta.get_field("name").max_length
+ITEM_PATH_MAX_LENGTH = Item._meta.get_field("path").max_length
+# An item path has no whitespace at either end (and follows the text rule).
+ITEM_PATH_PATTERN = r"^[^\s\x00]([^\x00]*[^\s\x00])?$"
 
 
 def key_field(**kwargs) -> serializers.RegexField:
@@ -30,8 +37,8 @@ class IssueSerializer(serializers.Serializer):
 
 
 class ErrorDetailSerializer(serializers.Serializer):
-    code = serializers.CharField(
-        help_text="A stable code, e.g. INVALID_REQUEST, REF_NOT_AVAILABLE."
+    code = serializers.ChoiceField(
+        ERROR_CODE_CHOICES, help_text="A stable code (docs/api.md, Errors, says when)."
     )
     message = serializers.CharField(help_text="What is wrong, for a person.")
     path = serializers.CharField(
@@ -40,9 +47,18 @@ class ErrorDetailSerializer(serializers.Serializer):
     field = serializers.CharField(
         required=False, help_text="The path relative to the request body, when it differs."
     )
+    retryable = serializers.BooleanField(
+        help_text="Whether the same request sent again (after `Retry-After`, when given) may "
+        "succeed: a throttle, a lock conflict, the database briefly unavailable. A stale "
+        "`If-Match` is not: read again, then send the new `ETag`."
+    )
     issues = IssueSerializer(
         many=True, required=False, help_text="Every problem of an invalid workspace write."
     )
+
+
+class NoBodySerializer(serializers.Serializer):
+    """An action that takes no fields: send ``{}`` or nothing."""
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -86,12 +102,17 @@ class EntrySerializer(serializers.Serializer):
 
 
 def update_serializer(base: type[EntrySerializer], **optional) -> type[EntrySerializer]:
-    """Return the update variant of an entry serializer: the identity may be left out."""
+    """Return the update variant of an entry serializer: the identity is the URL's.
+
+    The schema shows it read-only (not in the request body's component, which refuses
+    unknown fields); a body that sends it anyway is accepted when it is the same.
+    """
     field = base._declared_fields[base.identity]
     kwargs = {
-        **field._kwargs,
-        "required": False,
-        "help_text": "Cannot change; when given it must be the same.",
+        key: value
+        for key, value in field._kwargs.items()
+        if key not in ("required", "max_length", "min_length", "allow_null", "allow_blank")
     }
-    fields = {base.identity: type(field)(*field._args, **kwargs), **optional}
+    kwargs.update(read_only=True, help_text="The URL's; cannot change.")
+    fields = {base.identity: serializers.CharField(**kwargs), **optional}
     return type(base.__name__.replace("Serializer", "UpdateSerializer"), (base,), fields)

@@ -3,6 +3,8 @@
 from rest_framework import serializers
 
 from profiles.api.serializers.entries import (
+    ITEM_PATH_MAX_LENGTH,
+    ITEM_PATH_PATTERN,
     EntrySerializer,
     choice_field,
     key_field,
@@ -46,7 +48,11 @@ class ItemSerializer(EntrySerializer):
     read_only_names = ("ref",)
 
     ref = serializers.CharField(read_only=True, required=False, help_text="<layer>/<path>")
-    path = serializers.CharField(max_length=255)
+    path = serializers.RegexField(
+        ITEM_PATH_PATTERN,
+        max_length=ITEM_PATH_MAX_LENGTH,
+        help_text="1 to 255 characters, no whitespace at either end.",
+    )
     title = text_field(MAX_TITLE_CHARS)
     body = text_field(MAX_BODY_CHARS)
     metadata = serializers.DictField(

@@ -4,7 +4,7 @@ the engine's own JSON, passed through."""
 from rest_framework import serializers
 
 from profiles.api.serializers.authoring import RuleSerializer
-from profiles.api.serializers.entries import choice_field
+from profiles.api.serializers.entries import SCENARIO_NAME_MAX_LENGTH, choice_field
 from resolver.model import AVAILABILITIES, FORMATS
 from resolver.request import DETAILS
 
@@ -22,6 +22,9 @@ class SelectionSerializer(serializers.Serializer):
     objective = serializers.CharField(required=False)
     environment = serializers.CharField(required=False, allow_null=True)
 
+
+# A ref is "<layer key>/<item path>" (the path may hold slashes).
+REF_PATTERN = r"^[^/]+/.+$"
 
 DETAIL_HELP = (
     "`summary` lists only what is rendered (SPEC §7.1): the response grows with the output, "
@@ -44,16 +47,18 @@ class RequestSerializer(SelectionSerializer):
     )
 
 
-class ResolveRequestSerializer(RequestSerializer):
+class ResolveSerializer(RequestSerializer):
     detail = detail_field()
     scenario = serializers.CharField(
         required=False,
+        min_length=1,
+        max_length=SCENARIO_NAME_MAX_LENGTH,
         help_text="A saved scenario's name: fills profile, input, now, format and "
         "availability where the body does not give them.",
     )
 
 
-class PreviewRequestSerializer(serializers.Serializer):
+class PreviewSerializer(serializers.Serializer):
     rules = serializers.DictField(
         child=RuleSerializer(allow_null=True),
         required=False,
@@ -71,13 +76,21 @@ class PreviewRequestSerializer(serializers.Serializer):
     detail = detail_field()
 
 
-class ExpandRequestSerializer(RequestSerializer):
+class ExpandSerializer(RequestSerializer):
+    scenario = serializers.CharField(
+        required=False,
+        min_length=1,
+        max_length=SCENARIO_NAME_MAX_LENGTH,
+        help_text="A saved scenario's name, as in resolve.",
+    )
     detail = choice_field(
         DETAILS,
         help_text="Accepted for a resolve body sent as is; the offer is always that "
         "of the full resolution (a summary's cut refs stay expandable).",
     )
-    ref = serializers.CharField(help_text="<layer>/<item path>, as in the resolution's references.")
+    ref = serializers.RegexField(
+        REF_PATTERN, help_text="<layer>/<item path>, as in the resolution's references."
+    )
 
 
 class ExpandedItemSerializer(serializers.Serializer):
@@ -180,6 +193,16 @@ class RenderedSerializer(serializers.Serializer):
     estimatedTokens = serializers.IntegerField()
 
 
+class LayerCountsSerializer(serializers.Serializer):
+    """A summary's full lengths of the lists it cuts (SPEC §7.1)."""
+
+    items = serializers.IntegerField(min_value=0, help_text="Content items of the layer.")
+    references = serializers.IntegerField(
+        min_value=0, help_text="Materialized references (rendered or not)."
+    )
+    trimmed = serializers.IntegerField(min_value=0, help_text="Items trimmed by the budget.")
+
+
 class LayerTraceSerializer(serializers.Serializer):
     layer = serializers.CharField()
     name = serializers.CharField()
@@ -195,6 +218,9 @@ class LayerTraceSerializer(serializers.Serializer):
     materialized = MaterializedSerializer()
     projected = ProjectedSerializer()
     rendered = RenderedSerializer()
+    counts = LayerCountsSerializer(
+        required=False, help_text='Only with `detail: "summary"`: the lengths of the full lists.'
+    )
 
 
 class ReferenceSerializer(serializers.Serializer):
@@ -225,3 +251,15 @@ class ResolutionSerializer(serializers.Serializer):
     layers = LayerTraceSerializer(many=True)
     references = ReferenceSerializer(many=True)
     output = OutputSerializer(allow_null=True, help_text="null when the status is BLOCKED")
+    detail = serializers.ChoiceField(
+        ["summary"],
+        required=False,
+        help_text='"summary" when the request asked for one (absent: the full resolution).',
+    )
+    referenceCounts = serializers.DictField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        help_text='Only with `detail: "summary"`: references by reason (ON_DEMAND, '
+        "LAYER_TOKEN_LIMIT, BEYOND_MAX_ITEMS, NOT_RETRIEVED, BUDGET_TRIMMED), rendered or not; "
+        "a reason with none is left out.",
+    )

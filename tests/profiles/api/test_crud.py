@@ -207,6 +207,7 @@ def test_consumers__existing_key__409_conflict(small, editor_client):
         "code": "CONFLICT",
         "message": 'key: consumer "assistant" already exists',
         "path": "key",
+        "retryable": False,
     }
 
 

@@ -19,6 +19,7 @@ NOT_AVAILABLE = {
         "code": "REF_NOT_AVAILABLE",
         "message": "reference not available for this request",
         "path": "ref",
+        "retryable": False,
     }
 }
 

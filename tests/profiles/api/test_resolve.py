@@ -170,7 +170,12 @@ def test_resolve__bad_request__error_shape_with_status_code_and_path(
 
     assert response.status_code == status
     assert response.json() == {
-        "error": {"code": code, "message": response.json()["error"]["message"], "path": path}
+        "error": {
+            "code": code,
+            "message": response.json()["error"]["message"],
+            "path": path,
+            "retryable": False,
+        }
     }
     assert response.json()["error"]["message"]
 
@@ -204,7 +209,7 @@ def test_resolve__unusable_body__4xx_in_the_error_shape(
     response = reader_client.post(API + "resolve", content, content_type=content_type)
 
     assert 400 <= response.status_code < 500
-    assert set(response.json()["error"]) == {"code", "message", "path"}
+    assert set(response.json()["error"]) == {"code", "message", "path", "retryable"}
 
 
 def test_resolve__body_over_the_upload_limit__413_payload_too_large(small, reader_client):

@@ -25,9 +25,10 @@ def writable(serializer_class) -> set[str]:
     ("serializer_class", "fields"),
     [
         (serializers_material.ConsumerSerializer, engine.CONSUMER_FIELDS),
-        (serializers_material.ConsumerUpdateSerializer, engine.CONSUMER_FIELDS),
+        # An update's key is the URL's: read-only (issue 22).
+        (serializers_material.ConsumerUpdateSerializer, set(engine.CONSUMER_FIELDS) - {"key"}),
         (serializers_material.LayerSerializer, engine.LAYER_FIELDS),
-        (serializers_material.LayerUpdateSerializer, tuple(set(engine.LAYER_FIELDS) - {"items"})),
+        (serializers_material.LayerUpdateSerializer, set(engine.LAYER_FIELDS) - {"items", "key"}),
         (serializers_material.ItemSerializer, engine.ITEM_FIELDS),
         (serializers_authoring.ProfileSerializer, engine.PROFILE_FIELDS),
         (serializers_authoring.RuleSerializer, engine.RULE_FIELDS),

@@ -602,7 +602,7 @@ def test_cli__hostile_document__exit_2_with_the_error_json(tmp_path, text, conte
         code = cli.main(["resolve", str(path), "--profile", "profile-0"])
     assert code == 2, out.getvalue()[:500]
     error = json.loads(out.getvalue())["error"]
-    assert set(error) == {"code", "message", "path"}
+    assert set(error) == {"code", "message", "path", "retryable"}
     assert error["code"] == "INVALID_WORKSPACE"
 
 

@@ -632,6 +632,6 @@ def test_permission_matrix__options_on_every_api_url__described_to_every_role(pe
         elif expected == 200 and route.name != "api:schema":  # the schema view answers YAML
             assert response.json()["name"], url
         elif expected != 200:
-            assert set(response.json()["error"]) == {"code", "message", "path"}, url
+            assert set(response.json()["error"]) == {"code", "message", "path", "retryable"}, url
 
     assert not wrong, "\n".join(wrong)
