@@ -277,7 +277,9 @@ class ProfileDraftViewSet(GenericViewSet):
         "are listed with `skipped: true`, and `next` is the call for the following ones.",
         parameters=[
             OpenApiParameter(
-                "offset", int, description="The first scenario to resolve (default 0)."
+                "offset",
+                {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
+                description="The first scenario to resolve (default 0).",
             )
         ],
         request=s.ChangesSerializer,

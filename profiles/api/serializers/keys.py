@@ -2,7 +2,7 @@
 service (``profiles.workspace.tokens.api_key_create``) validates the body; these serializers
 describe it."""
 
-from drf_spectacular.utils import OpenApiExample
+from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers
 
 from profiles.models import KeyScope
@@ -14,12 +14,24 @@ SCOPES_HELP = (
 )
 
 
+@extend_schema_field(
+    {"type": "array", "items": {"enum": KeyScope.values}, "minItems": 1, "uniqueItems": True}
+)
+class ScopesField(serializers.ListField):
+    """The scopes of a new key: each at most once (a scope given twice is refused)."""
+
+
+@extend_schema_field({"type": "array", "items": {"type": "string"}, "uniqueItems": True})
+class EnvironmentsField(serializers.ListField):
+    """The environments of a new key: existing ones, each at most once."""
+
+
 class ApiKeyCreateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=NAME_MAX_LENGTH, help_text="What the key is for.")
-    scopes = serializers.ListField(
+    scopes = ScopesField(
         child=serializers.ChoiceField(KeyScope.values), min_length=1, help_text=SCOPES_HELP
     )
-    environments = serializers.ListField(
+    environments = EnvironmentsField(
         child=serializers.CharField(),
         required=False,
         help_text="Environment keys: the key resolves only profiles of these (none: all).",

@@ -29,9 +29,9 @@ import pytest
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
 from ctxstudio.wsgi import application
+from tests.profiles.conftest import api_key_for
 
 pytestmark = pytest.mark.django_db
 
@@ -116,12 +116,12 @@ def connect(generated):
     package, _ = generated
     with connections_kept_open():
 
-        def client_for(user):
-            token, _ = Token.objects.get_or_create(user=user)
+        def client_for(user, scopes=None):
+            # A user's token (``Token``), or a scoped key (``Bearer``) as an application holds.
             return package.AuthenticatedClient(
                 base_url="http://testserver",
-                token=token.key,
-                prefix="Token",
+                token=api_key_for(user, scopes=scopes),
+                prefix="Token" if scopes is None else "Bearer",
                 raise_on_unexpected_status=True,
                 httpx_args={"transport": httpx.WSGITransport(app=application)},
             )
@@ -148,7 +148,7 @@ def test_support_assistant__through_the_generated_client__as_docs_say(
     m = models(generated)
     resolve = api(generated, "resolve", "resolve")
     expand = api(generated, "resolve", "expand")
-    client = connect(reader)
+    client = connect(reader, scopes=["resolve"])
 
     def request(**fields):
         fields.setdefault("input_", m.ResolveRequestInputType0.from_dict(DANA))

@@ -75,6 +75,10 @@ EXCLUDED: dict[str, tuple[set[str], str]] = {
         f"its profile and availability's layers {NAMES_STORED_ENTRIES}; {PROPERTY_NAMES}",
     ),
     "POST /api/v1/layers/": ({"positive_data_acceptance"}, PROPERTY_NAMES),
+    "POST /api/v1/keys/": (
+        {"positive_data_acceptance"},
+        f"its environments {NAMES_STORED_ENTRIES}",
+    ),
     # The import is a job: the document is validated by it (every issue, with its line).
     "POST /api/v1/workspace": (
         {"negative_data_rejection", "positive_data_acceptance"},
