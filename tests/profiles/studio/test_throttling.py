@@ -5,13 +5,13 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.core.cache import cache
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import workspace_import
 from profiles.workspace.permissions import EDITORS_GROUP
 from tests.profiles.api.conftest import API, RELEASE_SCENARIOS, release_workspace
+from tests.profiles.conftest import api_key_for
 from tests.profiles.studio.formdata import editor_form_data
 
 pytestmark = pytest.mark.django_db
@@ -50,7 +50,7 @@ def dana(db):
 
 def api_client(user) -> APIClient:
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_for(user)}")
     return client
 
 
