@@ -1,10 +1,13 @@
 """Fixtures of the API tests: users by role, token clients, the demo and small workspaces."""
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
 from django.core.cache import cache as django_cache
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from rest_framework.test import APIClient
 
 from profiles.authoring.scenarios import scenarios_upsert
@@ -30,6 +33,19 @@ def fresh_caches():
     yield
     cache.workspace_cache_clear()
     django_cache.clear()
+
+
+@contextmanager
+def connections_kept_open():
+    """Keep the test's transaction: the raw WSGI app would close the connection per request
+    (Django's own test client disconnects the same handlers)."""
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        yield
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
 
 
 def token_client(user: User) -> APIClient:

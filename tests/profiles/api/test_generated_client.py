@@ -21,16 +21,14 @@ import io
 import pkgutil
 import subprocess
 import sys
-from contextlib import contextmanager
 from http import HTTPStatus
 
 import httpx
 import pytest
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.test import Client
 
 from ctxstudio.wsgi import application
+from tests.profiles.api.conftest import connections_kept_open
 from tests.profiles.conftest import api_key_for
 
 pytestmark = pytest.mark.django_db
@@ -45,19 +43,6 @@ content_type_overrides:
 """
 NOW = dt.datetime(2026, 11, 29, 12, tzinfo=dt.UTC)
 DANA = {"customer_id": "C-1001", "message": "My refund never arrived, where is it?"}
-
-
-@contextmanager
-def connections_kept_open():
-    """Keep the test's transaction: the raw WSGI app would close the connection per request
-    (Django's own test client disconnects the same handlers)."""
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        yield
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
 
 
 @pytest.fixture(scope="module")

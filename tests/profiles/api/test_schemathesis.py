@@ -18,14 +18,11 @@ limit.
 """
 
 import re
-from contextlib import contextmanager
 
 import pytest
 import schemathesis
 import schemathesis.specs.openapi.checks  # registers the OpenAPI checks
 import yaml
-from django.core.signals import request_finished, request_started
-from django.db import close_old_connections
 from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
@@ -34,6 +31,7 @@ from schemathesis.core.media_types import YAML_MEDIA_TYPES
 from schemathesis.generation.modes import GenerationMode
 
 from ctxstudio.wsgi import application
+from tests.profiles.api.conftest import connections_kept_open
 from tests.profiles.conftest import api_key_for
 
 pytestmark = pytest.mark.django_db
@@ -99,19 +97,6 @@ def yaml_as_declared(ctx, response):
     if schema.get("type") == "string":
         return response.text
     return yaml.safe_load(response.text)
-
-
-@contextmanager
-def connections_kept_open():
-    """Keep the test's transaction: the raw WSGI app would close the connection per request
-    (Django's own test client disconnects the same handlers)."""
-    request_started.disconnect(close_old_connections)
-    request_finished.disconnect(close_old_connections)
-    try:
-        yield
-    finally:
-        request_started.connect(close_old_connections)
-        request_finished.connect(close_old_connections)
 
 
 def other_methods_failures(client: Client, path: str, documented: set[str]) -> list[str]:
