@@ -416,6 +416,37 @@ def references(traces, *, rendered_only: bool = False, lists: Lists = PLAIN):
     return lists.finish(listed)
 
 
+def layer_ranking(trace, ctx) -> list[dict]:
+    """The ranking of one layer's retrieved items (SPEC §4.5 steps 1–5), not a SPEC §7 field.
+
+    Every content unit, then every overflow reference (token-limited, then beyond maxItems),
+    in the order step 2 ranked them, each ``{"item", "rank", "score", "matchedTerms"}``
+    (rank from 1; score rounded as §7 rounds it, null when relevance was not computed). The
+    resolution lists scores of content units only; this tells why an overflow item lost.
+    """
+    if not trace.selected:
+        return []
+    index = trace.index
+    ranked = np.concatenate([trace.units, trace.limited, trace.beyond]).astype(np.int64)
+    scores = trace.scores
+    matched: list[list[str]] = [[] for _ in range(len(ranked))]
+    if scores is not None and len(ranked):
+        hits = np.flatnonzero(trace.hit[ranked])
+        for position, terms in zip(
+            hits.tolist(), index.matched_terms(ctx.terms, ranked[hits]), strict=True
+        ):
+            matched[position] = terms
+    return [
+        {
+            "item": index.paths[i],
+            "rank": rank,
+            "score": None if scores is None else round(float(scores[i]), 6),
+            "matchedTerms": matched[rank - 1],
+        }
+        for rank, i in enumerate(ranked.tolist(), start=1)
+    ]
+
+
 def reference_counts(traces) -> dict:
     """SPEC §7.1: the number of entries of the full ``references`` list per reason."""
     counts = dict.fromkeys(R.REFERENCE_REASONS, 0)

@@ -38,8 +38,15 @@ OMITTED_GROUPS = (
 )
 
 
-def _fates(resolution: dict, layer: str) -> dict[str, list[dict]]:
-    """Return the rows of one layer grouped by fate (each row: the engine's item record)."""
+def _fates(
+    resolution: dict, layer: str, ranking: list[dict] | None = None
+) -> dict[str, list[dict]]:
+    """Return the rows of one layer grouped by fate (each row: the engine's item record).
+
+    ``ranking`` is the layer's ranking (``CompiledWorkspace.ranking``): with it every
+    retrieved row, cut by maxItems/maxTokens or not, carries its rank, score and matched
+    terms (the resolution's references carry none).
+    """
     record = next((r for r in resolution["layers"] if r["layer"] == layer), None)
     groups: dict[str, list[dict]] = {name: [] for name in ROW_GROUPS}
     if record is None:
@@ -72,6 +79,15 @@ def _fates(resolution: dict, layer: str) -> dict[str, list[dict]]:
                 "why": reference["reason"],
             }
         )
+    if ranking:
+        ranks = {entry["item"]: entry for entry in ranking}
+        for rows in groups.values():
+            for row in rows:
+                entry = ranks.get(row["item"])
+                if entry is not None:
+                    row["rank"] = entry["rank"]
+                    row["score"] = entry["score"]
+                    row["matchedTerms"] = entry["matchedTerms"]
     groups["not-current"] = [
         {**entry, "fate": "excluded"}
         for entry in resolution["currentnessExcluded"]
@@ -86,13 +102,15 @@ def layer_rows(
     *,
     saved: dict | None = None,
     row_filter: str = "all",
+    ranking: list[dict] | None = None,
 ) -> list[dict]:
     """Return the groups of one layer's rows: name, label, count and every row (unsliced).
 
     ``saved`` is the saved profile's full resolution of the same request, for the "changed"
-    filter: a row changed when its item's fate differs from the saved one.
+    filter: a row changed when its item's fate differs from the saved one. ``ranking`` adds
+    rank, score and matched terms to the retrieved rows (see ``_fates``).
     """
-    groups = _fates(resolution, layer)
+    groups = _fates(resolution, layer, ranking)
     if row_filter == "changed" and saved is not None:
         before = {
             row["item"]: (name, row["fate"])
@@ -135,11 +153,18 @@ def layer_rows(
     ]
 
 
+def score_text(score: float | None) -> str:
+    """Return a score as the studio shows it: 3 decimals (the API keeps SPEC's 6), or "—"."""
+    return "—" if score is None else f"{score:.3f}"
+
+
 def item_row(row: dict, titles: dict[str, str]) -> dict:
-    """Return a row as the items table shows it (title, reason in words)."""
+    """Return a row as the items table shows it (title, rank, score, reason in words)."""
     why = row.get("why") or row.get("reason") or ""
     return {
         **row,
+        "rank": row.get("rank"),
+        "score_text": score_text(row.get("score")),
         "title": titles.get(row["item"]) or row["item"],
         "why": why if row["fate"] != "excluded" else "",
         "why_text": explain(why) if why and row["fate"] != "excluded" else "",

@@ -44,7 +44,7 @@ def _stage(stage: dict) -> str:
 
 
 def _item_row(item: dict) -> str:
-    score = _DASH if item["score"] is None else item["score"]
+    rank = _DASH if item.get("rank") is None else f"{item['rank']:,}"
     stale = (
         f' <span class="badge badge-stale">not current: {_e(item["notCurrent"])}</span>'
         if item["notCurrent"]
@@ -59,7 +59,8 @@ def _item_row(item: dict) -> str:
     return (
         f'<tr class="fate-{slugify(item["fate"])}" data-item="{path}">'
         f'<td><span class="item-title">{_e(item["title"])}</span><br>'
-        f'<code class="small">{path}</code></td><td class="num score">{_e(score)}</td>'
+        f'<code class="small">{path}</code></td><td class="num rank">{_e(rank)}</td>'
+        f'<td class="num score">{_e(item["score_text"])}</td>'
         f'<td class="small">{_e(item["matched"] or _DASH)}</td>'
         f'<td class="small">{_e(item["date"] or _DASH)}{stale}</td>'
         f'<td class="small"><span class="fate">{_e(item["fate"] or _DASH)}</span>{why}</td></tr>'
@@ -72,7 +73,7 @@ def _excluded_row(entry: dict) -> str:
         f'<tr class="fate-excluded" data-item="{_e(entry["item"])}">'
         f'<td><span class="item-title">{_e(entry["title"])}</span><br>'
         f'<code class="small">{_e(entry["item"])}</code></td>'
-        f'<td class="num">{_DASH}</td><td>{_DASH}</td>'
+        f'<td class="num">{_DASH}</td><td class="num">{_DASH}</td><td>{_DASH}</td>'
         f'<td class="small">{_e(entry["date"] or "no date")} '
         f'<span class="badge badge-stale">{_e(entry["reason"])}</span></td>'
         f'<td class="small">excluded <span class="muted">{_e(age)}</span></td></tr>'
@@ -142,7 +143,7 @@ def item_rows(group: dict, layer: str, rows_url: str, page_size: int):
             {"layer": layer, "group": group["name"], "start": str(group["next_start"])}
         )
         rows += (
-            '<tr class="more-row"><td colspan="5"><button type="button" class="button small" '
+            '<tr class="more-row"><td colspan="6"><button type="button" class="button small" '
             f'hx-post="{_e(rows_url)}" hx-sync="{_SYNC}" hx-target="closest tr" '
             'hx-swap="outerHTML" '
             f'hx-vals="{html.escape(vals, quote=True)}">Show {min(group["rest"], page_size):,} '

@@ -28,6 +28,7 @@ from profiles.studio.draft import (
     draft_from_saved,
     item_titles,
     preview_context,
+    rank_draft,
     resolve_draft,
     sample_query,
     sample_values_from_query,
@@ -370,7 +371,10 @@ def profile_preview_rows(request, key):
     saved = None
     if row_filter == "changed":
         saved = saved_resolution(profile.key, draft.sample.as_request(), cached, detail="full")
-    groups = item_rows.layer_rows(resolution, layer, saved=saved, row_filter=row_filter)
+    ranking = rank_draft(draft, cached, layer)
+    groups = item_rows.layer_rows(
+        resolution, layer, saved=saved, row_filter=row_filter, ranking=ranking
+    )
     group_name = request.POST.get("group")
     start = _page_number(request.POST.get("start"))
     if group_name:
