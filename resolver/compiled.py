@@ -143,19 +143,21 @@ class CompiledWorkspace:
         with _collector_paused():
             return encoded_resolution(*self._run(request, clock))
 
-    def ranking(self, request: dict, layer_key: str, *, clock=system_clock) -> list[dict]:
+    def ranking(
+        self, request: dict, layer_key: str, *, paths=None, clock=system_clock
+    ) -> list[dict]:
         """Return how one layer ranked its retrieved items for a request (full detail).
 
         A list in rank order of every content unit and overflow reference of the layer,
         each ``{"item", "rank", "score", "matchedTerms"}`` (``resolver.report.layer_ranking``);
-        empty when the layer is omitted or unknown. Not part of the resolution JSON: the
-        studio shows it beside the references, which carry no score (SPEC §7). Raises what
-        ``resolve`` raises.
+        with ``paths``, only the entries of those items. Empty when the layer is omitted or
+        unknown. Not part of the resolution JSON: the studio shows it beside the references,
+        which carry no score (SPEC §7). Raises what ``resolve`` raises.
         """
         with _collector_paused():
             traces, ctx, _ = self._run({**request, "detail": "full"}, clock)
         trace = next((t for t in traces if t.layer.key == layer_key), None)
-        return layer_ranking(trace, ctx) if trace is not None else []
+        return layer_ranking(trace, ctx, paths) if trace is not None else []
 
     def _resolve(self, request: dict, clock) -> dict:
         return resolution_json(*self._run(request, clock))

@@ -48,18 +48,20 @@ def profile_layer_ranking(
     profile: Profile | str,
     request: dict,
     layer_key: str,
+    paths=None,
     rule_overrides: dict | None = None,
     budget_override: int | None = None,
     compiled: CompiledWorkspace | None = None,
 ) -> list[dict]:
     """Return how one layer ranked its retrieved items (``CompiledWorkspace.ranking``): rank,
     score and matched terms of every content unit and overflow reference, for the request
-    ``profile_resolve`` would resolve with the same arguments. Raises what it raises.
+    ``profile_resolve`` would resolve with the same arguments; with ``paths``, only those
+    items' entries. Raises what it raises.
     """
     compiled, request = _profile_request(
         profile, request, rule_overrides, budget_override, compiled
     )
-    return compiled.ranking(request, layer_key)
+    return compiled.ranking(request, layer_key, paths=paths)
 
 
 def _profile_request(profile, request, rule_overrides, budget_override, compiled):

@@ -301,9 +301,10 @@ def resolve_draft(draft: Draft, cached, *, detail: str = SUMMARY) -> dict | None
     return None
 
 
-def rank_draft(draft: Draft, cached, layer_key: str) -> list[dict]:
+def rank_draft(draft: Draft, cached, layer_key: str, *, paths=None) -> list[dict]:
     """Return how one layer of the draft ranked its retrieved items (rank, score, matched
-    terms of every unit and overflow reference); empty when the draft does not resolve."""
+    terms of every unit and overflow reference, or of the items at ``paths``); empty when
+    the draft does not resolve."""
     if not draft.is_valid():
         return []
     try:
@@ -311,6 +312,7 @@ def rank_draft(draft: Draft, cached, layer_key: str) -> list[dict]:
             profile=draft.profile_key,
             request=draft.sample.as_request(),
             layer_key=layer_key,
+            paths=paths,
             rule_overrides=draft.rule_overrides(),
             budget_override=draft.budget_value(),
             compiled=cached.compiled,

@@ -38,15 +38,8 @@ OMITTED_GROUPS = (
 )
 
 
-def _fates(
-    resolution: dict, layer: str, ranking: list[dict] | None = None
-) -> dict[str, list[dict]]:
-    """Return the rows of one layer grouped by fate (each row: the engine's item record).
-
-    ``ranking`` is the layer's ranking (``CompiledWorkspace.ranking``): with it every
-    retrieved row, cut by maxItems/maxTokens or not, carries its rank, score and matched
-    terms (the resolution's references carry none).
-    """
+def _fates(resolution: dict, layer: str) -> dict[str, list[dict]]:
+    """Return the rows of one layer grouped by fate (each row: the engine's item record)."""
     record = next((r for r in resolution["layers"] if r["layer"] == layer), None)
     groups: dict[str, list[dict]] = {name: [] for name in ROW_GROUPS}
     if record is None:
@@ -79,15 +72,6 @@ def _fates(
                 "why": reference["reason"],
             }
         )
-    if ranking:
-        ranks = {entry["item"]: entry for entry in ranking}
-        for rows in groups.values():
-            for row in rows:
-                entry = ranks.get(row["item"])
-                if entry is not None:
-                    row["rank"] = entry["rank"]
-                    row["score"] = entry["score"]
-                    row["matchedTerms"] = entry["matchedTerms"]
     groups["not-current"] = [
         {**entry, "fate": "excluded"}
         for entry in resolution["currentnessExcluded"]
@@ -102,15 +86,13 @@ def layer_rows(
     *,
     saved: dict | None = None,
     row_filter: str = "all",
-    ranking: list[dict] | None = None,
 ) -> list[dict]:
     """Return the groups of one layer's rows: name, label, count and every row (unsliced).
 
     ``saved`` is the saved profile's full resolution of the same request, for the "changed"
-    filter: a row changed when its item's fate differs from the saved one. ``ranking`` adds
-    rank, score and matched terms to the retrieved rows (see ``_fates``).
+    filter: a row changed when its item's fate differs from the saved one.
     """
-    groups = _fates(resolution, layer, ranking)
+    groups = _fates(resolution, layer)
     if row_filter == "changed" and saved is not None:
         before = {
             row["item"]: (name, row["fate"])
@@ -150,6 +132,24 @@ def layer_rows(
         }
         for name, rows in groups.items()
         if rows
+    ]
+
+
+def ranked(rows: list[dict], ranking: list[dict]) -> list[dict]:
+    """Return the rows with the rank, score and matched terms of their item in the layer's
+    ranking (``CompiledWorkspace.ranking``): every retrieved row, cut by maxItems/maxTokens
+    or not, gets them (the resolution's references carry none)."""
+    ranks = {entry["item"]: entry for entry in ranking}
+    return [
+        {
+            **row,
+            "rank": entry["rank"],
+            "score": entry["score"],
+            "matchedTerms": entry["matchedTerms"],
+        }
+        if (entry := ranks.get(row["item"])) is not None and row["fate"] != "excluded"
+        else row
+        for row in rows
     ]
 
 

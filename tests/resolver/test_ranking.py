@@ -59,3 +59,13 @@ def test_ranking__omitted_or_unknown_layer__empty():
 
     assert compile_workspace(document).ranking(request, "kb") == []
     assert compiled.ranking(request, "no-such-layer") == []
+
+
+def test_ranking__some_paths__only_their_entries_with_the_full_ranks():
+    compiled, request = case_01(kb_max_items=1)
+    full = compiled.ranking(request, "kb")
+    last, first = full[-1]["item"], full[0]["item"]
+
+    some = compiled.ranking(request, "kb", paths=[last, "kb/no-such-item.md", first])
+
+    assert some == [full[0], full[-1]]

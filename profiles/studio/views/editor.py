@@ -371,10 +371,7 @@ def profile_preview_rows(request, key):
     saved = None
     if row_filter == "changed":
         saved = saved_resolution(profile.key, draft.sample.as_request(), cached, detail="full")
-    ranking = rank_draft(draft, cached, layer)
-    groups = item_rows.layer_rows(
-        resolution, layer, saved=saved, row_filter=row_filter, ranking=ranking
-    )
+    groups = item_rows.layer_rows(resolution, layer, saved=saved, row_filter=row_filter)
     group_name = request.POST.get("group")
     start = _page_number(request.POST.get("start"))
     if group_name:
@@ -382,8 +379,14 @@ def profile_preview_rows(request, key):
         size = item_rows.PAGE
     else:
         start, size = 0, item_rows.ROWS
+    pages = {group["name"]: group["rows"][start : start + size] for group in groups}
+    # Rank, score and matched terms of the shown rows only (the resolution's references
+    # carry none): one more run of the stages, whatever the layer's size.
+    ranking = rank_draft(
+        draft, cached, layer, paths=[row["item"] for rows in pages.values() for row in rows]
+    )
     for group in groups:
-        shown = group["rows"][start : start + size]
+        shown = item_rows.ranked(pages[group["name"]], ranking)
         titles = item_titles(layer, [row["item"] for row in shown], cached)
         group["shown"] = [item_rows.item_row(row, titles) for row in shown]
         group["next_start"] = start + len(shown)
