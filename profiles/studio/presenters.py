@@ -199,18 +199,11 @@ def layer_timeline(resolution: dict) -> list[dict]:
 
 def omitted_line(record: dict, stages: list[dict]) -> dict:
     """Return the one line an omitted layer shows instead of its seven stages: why it was
-    left out (the decision, and the applicability when it was evaluated) and how many stages
-    were not evaluated."""
+    left out (the decision's reason and detail) and how many stages were not evaluated."""
     decision = record["decision"]
     sentence = explain(decision["reason"])
     if decision.get("detail"):
         sentence = format_html("{} {}", sentence, explain(decision["detail"]))
-    applicable = record["applicable"]
-    if applicable["state"] != R.SKIPPED and applicable["reason"] not in (
-        decision["reason"],
-        decision.get("detail"),
-    ):
-        sentence = format_html("{} {}", sentence, explain(applicable["reason"]))
     return {
         "sentence": sentence,
         "skipped": sum(1 for stage in stages if stage["state"] == R.SKIPPED),

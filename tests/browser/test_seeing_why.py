@@ -36,6 +36,7 @@ def test_editor__kb_max_items_one__cut_items_show_rank_score_and_matched_terms(
     expect(first.locator("td.rank")).to_have_text("2")
     expect(first.locator("td.score")).to_have_text(re.compile(r"^\d+\.\d{3}$"))
     expect(first.locator("td").nth(3)).not_to_have_text("—")
+    beyond.scroll_into_view_if_needed()
     screenshot(page, "editor-beyond-max-items-ranked")
 
 
@@ -61,6 +62,8 @@ def test_editor__excluded_layer__one_line_and_its_code_opens_the_glossary(
     kb = page.locator('#preview [data-layer="kb"]')
     expect(kb.locator(".tl-collapsed")).to_contain_text("The profile excludes this layer.")
     expect(kb.locator("[data-stage]")).to_have_count(0)
+    kb.scroll_into_view_if_needed()
+    screenshot(page, "editor-excluded-layer-one-line")
     kb.get_by_role("link", name="EXCLUDED_BY_PROFILE").click()
     expect(page).to_have_url(re.compile(r"/help/reasons/#reason-EXCLUDED_BY_PROFILE$"))
     expect(page.locator("#reason-EXCLUDED_BY_PROFILE")).to_contain_text(

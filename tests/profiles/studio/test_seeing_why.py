@@ -66,6 +66,7 @@ def test_timeline__excluded_layer__one_line_instead_of_skipped_stages(editor_cli
     assert 'class="tl-collapsed"' in kb and "The profile excludes this layer." in kb
     assert "data-stage" not in kb and "Not evaluated" not in kb
     assert "4 stages not evaluated" in kb
+    assert "scope includes" not in kb  # excluded whatever its scope: not said
     tickets = html.split('data-layer="tickets"')[1].split('class="tl-entry')[0]
     assert tickets.count("data-stage=") == 7  # a selected layer keeps its seven stages
 
