@@ -48,7 +48,12 @@ from resolver.errors import PROFILE_NOT_FOUND, RequestError, WorkspaceError
 from resolver.index import LayerIndex
 from resolver.model import Item, Profile, Rule
 from resolver.patching import ItemChanges, item_changes, patched_index
-from resolver.report import EncodedResolution, encoded_resolution, resolution_json
+from resolver.report import (
+    EncodedResolution,
+    encoded_resolution,
+    layer_ranking,
+    resolution_json,
+)
 from resolver.request import Request, parse_request
 from resolver.trace import Context, LayerTrace
 from resolver.validation import Workspace, build_workspace, merge_rule
@@ -137,6 +142,22 @@ class CompiledWorkspace:
         """
         with _collector_paused():
             return encoded_resolution(*self._run(request, clock))
+
+    def ranking(
+        self, request: dict, layer_key: str, *, paths=None, clock=system_clock
+    ) -> list[dict]:
+        """Return how one layer ranked its retrieved items for a request (full detail).
+
+        A list in rank order of every content unit and overflow reference of the layer,
+        each ``{"item", "rank", "score", "matchedTerms"}`` (``resolver.report.layer_ranking``);
+        with ``paths``, only the entries of those items. Empty when the layer is omitted or
+        unknown. Not part of the resolution JSON: the studio shows it beside the references,
+        which carry no score (SPEC §7). Raises what ``resolve`` raises.
+        """
+        with _collector_paused():
+            traces, ctx, _ = self._run({**request, "detail": "full"}, clock)
+        trace = next((t for t in traces if t.layer.key == layer_key), None)
+        return layer_ranking(trace, ctx, paths) if trace is not None else []
 
     def _resolve(self, request: dict, clock) -> dict:
         return resolution_json(*self._run(request, clock))

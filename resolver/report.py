@@ -416,6 +416,47 @@ def references(traces, *, rendered_only: bool = False, lists: Lists = PLAIN):
     return lists.finish(listed)
 
 
+def layer_ranking(trace, ctx, paths=None) -> list[dict]:
+    """The ranking of one layer's retrieved items (SPEC §4.5 steps 1–5), not a SPEC §7 field.
+
+    Every content unit, then every overflow reference (token-limited, then beyond maxItems),
+    in the order step 2 ranked them, each ``{"item", "rank", "score", "matchedTerms"}``
+    (rank from 1; score rounded as §7 rounds it, null when relevance was not computed). The
+    resolution lists scores of content units only; this tells why an overflow item lost.
+    With ``paths`` only the entries of those items are built (in rank order; an item that
+    was not retrieved has none), so a page of rows costs its rows, not the layer.
+    """
+    if not trace.selected:
+        return []
+    index = trace.index
+    ranked = np.concatenate([trace.units, trace.limited, trace.beyond]).astype(np.intp)
+    ranks = np.arange(1, len(ranked) + 1)
+    if paths is not None:
+        rank_of = np.zeros(index.size, dtype=np.intp)
+        rank_of[ranked] = ranks
+        slots = [slot for path in paths if (slot := index.position(path)) is not None]
+        wanted = np.array(sorted({slot for slot in slots if rank_of[slot]}, key=rank_of.item))
+        ranked = wanted.astype(np.intp)
+        ranks = rank_of[ranked] if len(ranked) else ranks[:0]
+    scores = trace.scores
+    matched: list[list[str]] = [[] for _ in range(len(ranked))]
+    if scores is not None and len(ranked):
+        hits = np.flatnonzero(trace.hit[ranked])
+        for position, terms in zip(
+            hits.tolist(), index.matched_terms(ctx.terms, ranked[hits]), strict=True
+        ):
+            matched[position] = terms
+    return [
+        {
+            "item": index.paths[i],
+            "rank": rank,
+            "score": None if scores is None else round(float(scores[i]), 6),
+            "matchedTerms": terms,
+        }
+        for i, rank, terms in zip(ranked.tolist(), ranks.tolist(), matched, strict=True)
+    ]
+
+
 def reference_counts(traces) -> dict:
     """SPEC §7.1: the number of entries of the full ``references`` list per reason."""
     counts = dict.fromkeys(R.REFERENCE_REASONS, 0)

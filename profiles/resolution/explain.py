@@ -58,6 +58,83 @@ REASON_SENTENCES: dict[str, str] = {
 }
 
 
+# The glossary's sections (the studio's "Reason codes" page), in SPEC §4's order; every code of
+# REASON_SENTENCES is in exactly one (a test checks it).
+GLOSSARY_SECTIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Available", (R.MATERIAL_PRESENT, R.EMPTY, R.UNAVAILABLE, R.UNKNOWN)),
+    (
+        "Applicable",
+        (
+            R.APPLICABLE,
+            R.NOT_APPLICABLE,
+            R.SKIPPED,
+            R.IN_SCOPE,
+            R.MATCHED.rstrip(":"),
+            R.OBJECTIVE_OUT_OF_SCOPE,
+            R.CONSUMER_OUT_OF_SCOPE,
+            R.INPUT_NOT_PROVIDED.rstrip(":"),
+            R.NO_MATCHING_MATERIAL,
+        ),
+    ),
+    ("Currentness", (R.ASSESSED, R.NOT_ASSESSED, R.STALE, R.CURRENT, R.NOT_CURRENT)),
+    (
+        "Decision",
+        (
+            R.EXCLUDED_BY_PROFILE,
+            R.LAYER_UNAVAILABLE,
+            R.AVAILABILITY_UNKNOWN,
+            R.LAYER_EMPTY,
+            R.APPLICABILITY_UNKNOWN,
+            R.STALE_EXCLUDED,
+            R.INCLUDED_BY_PROFILE,
+            R.INCLUDED_APPLICABLE,
+        ),
+    ),
+    (
+        "References and trimming",
+        (R.ON_DEMAND, R.BEYOND_MAX_ITEMS, R.LAYER_TOKEN_LIMIT, R.NOT_RETRIEVED, R.BUDGET_TRIMMED),
+    ),
+    (
+        "Status",
+        (
+            R.RESOLVED,
+            R.RENDERING_INCOMPLETE,
+            R.BLOCKED,
+            R.MISSING_REQUIRED_CONTEXT,
+            R.REQUIRED_CONTEXT_OVER_BUDGET,
+            R.NO_CONTENT,
+        ),
+    ),
+)
+
+
+# What the part after the colon of a code names, as the glossary shows it.
+_ARGUMENT_NAMES = {R.MATCHED.rstrip(":"): "fields", R.INPUT_NOT_PROVIDED.rstrip(":"): "key"}
+
+
+def glossary() -> list[dict]:
+    """Return the glossary: one section per stage, each code with its sentence."""
+    return [
+        {
+            "title": title,
+            "codes": [
+                {
+                    "code": code,
+                    "shown": f"{code}:{_ARGUMENT_NAMES[code]}" if code in _ARGUMENT_NAMES else code,
+                    "text": explain(f"{code}:{_ARGUMENT_NAMES.get(code, '')}"),
+                }
+                for code in codes
+            ],
+        }
+        for title, codes in GLOSSARY_SECTIONS
+    ]
+
+
+def is_reason_code(code: str | None) -> bool:
+    """Tell whether a code (``INPUT_NOT_PROVIDED:key`` too) has a sentence in the glossary."""
+    return reason_code(code)[0] in REASON_SENTENCES
+
+
 def reason_code(code: str | None) -> tuple[str, str]:
     """Split ``INPUT_NOT_PROVIDED:key`` into (``INPUT_NOT_PROVIDED``, ``key``)."""
     if not code:

@@ -35,6 +35,37 @@ def profile_resolve(
     ``resolver.EncodedResolution`` (the response bytes and the small top-level fields), as
     the API writes it.
     """
+    compiled, request = _profile_request(
+        profile, request, rule_overrides, budget_override, compiled
+    )
+    if encoded:
+        return compiled.resolve_json(request)
+    return compiled.resolve(request)
+
+
+def profile_layer_ranking(
+    *,
+    profile: Profile | str,
+    request: dict,
+    layer_key: str,
+    paths=None,
+    rule_overrides: dict | None = None,
+    budget_override: int | None = None,
+    compiled: CompiledWorkspace | None = None,
+) -> list[dict]:
+    """Return how one layer ranked its retrieved items (``CompiledWorkspace.ranking``): rank,
+    score and matched terms of every content unit and overflow reference, for the request
+    ``profile_resolve`` would resolve with the same arguments; with ``paths``, only those
+    items' entries. Raises what it raises.
+    """
+    compiled, request = _profile_request(
+        profile, request, rule_overrides, budget_override, compiled
+    )
+    return compiled.ranking(request, layer_key, paths=paths)
+
+
+def _profile_request(profile, request, rule_overrides, budget_override, compiled):
+    """Return the compilation (with the draft's edits) and the request for one profile."""
     profile_key = profile.key if isinstance(profile, Profile) else str(profile)
     request = {
         key: value
@@ -48,9 +79,7 @@ def profile_resolve(
         compiled = compiled.with_profile_draft(
             profile_key, rules=rule_overrides, budget=budget_override
         )
-    if encoded:
-        return compiled.resolve_json(request)
-    return compiled.resolve(request)
+    return compiled, request
 
 
 def workspace_resolve(*, request: dict, compiled: CompiledWorkspace | None = None) -> dict:

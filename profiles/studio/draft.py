@@ -18,7 +18,11 @@ from django.http import QueryDict
 from profiles.authoring.rules import RULE_FORM_FIELDS
 from profiles.authoring.scenarios import scenario_save as scenario_save_service
 from profiles.models import Profile, Scenario
-from profiles.resolution.services import profile_resolve, workspace_resolve
+from profiles.resolution.services import (
+    profile_layer_ranking,
+    profile_resolve,
+    workspace_resolve,
+)
 from profiles.studio import presenters
 from profiles.studio.editor_forms import (
     BudgetForm,
@@ -295,6 +299,26 @@ def resolve_draft(draft: Draft, cached, *, detail: str = SUMMARY) -> dict | None
     except RequestError as exc:
         draft.add_request_error(exc)
     return None
+
+
+def rank_draft(draft: Draft, cached, layer_key: str, *, paths=None) -> list[dict]:
+    """Return how one layer of the draft ranked its retrieved items (rank, score, matched
+    terms of every unit and overflow reference, or of the items at ``paths``); empty when
+    the draft does not resolve."""
+    if not draft.is_valid():
+        return []
+    try:
+        return profile_layer_ranking(
+            profile=draft.profile_key,
+            request=draft.sample.as_request(),
+            layer_key=layer_key,
+            paths=paths,
+            rule_overrides=draft.rule_overrides(),
+            budget_override=draft.budget_value(),
+            compiled=cached.compiled,
+        )
+    except (WorkspaceError, RequestError):
+        return []
 
 
 def preview_context(profile: Profile, draft: Draft, cached) -> dict:

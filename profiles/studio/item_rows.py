@@ -135,11 +135,36 @@ def layer_rows(
     ]
 
 
+def ranked(rows: list[dict], ranking: list[dict]) -> list[dict]:
+    """Return the rows with the rank, score and matched terms of their item in the layer's
+    ranking (``CompiledWorkspace.ranking``): every retrieved row, cut by maxItems/maxTokens
+    or not, gets them (the resolution's references carry none)."""
+    ranks = {entry["item"]: entry for entry in ranking}
+    return [
+        {
+            **row,
+            "rank": entry["rank"],
+            "score": entry["score"],
+            "matchedTerms": entry["matchedTerms"],
+        }
+        if (entry := ranks.get(row["item"])) is not None and row["fate"] != "excluded"
+        else row
+        for row in rows
+    ]
+
+
+def score_text(score: float | None) -> str:
+    """Return a score as the studio shows it: 3 decimals (the API keeps SPEC's 6), or "—"."""
+    return "—" if score is None else f"{score:.3f}"
+
+
 def item_row(row: dict, titles: dict[str, str]) -> dict:
-    """Return a row as the items table shows it (title, reason in words)."""
+    """Return a row as the items table shows it (title, rank, score, reason in words)."""
     why = row.get("why") or row.get("reason") or ""
     return {
         **row,
+        "rank": row.get("rank"),
+        "score_text": score_text(row.get("score")),
         "title": titles.get(row["item"]) or row["item"],
         "why": why if row["fate"] != "excluded" else "",
         "why_text": explain(why) if why and row["fate"] != "excluded" else "",

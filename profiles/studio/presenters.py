@@ -182,17 +182,32 @@ def layer_timeline(resolution: dict) -> list[dict]:
     entries = []
     for record in resolution["layers"]:
         kind = record["decision"]["kind"]
+        stages = layer_stages(record)
         entries.append(
             {
                 "record": record,
                 "key": record["layer"],
                 "kind": kind,
                 "kind_label": DECISION_KINDS.get(kind, ""),
-                "stages": layer_stages(record),
+                "stages": stages,
                 "counts": layer_counts(record),
+                "collapsed": omitted_line(record, stages) if kind == R.OMITTED else None,
             }
         )
     return entries
+
+
+def omitted_line(record: dict, stages: list[dict]) -> dict:
+    """Return the one line an omitted layer shows instead of its seven stages: why it was
+    left out (the decision's reason and detail) and how many stages were not evaluated."""
+    decision = record["decision"]
+    sentence = explain(decision["reason"])
+    if decision.get("detail"):
+        sentence = format_html("{} {}", sentence, explain(decision["detail"]))
+    return {
+        "sentence": sentence,
+        "skipped": sum(1 for stage in stages if stage["state"] == R.SKIPPED),
+    }
 
 
 # --- status, meter, output ----------------------------------------------------------------------
@@ -234,6 +249,13 @@ def status_messages(resolution: dict) -> list[dict]:
         )
         messages.append({"kind": "warning", "code": warning["code"], "text": text})
     return messages
+
+
+def first_finding(resolution: dict) -> dict | None:
+    """Return the first blocker (BLOCKED) or warning (RENDERING_INCOMPLETE) in words, or None
+    for a resolved one: the profile list shows it beside the status."""
+    messages = status_messages(resolution)
+    return messages[0] if messages else None
 
 
 # Colours of the budget meter's segments, cycled in layer render order.
@@ -283,13 +305,15 @@ def budget_meter(resolution: dict) -> dict:
         "limit_x": round(100.0 * limit / scale, 3),
         "segments": segments,
         "trimmed_count": cut_count(resolution),
+        "cuts": cut_counts(resolution),
         "characters": budget["characters"],
     }
 
 
-def cut_count(resolution: dict) -> int:
-    """Return how many units were trimmed by the budget or cut by maxItems/maxTokens and are
-    not in the text (a full resolution or a summary)."""
+def cut_counts(resolution: dict) -> dict[str, int]:
+    """Return how many units are not in the text because the budget trimmed them
+    (``budget``) and because the rules' maxItems/maxTokens cut them (``rules``), for a full
+    resolution or a summary."""
     trimmed = sum(layer_counts(record)["trimmed"] for record in resolution["layers"])
     if "referenceCounts" in resolution:
         rendered = sum(
@@ -298,12 +322,19 @@ def cut_count(resolution: dict) -> int:
             if ref["rendered"] and ref["reason"] in CUT_REASONS
         )
         cut = sum(resolution["referenceCounts"].get(reason, 0) for reason in CUT_REASONS)
-        return trimmed + cut - rendered
-    return trimmed + sum(
+        return {"budget": trimmed, "rules": cut - rendered}
+    cut = sum(
         1
         for ref in resolution["references"]
         if not ref["rendered"] and ref["reason"] in CUT_REASONS
     )
+    return {"budget": trimmed, "rules": cut}
+
+
+def cut_count(resolution: dict) -> int:
+    """Return how many units were trimmed by the budget or cut by maxItems/maxTokens and are
+    not in the text (a full resolution or a summary)."""
+    return sum(cut_counts(resolution).values())
 
 
 def reference_summary(resolution: dict) -> list[dict]:
@@ -359,25 +390,26 @@ def what_changed(saved: dict, draft: dict) -> dict:
     """Return the difference between the saved profile's resolution and the draft's (both
     full or both summaries: only what is rendered is compared)."""
     saved_layers = {record["layer"]: record for record in saved["layers"]}
-    decisions = []
+    decisions, reason_only = [], 0
     for record in draft["layers"]:
         before = saved_layers.get(record["layer"])
         if before is None:
             continue
         old, new = before["decision"], record["decision"]
-        if (old["kind"], old["reason"], old["detail"]) != (
-            new["kind"],
-            new["reason"],
-            new["detail"],
-        ):
+        if old["kind"] != new["kind"]:
             decisions.append(
                 {"layer": record["layer"], "name": record["name"], "before": old, "after": new}
             )
+        elif (old["reason"], old["detail"]) != (new["reason"], new["detail"]):
+            # Only the reason differs (LAYER_UNAVAILABLE -> EXCLUDED_BY_PROFILE): the layer
+            # is in or out of the text as before, so it is counted, not listed.
+            reason_only += 1
     before_units, after_units = _context_units(saved), _context_units(draft)
     gained = sorted(f"{layer}/{path}" for layer, path in after_units - before_units)
     lost = sorted(f"{layer}/{path}" for layer, path in before_units - after_units)
     return {
         "decisions": decisions,
+        "reason_only": reason_only,
         "gained": gained[:ROWS],
         "gained_more": max(0, len(gained) - ROWS),
         "lost": lost[:ROWS],

@@ -14,6 +14,7 @@ from profiles.studio.views import (
 urlpatterns = [
     path("", pages.home, name="home"),
     path("favicon.ico", pages.favicon, name="favicon"),
+    path("help/reasons/", pages.help_reasons, name="help-reasons"),
     # Profiles. "_new" cannot be a profile key (keys start with a letter or digit).
     path("profiles/", authoring.profile_list, name="profile-list"),
     path("profiles/_new/", authoring.profile_create, name="profile-create"),

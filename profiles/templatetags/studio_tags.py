@@ -7,6 +7,7 @@ included) unless it is already a SafeString: the sentences of
 ``profiles.resolution.explain.explain``, which escape their own arguments.
 """
 
+import functools
 import html
 import json
 
@@ -15,6 +16,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.text import slugify
 
+from profiles.resolution.explain import is_reason_code, reason_code
 from profiles.workspace.selectors import history_list_recent
 
 register = template.Library()
@@ -31,27 +33,51 @@ def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
 
+@functools.cache
+def _glossary_url() -> str:
+    return reverse("help-reasons")
+
+
+def _code(code: str, css: str = "") -> str:
+    """Return a reason code as ``<code>``, inside a link to its glossary entry when it has one.
+
+    The link's name is the code itself (its sentence is on the page beside it).
+    """
+    classes = f' class="{css}"' if css else ""
+    if not is_reason_code(code):
+        return f"<code{classes}>{_e(code)}</code>"
+    href = f"{_glossary_url()}#reason-{reason_code(code)[0]}"
+    return f'<a class="reason-link" href="{_e(href)}"><code{classes}>{_e(code)}</code></a>'
+
+
+@register.filter
+def reason_link(code) -> str:
+    """Return a reason code linked to its explanation (``_code``), for templates."""
+    return mark_safe(_code(str(code))) if code else ""
+
+
 def _stage(stage: dict) -> str:
     code, state = stage["code"], stage["state"]
-    extra = f'<br><code class="stage-code">{_e(code)}</code>' if code and code != state else ""
+    extra = f"<br>{_code(code, 'stage-code')}" if code and code != state else ""
     name = _e(stage["name"])
+    shown_state = _code(state) if is_reason_code(state) else _e(state)
     return (
         f'<li class="stage tone-{_e(stage["tone"])}" data-stage="{name}">'
         f'<span class="stage-name">{name}</span>'
-        f'<span class="stage-state">{_e(state)}{extra}</span>'
+        f'<span class="stage-state">{shown_state}{extra}</span>'
         f'<span class="stage-sentence">{_e(stage["sentence"])}</span></li>'
     )
 
 
 def _item_row(item: dict) -> str:
-    score = _DASH if item["score"] is None else item["score"]
+    rank = _DASH if item.get("rank") is None else f"{item['rank']:,}"
     stale = (
         f' <span class="badge badge-stale">not current: {_e(item["notCurrent"])}</span>'
         if item["notCurrent"]
         else ""
     )
     why = (
-        f' <code>{_e(item["why"])}</code><br><span class="muted">{_e(item["why_text"])}</span>'
+        f' {_code(item["why"])}<br><span class="muted">{_e(item["why_text"])}</span>'
         if item["why"]
         else ""
     )
@@ -59,7 +85,8 @@ def _item_row(item: dict) -> str:
     return (
         f'<tr class="fate-{slugify(item["fate"])}" data-item="{path}">'
         f'<td><span class="item-title">{_e(item["title"])}</span><br>'
-        f'<code class="small">{path}</code></td><td class="num score">{_e(score)}</td>'
+        f'<code class="small">{path}</code></td><td class="num rank">{_e(rank)}</td>'
+        f'<td class="num score">{_e(item["score_text"])}</td>'
         f'<td class="small">{_e(item["matched"] or _DASH)}</td>'
         f'<td class="small">{_e(item["date"] or _DASH)}{stale}</td>'
         f'<td class="small"><span class="fate">{_e(item["fate"] or _DASH)}</span>{why}</td></tr>'
@@ -72,7 +99,7 @@ def _excluded_row(entry: dict) -> str:
         f'<tr class="fate-excluded" data-item="{_e(entry["item"])}">'
         f'<td><span class="item-title">{_e(entry["title"])}</span><br>'
         f'<code class="small">{_e(entry["item"])}</code></td>'
-        f'<td class="num">{_DASH}</td><td>{_DASH}</td>'
+        f'<td class="num">{_DASH}</td><td class="num">{_DASH}</td><td>{_DASH}</td>'
         f'<td class="small">{_e(entry["date"] or "no date")} '
         f'<span class="badge badge-stale">{_e(entry["reason"])}</span></td>'
         f'<td class="small">excluded <span class="muted">{_e(age)}</span></td></tr>'
@@ -109,18 +136,31 @@ def _entry(entry: dict, rows_url: str) -> str:
     key, kind = _e(entry["key"]), _e(entry["kind"])
     badges = ""
     if decision["detail"]:
-        badges += f' <code class="reason detail">{_e(decision["detail"])}</code>'
+        badges += f" {_code(decision['detail'], 'reason detail')}"
     if record["required"]:
         badges += ' <span class="badge badge-required">required</span>'
     if record["ruleSource"] == "default":
         badges += ' <span class="badge badge-default">default rule</span>'
-    stages = "".join(_stage(stage) for stage in entry["stages"])
+    collapsed = entry.get("collapsed")
+    if collapsed:
+        # An omitted layer: one line, not a row per stage that was never evaluated.
+        skipped = collapsed["skipped"]
+        note = (
+            f' <span class="muted">({skipped} stage{"" if skipped == 1 else "s"} '
+            "not evaluated)</span>"
+            if skipped
+            else ""
+        )
+        body = f'<p class="tl-collapsed">{_e(collapsed["sentence"])}{note}</p>'
+    else:
+        stages = "".join(_stage(stage) for stage in entry["stages"])
+        body = f'<ol class="stages">{stages}</ol>'
     return (
         f'<li class="tl-entry kind-{kind}" data-layer="{key}"><div class="tl-head">'
         f'<span class="layer-key">{key}</span> <span class="layer-name">{_e(record["name"])}</span>'
         f' <span class="badge kind-badge kind-{kind}">{_e(entry["kind_label"])}</span>'
-        f' <code class="reason">{_e(decision["reason"])}</code>{badges}</div>'
-        f'<ol class="stages">{stages}</ol>{_items(entry, rows_url)}</li>'
+        f" {_code(decision['reason'], 'reason')}{badges}</div>"
+        f"{body}{_items(entry, rows_url)}</li>"
     )
 
 
@@ -142,7 +182,7 @@ def item_rows(group: dict, layer: str, rows_url: str, page_size: int):
             {"layer": layer, "group": group["name"], "start": str(group["next_start"])}
         )
         rows += (
-            '<tr class="more-row"><td colspan="5"><button type="button" class="button small" '
+            '<tr class="more-row"><td colspan="6"><button type="button" class="button small" '
             f'hx-post="{_e(rows_url)}" hx-sync="{_SYNC}" hx-target="closest tr" '
             'hx-swap="outerHTML" '
             f'hx-vals="{html.escape(vals, quote=True)}">Show {min(group["rest"], page_size):,} '
@@ -169,7 +209,7 @@ def reference_items(references: list[dict]):
     """Return the ``<li>`` of every reference of the resolution."""
     return mark_safe(
         "".join(
-            f'<li><code>{_e(ref["ref"])}</code> <span class="muted">{_e(ref["reason"])}</span>'
+            f'<li><code>{_e(ref["ref"])}</code> <span class="muted">{_code(ref["reason"])}</span>'
             + (' <span class="badge badge-ok">in the text</span>' if ref["rendered"] else "")
             + "</li>"
             for ref in references
@@ -183,7 +223,7 @@ def trimmed_items(units: list[dict]):
     return mark_safe(
         "".join(
             f"<li><code>{_e(unit['layer'])}/{_e(unit['item'])}</code> "
-            f'<span class="muted">{_e(unit["reason"])}</span></li>'
+            f'<span class="muted">{_code(unit["reason"])}</span></li>'
             for unit in units
         )
     )

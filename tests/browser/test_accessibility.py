@@ -52,6 +52,7 @@ STUDIO_PAGES = {
     "change-request-impact-more": lambda ws: f"/changes/{a_change_request(ws).pk}/impact/",
     "environment-list": lambda ws: "/environments/",
     "help-safe-change": lambda ws: "/help/safe-change/",
+    "help-reasons": lambda ws: "/help/reasons/",
 }
 
 

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from profiles.authoring import profiles as authoring_profiles
 from profiles.models import Profile
 from profiles.resolution.services import profile_resolve
+from profiles.studio import presenters
 from profiles.studio.draft import (
     SUMMARY,
     profile_document,
@@ -68,19 +69,22 @@ def profile_rows() -> list[dict]:
     rows = []
     for profile in profile_list_with_last_change():
         scenario = defaults.get(profile.pk)
-        status, error = None, None
+        status, error, why = None, None, None
         if scenario is not None:
             request = {**scenario.as_request(), "detail": SUMMARY}
             try:
-                status = profile_resolve(profile=profile.key, request=request)["status"]
+                resolution = profile_resolve(profile=profile.key, request=request)
             except ResolverError as exc:
                 error = exc.message
+            else:
+                status, why = resolution["status"], presenters.first_finding(resolution)
         rows.append(
             {
                 "profile": profile,
                 "scenario": scenario,
                 "status": status,
                 "error": error,
+                "why": why,
                 "status_filter": status or ("ERROR" if error else "none"),
             }
         )

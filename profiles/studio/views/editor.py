@@ -28,6 +28,7 @@ from profiles.studio.draft import (
     draft_from_saved,
     item_titles,
     preview_context,
+    rank_draft,
     resolve_draft,
     sample_query,
     sample_values_from_query,
@@ -378,8 +379,14 @@ def profile_preview_rows(request, key):
         size = item_rows.PAGE
     else:
         start, size = 0, item_rows.ROWS
+    pages = {group["name"]: group["rows"][start : start + size] for group in groups}
+    # Rank, score and matched terms of the shown rows only (the resolution's references
+    # carry none): one more run of the stages, whatever the layer's size.
+    ranking = rank_draft(
+        draft, cached, layer, paths=[row["item"] for rows in pages.values() for row in rows]
+    )
     for group in groups:
-        shown = group["rows"][start : start + size]
+        shown = item_rows.ranked(pages[group["name"]], ranking)
         titles = item_titles(layer, [row["item"] for row in shown], cached)
         group["shown"] = [item_rows.item_row(row, titles) for row in shown]
         group["next_start"] = start + len(shown)

@@ -1,8 +1,11 @@
-"""Pages outside the workspace: the landing page and the icon."""
+"""Pages outside the workspace: the landing page, the icon and the reason-code glossary."""
 
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.views.decorators.http import require_GET
+
+from profiles.resolution.explain import glossary
+from profiles.workspace.permissions import READ_CONFIG, capability_required
 
 
 @require_GET
@@ -17,3 +20,10 @@ def home(request):
     if request.user.is_authenticated:
         return redirect("profile-list")
     return render(request, "profiles/home.html")
+
+
+@capability_required(READ_CONFIG)
+@require_GET
+def help_reasons(request):
+    """Show every reason code of a resolution in words (the timeline's codes link here)."""
+    return render(request, "profiles/help_reasons.html", {"sections": glossary()})

@@ -269,6 +269,7 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 403, 302)}
     ),
     "help-safe-change": STUDIO_SIGNED_IN,
+    "help-reasons": STUDIO_SIGNED_IN,
     # -- accounts (django.contrib.auth)
     "login": Door({"GET": everyone(200)}),
     "logout": Door({"GET": everyone(405), "POST": everyone(302)}),
