@@ -1,0 +1,45 @@
+"""The API docs page (Swagger UI) and the production error pages in a real browser: axe-core
+finds no serious or critical violation, in light and dark."""
+
+import pytest
+
+from tests.browser.test_accessibility import AXE, BLOCKING, check, report
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def blocking_nodes(page) -> dict[str, int]:
+    """Count the serious and critical axe nodes of the page, by rule."""
+    results = AXE.run(page).response
+    return {
+        violation["id"]: len(violation["nodes"])
+        for violation in results["violations"]
+        if violation["impact"] in BLOCKING
+    }
+
+
+def open_docs(page, live_server):
+    page.goto(live_server.url + "/api/v1/docs/")
+    page.locator(".opblock").first.wait_for()
+    page.wait_for_load_state("networkidle")
+
+
+def test_axe__api_docs__no_serious_or_critical_violation_in_any_state(page, live_server):
+    # Before issue 23 the first state alone had 129 serious nodes: 66 color-contrast (method
+    # badges, version badges, the schema link, "Authorize"), 62 nested-interactive (a deep
+    # link inside each operation's toggle) and html-has-lang; "Try it out" and the
+    # "Authorize" dialog added 2 color-contrast, a label and a button-name. Swagger UI has
+    # no dark theme: the page is light whatever the scheme.
+    open_docs(page, live_server)
+    found = {}
+    check(page, "api docs", found)
+    page.locator(".opblock-summary-control").first.click()
+    page.locator(".opblock-body").first.wait_for()
+    check(page, "api docs, an operation open", found)
+    page.get_by_role("button", name="Try it out").first.click()
+    page.get_by_role("button", name="Execute").wait_for()
+    check(page, "api docs, trying an operation out", found)
+    page.get_by_role("button", name="Authorize").first.click()
+    page.locator(".modal-ux").wait_for()
+    check(page, "api docs, the Authorize dialog", found)
+    assert not found, report(found)
