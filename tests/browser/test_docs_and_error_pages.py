@@ -2,6 +2,7 @@
 finds no serious or critical violation, in light and dark."""
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.test_accessibility import AXE, BLOCKING, check, report
 
@@ -42,4 +43,22 @@ def test_axe__api_docs__no_serious_or_critical_violation_in_any_state(page, live
     page.get_by_role("button", name="Authorize").first.click()
     page.locator(".modal-ux").wait_for()
     check(page, "api docs, the Authorize dialog", found)
+    assert not found, report(found)
+
+
+@pytest.mark.urls("tests.ctxstudio.error_urls")
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe__error_pages__no_serious_or_critical_violation(page, live_server, settings, scheme):
+    # Production mode: the studio's own pages, as the test server answers with DEBUG off.
+    settings.DEBUG = False
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    for status in (400, 403, 404, 500, 503):
+        response = page.goto(f"{live_server.url}/boom/{status}/")
+        assert response.status == status
+        expect(page.locator("html")).to_have_attribute("lang", "en")
+        expect(page.get_by_role("main").get_by_role("link").first).to_be_visible()  # a way on
+        check(page, f"error page {status} ({scheme})", found)
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == ("rgb(14, 18, 25)" if scheme == "dark" else "rgb(244, 246, 250)")
     assert not found, report(found)

@@ -3,36 +3,13 @@ the studio's stylesheet (light and dark), a way back, no template syntax — and
 the same errors keep the API's JSON shape."""
 
 import pytest
-from django.core.exceptions import BadRequest, PermissionDenied
-from django.db import OperationalError
-from django.http import Http404
-from django.urls import path
 
-from ctxstudio import urls as project_urls
+from tests.ctxstudio.error_urls import BOOMS
 from tests.profiles.doors.test_rendered_pages import assert_no_template_syntax
 
 pytestmark = pytest.mark.django_db
 
 
-def raising(exception):
-    def view(request):
-        raise exception
-
-    return view
-
-
-BOOMS = {
-    400: BadRequest("no"),
-    403: PermissionDenied(),
-    404: Http404(),
-    500: RuntimeError("the view broke"),
-    503: OperationalError("server closed the connection unexpectedly"),
-}
-urlpatterns = [
-    *(path(f"boom/{status}/", raising(exception)) for status, exception in BOOMS.items()),
-    *(path(f"api/v1/boom/{status}/", raising(exception)) for status, exception in BOOMS.items()),
-    *project_urls.urlpatterns,
-]
 HEADINGS = {
     400: "The request was refused",
     403: "You may not do this",
@@ -61,7 +38,7 @@ def assert_studio_error_page(response, status: int) -> None:
     assert "Traceback" not in html and "Django" not in html
 
 
-@pytest.mark.urls(__name__)
+@pytest.mark.urls("tests.ctxstudio.error_urls")
 @pytest.mark.parametrize("status", sorted(BOOMS))
 def test_error_page__debug_off__is_the_studios_own(production, status):
     response = production.get(f"/boom/{status}/")
@@ -69,7 +46,7 @@ def test_error_page__debug_off__is_the_studios_own(production, status):
     assert_studio_error_page(response, status)
 
 
-@pytest.mark.urls(__name__)
+@pytest.mark.urls("tests.ctxstudio.error_urls")
 def test_error_page__unknown_address__404_names_the_path(production):
     response = production.get("/no/such/page/")
 
@@ -77,7 +54,7 @@ def test_error_page__unknown_address__404_names_the_path(production):
     assert "<code>/no/such/page/</code>" in response.content.decode()
 
 
-@pytest.mark.urls(__name__)
+@pytest.mark.urls("tests.ctxstudio.error_urls")
 def test_error_page__refused_parameter__400_page_names_it(production):
     response = production.get("/profiles/?q=a%00b")
 
@@ -85,7 +62,7 @@ def test_error_page__refused_parameter__400_page_names_it(production):
     assert "Query parameter" in response.content.decode()
 
 
-@pytest.mark.urls(__name__)
+@pytest.mark.urls("tests.ctxstudio.error_urls")
 def test_error_page__csrf_failure__studio_page(production, admin_user):
     production.handler.enforce_csrf_checks = True
     production.force_login(admin_user)
@@ -98,7 +75,7 @@ def test_error_page__csrf_failure__studio_page(production, admin_user):
     assert '<html lang="en">' in html and "<h1>The form could not be sent</h1>" in html
 
 
-@pytest.mark.urls(__name__)
+@pytest.mark.urls("tests.ctxstudio.error_urls")
 @pytest.mark.parametrize("status", sorted(BOOMS))
 def test_error__api_path__keeps_the_json_error_shape(production, status):
     response = production.get(f"/api/v1/boom/{status}/")
