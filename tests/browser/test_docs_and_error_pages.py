@@ -4,6 +4,7 @@ finds no serious or critical violation, in light and dark."""
 import pytest
 from playwright.sync_api import expect
 
+from profiles.models import DecisionLog, Scenario
 from tests.browser.test_accessibility import AXE, BLOCKING, check, report
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -61,4 +62,29 @@ def test_axe__error_pages__no_serious_or_critical_violation(page, live_server, s
         check(page, f"error page {status} ({scheme})", found)
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background == ("rgb(14, 18, 25)" if scheme == "dark" else "rgb(244, 246, 250)")
+    assert not found, report(found)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_decision_log_entry__save_as_scenario__one_click_and_no_violation(
+    signed_in, live_server, workspace, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    entry = DecisionLog.objects.create(
+        profile_key=workspace.key,
+        request_fingerprint="b" * 64,
+        input={"customer_id": "C-7", "message": "Where is my refund?"},
+        status="RESOLVED",
+    )
+    page.goto(f"{live_server.url}/admin/profiles/decisionlog/{entry.pk}/change/")
+    found = {}
+    check(page, f"admin decision log entry ({scheme})", found)
+
+    page.get_by_label("Scenario name").fill("Refund from traffic")
+    page.get_by_role("button", name="Save as scenario").click()
+
+    expect(page.locator(".messagelist")).to_contain_text("Saved as scenario “Refund from traffic”")
+    assert Scenario.objects.get(name="Refund from traffic").input == entry.input
+    check(page, f"admin decision log entry, saved ({scheme})", found)
     assert not found, report(found)
