@@ -83,7 +83,9 @@ def test_save_as_scenario__name_taken__refused_naming_the_field(admin_client, en
 
     response = admin_client.post(save_url(entry), {"name": "Taken"}, follow=True)
 
-    assert "Not saved as a scenario: " in response.content.decode()
+    html = response.content.decode()
+    message = html.split("Not saved as a scenario: ", 1)[1].split("</li>", 1)[0]
+    assert message == "name: scenario &quot;Taken&quot; already exists"
     assert Scenario.objects.filter(name="Taken").count() == 1
 
 
