@@ -7,7 +7,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
-from django.utils.html import escape
+from django.template.loader import render_to_string
 from rest_framework.response import Response
 
 from profiles.api.exceptions import code_for_status, error_body
@@ -44,13 +44,15 @@ class DatabaseUnavailableMiddleware:
         ):
             response = JsonResponse(error_body("SERVICE_UNAVAILABLE", MESSAGE), status=503)
         else:
-            response = HttpResponse(
-                "<!doctype html><title>Unavailable</title><h1>Service unavailable</h1>"
-                f"<p>{MESSAGE.capitalize()}.</p>",
-                status=503,
-            )
+            response = error_page(503, message=MESSAGE.capitalize())
         response["Retry-After"] = "5"
         return response
+
+
+def error_page(code: int, *, template: str = "", **context) -> HttpResponse:
+    """The studio's own error page (``templates/<status>.html``), rendered without the request:
+    no context processor runs, so a page answered because the database is down reads none."""
+    return HttpResponse(render_to_string(template or f"{code}.html", context), status=code)
 
 
 def write_conflict_response(request):
@@ -60,10 +62,7 @@ def write_conflict_response(request):
     if request.path.startswith("/api/") or "application/json" in request.headers.get("Accept", ""):
         response = JsonResponse(error_body("CONFLICT", message, retryable=True), status=409)
     else:
-        response = HttpResponse(
-            f"<!doctype html><title>Busy</title><h1>Not saved</h1><p>{message.capitalize()}.</p>",
-            status=409,
-        )
+        response = error_page(409, message=message.capitalize())
     response["Retry-After"] = "1"
     return response
 
@@ -190,9 +189,10 @@ class RequestTextRuleMiddleware:
     def refuse(request, status: int, code: str, message: str, path: str = "") -> HttpResponse:
         if request.path.startswith(API_PREFIX):
             return api_error_response(status, code, message, path)
-        where = f" ({escape(path)})" if path else ""
-        return HttpResponse(
-            "<!doctype html><title>Bad request</title><h1>The request was refused</h1>"
-            f"<p>{escape(message[0].upper() + message[1:])}{where}. Nothing was changed.</p>",
+        where = f" ({path})" if path else ""
+        return error_page(
+            status,
+            template="400.html",
+            message=message[0].upper() + message[1:] + where,
             status=status,
         )

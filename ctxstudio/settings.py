@@ -247,6 +247,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Deep links put a link inside each operation's toggle button (axe: nested-interactive,
+    # one per operation); without them the toggle is a plain button.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
     "REDOC_DIST": "SIDECAR",
     # onStale and onUnknown share one choice set: name it once.
     # Request bodies get their own components (read-only fields left out, unknown fields

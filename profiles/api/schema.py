@@ -363,7 +363,12 @@ class ApiAutoSchema(AutoSchema):
 
 class ApiDocsView(SpectacularSwaggerSplitView):
     """The Swagger UI page (its script served as a file). OPTIONS describes it in JSON: the
-    page's template renderer has no template for a description (a 500, issue 18)."""
+    page's template renderer has no template for a description (a 500, issue 18).
+
+    The page is the studio's template (``api/swagger_ui.html``): drf-spectacular's, with a
+    ``lang`` and a stylesheet that darkens Swagger's colours below AA contrast (issue 23)."""
+
+    template_name = "api/swagger_ui.html"
 
     def perform_content_negotiation(self, request, force=False):
         if request.method == "OPTIONS":

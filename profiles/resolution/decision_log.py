@@ -22,9 +22,11 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from profiles.models import DecisionLog
+from profiles.authoring.scenarios import ScenarioInvalid, scenario_create
+from profiles.models import DecisionLog, Scenario
 from profiles.workspace import cache
 from profiles.workspace.throttling import parse_rate, scope_rate
+from resolver import ValidationIssue
 
 logger = logging.getLogger("profiles.decision_log")
 
@@ -81,6 +83,43 @@ def decision_log_record(
     except Exception:  # a failure to log must not fail the resolution
         logger.exception("could not write the decision log entry")
         return None
+
+
+INPUT_NOT_STORED = (
+    "was not stored (DECISION_LOG_STORE_INPUT was off when this request was served): "
+    "only its fingerprint is kept, so it cannot become a scenario"
+)
+
+
+def decision_log_scenario_name(entry: DecisionLog) -> str:
+    """Return the name suggested for the scenario made from a logged request."""
+    served = timezone.localtime(entry.created_at)
+    return f"{entry.profile_key} request {entry.pk} ({served:%Y-%m-%d %H:%M})"
+
+
+def decision_log_save_as_scenario(*, entry: DecisionLog, name: str, user=None) -> Scenario:
+    """Save a logged request as a new scenario of its profile, through ``scenario_create``.
+
+    The scenario has the stored input and, as ``now``, the time the request was served (so it
+    answers as it did then, whatever the items' dates); its description names the entry. The
+    log keeps no format or availability: the scenario has the profile's defaults. Raise
+    ``ScenarioInvalid`` (``input``: not stored; the profile is gone; a bad name) or
+    ``Conflict`` (the name is taken): nothing is written then.
+    """
+    if entry.input is None:
+        raise ScenarioInvalid([ValidationIssue("input", INPUT_NOT_STORED)])
+    served = entry.created_at.astimezone(dt.UTC)
+    document = {
+        "name": name.strip(),
+        "profile": entry.profile_key,
+        "description": (
+            f"From the decision log: request {entry.pk}, served {served:%Y-%m-%d %H:%M:%S} UTC "
+            f"({entry.status or 'no status'})."
+        ),
+        "input": entry.input,
+        "now": served.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    return scenario_create(document=document, user=user)
 
 
 class _BackgroundWriter:

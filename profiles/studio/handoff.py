@@ -5,10 +5,12 @@ A saved profile is called at ``POST /api/v1/resolve``, a draft with unsaved edit
 ``POST /api/v1/profiles/<key>/preview`` with exactly the edits that differ from the saved
 profile; both with ``"detail": "summary"`` (what applications should send). The studio shows
 the answer the call gets, resolved the same way.
+
+The sample's ``now`` is left out unless the user pins it: an application resolves at the time
+of its call, and a copied snippet that pins yesterday's clock answers differently tomorrow.
 """
 
 import json as json_module
-import pprint
 import shlex
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,8 @@ from django.urls import reverse
 
 TOKEN_VARIABLE = "CONTEXT_STUDIO_TOKEN"
 SUMMARY = "summary"
+PIN_NOW_FIELD = "handoff-pin-now"  # the checkbox that keeps the sample's ``now`` in the call
+LINE_LENGTH = 88  # the Python snippet's, as ruff and black format code
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,10 @@ class ApiCall:
     url: str
     body: dict
     detail: str = SUMMARY  # the detail of the answer
+
+    @property
+    def pins_now(self) -> bool:
+        return "now" in self.body
 
     @property
     def body_json(self) -> str:
@@ -58,8 +66,12 @@ def api_call(
     overrides: dict,
     budget: int,
     saved_budget: int,
+    pin_now: bool = False,
 ) -> ApiCall:
-    """Return the API call that resolves exactly what the preview resolves."""
+    """Return the API call that resolves exactly what the preview resolves — at the time of
+    the call, or at the sample's ``now`` when ``pin_now``."""
+    if not pin_now:
+        sample = {name: value for name, value in sample.items() if name != "now"}
     edits = rule_edits(saved_rules, overrides)
     if not edits and budget == saved_budget:
         url = request.build_absolute_uri(reverse("api:resolve"))
@@ -84,17 +96,18 @@ def snippets(call: ApiCall) -> dict[str, str]:
             f"  -d {shlex.quote(call.body_json)}",
         ]
     )
-    python_body = pprint.pformat(call.body, indent=4, width=88, sort_dicts=False)
+    python_body = python_literal(call.body, indent=4, used=len("    json="))
     python = "\n".join(
         [
             "import os",
             "",
             "import requests",
             "",
+            f'token = os.environ["{TOKEN_VARIABLE}"]',
             "response = requests.post(",
-            f"    {call.url!r},",
-            f'    headers={{"Authorization": f"Token {{os.environ[{TOKEN_VARIABLE!r}]}}"}},',
-            "    json=" + python_body.replace("\n", "\n    ") + ",",
+            f"    {_python_inline(call.url)},",
+            '    headers={"Authorization": f"Token {token}"},',
+            f"    json={python_body},",
             "    timeout=30,",
             ")",
             "response.raise_for_status()",
@@ -117,6 +130,41 @@ def snippets(call: ApiCall) -> dict[str, str]:
         ]
     )
     return {"curl": curl, "python": python, "javascript": javascript}
+
+
+def python_literal(value: Any, *, indent: int = 0, used: int = 0) -> str:
+    """Return a JSON value as Python source, formatted as ruff or black would: on one line
+    when it fits in ``LINE_LENGTH`` (``used`` columns are taken before it, a comma after),
+    otherwise one item per line, indented by 4 more, each with a trailing comma."""
+    flat = _python_inline(value)
+    if used + len(flat) + 1 <= LINE_LENGTH or not isinstance(value, dict | list) or not value:
+        return flat
+    inner = " " * (indent + 4)
+    if isinstance(value, dict):
+        lines = ["{"]
+        for key, item in value.items():
+            head = f"{inner}{_python_inline(key)}: "
+            lines.append(head + python_literal(item, indent=indent + 4, used=len(head)) + ",")
+        lines.append(" " * indent + "}")
+    else:
+        lines = ["["]
+        for item in value:
+            lines.append(inner + python_literal(item, indent=indent + 4, used=len(inner)) + ",")
+        lines.append(" " * indent + "]")
+    return "\n".join(lines)
+
+
+def _python_inline(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, str):
+        return json_module.dumps(value, ensure_ascii=False)  # double quotes, valid Python
+    if isinstance(value, dict):
+        items = ", ".join(f"{_python_inline(k)}: {_python_inline(v)}" for k, v in value.items())
+        return "{" + items + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_python_inline(item) for item in value) + "]"
+    return repr(value)
 
 
 def json(resolution: dict) -> str:

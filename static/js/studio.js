@@ -172,4 +172,10 @@
     var question = event.target.getAttribute("data-confirm");
     if (question && !window.confirm(question)) event.preventDefault();
   });
+
+  // Options of the "Use this request from code" panel (pin the sample's time) change the
+  // snippets only: their input must not refresh the preview nor count as an unsaved edit.
+  document.addEventListener("input", function (event) {
+    if (event.target.closest && event.target.closest("[data-handoff-option]")) event.stopPropagation();
+  }, true);
 })();

@@ -165,6 +165,13 @@ def test_handoff__curl_snippet__answers_exactly_the_previews_json(signed_in, liv
         page.locator("#handoff > summary").click()
         curl = page.locator("#snippet-curl")
         expect(curl).to_contain_text("curl -s -X POST")
+        # The sample's time is left out unless pinned; pinned, the call answers exactly this.
+        expect(curl).not_to_contain_text('"now"')
+        page.get_by_label("Pin the sample’s time").check()
+        expect(curl).to_contain_text('"now"')
+        expect(page.locator("#unsaved-badge")).to_have_text(
+            "Unsaved changes" if edit else "All changes saved"
+        )
         answer = json.loads(page.locator("#handoff-answer").text_content())
 
         words = shlex.split(curl.text_content().replace("\\\n", " "))

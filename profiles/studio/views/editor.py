@@ -444,9 +444,17 @@ def profile_preview_handoff(request, key):
         overrides=draft.rule_overrides(),
         budget=draft.budget_value(),
         saved_budget=draft.saved_budget,
+        pin_now=request.POST.get(handoff.PIN_NOW_FIELD) == "on",
     )
     resolution = resolve_draft(draft, cached, detail=call.detail)
     if resolution is None:
         return HttpResponse('<p class="muted">Fix the highlighted fields first.</p>')
-    context = {"call": call, "snippets": handoff.snippets(call), "answer": handoff.json(resolution)}
+    context = {
+        "call": call,
+        "snippets": handoff.snippets(call),
+        "answer": handoff.json(resolution),
+        "sample_now": draft.sample.as_request().get("now", ""),
+        "pin_now_field": handoff.PIN_NOW_FIELD,
+        "profile": profile,
+    }
     return render(request, "profiles/editor.html#handoff", context)

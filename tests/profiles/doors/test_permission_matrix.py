@@ -443,6 +443,9 @@ def admin_door(route: Route) -> Door | None:
     if route.name == "admin:logout":
         # Not staff: sent to the index (and from there to the login page).
         return Door({"GET": (302, 302, 302, 302, 405), "POST": everyone(302)})
+    if route.name == "admin:profiles_decisionlog_save_scenario":
+        # Staff who may write scenarios; the logged entry kept no input: refused, redirected.
+        return Door({"GET": (*NOT_STAFF, 405), "POST": (*NOT_STAFF, 302)})
     page = ADMIN_SITE_PAGES.get(route.name) or ADMIN_SITE_PAGES.get(route.route)
     if page is not None:
         return Door({"GET": (*NOT_STAFF, page)})
