@@ -17,6 +17,7 @@ The status at a budget is the one of SPEC §4.8 (``resolver.report.status_findin
 the same counts. tests/resolver/test_sweep.py compares it with real resolutions.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,7 +54,7 @@ class Segment:
     inline: bool  # content units are item blocks (else reference lines)
     order: int  # the layer's position in render order
     start: int  # position of its first unit in the sequence
-    paths: tuple[str, ...]  # its units' item paths, in admission order (all of them)
+    paths: "UnitPaths"  # its units' item paths, in admission order (looked up when read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,15 +210,32 @@ def budget_sweep(
         profile=profile.key,
         budget=profile.budget,
         ceiling=ceiling,
-        segments=tuple(s for s in segments if s.paths),
+        segments=tuple(s for s in segments if len(s.paths)),
         lengths=np.asarray(replay.lengths, dtype=np.int64),
         total=replay.total,
         fixed_blockers=tuple(fixed),
     )
 
 
+class UnitPaths(Sequence):
+    """The item paths of a run of units, read from the layer's paths only when asked for
+    (a run of 100,000 references costs nothing until its first paths are shown)."""
+
+    __slots__ = ("_indices", "_paths")
+
+    def __init__(self, paths: list[str], indices: np.ndarray):
+        self._paths, self._indices = paths, indices
+
+    def __len__(self) -> int:
+        return len(self._indices)
+
+    def __getitem__(self, at):
+        if isinstance(at, slice):
+            return [self._paths[i] for i in self._indices[at].tolist()]
+        return self._paths[int(self._indices[at])]
+
+
 def _segment(trace: LayerTrace, order: int, role: str, start: int, indices) -> Segment:
-    paths = trace.index.paths
     return Segment(
         order=order,
         layer=trace.layer.key,
@@ -226,7 +244,7 @@ def _segment(trace: LayerTrace, order: int, role: str, start: int, indices) -> S
         required=trace.rule.required,
         inline=trace.inline,
         start=start,
-        paths=tuple(paths[i] for i in np.asarray(indices, dtype=np.intp).tolist()),
+        paths=UnitPaths(trace.index.paths, np.asarray(indices, dtype=np.intp)),
     )
 
 
@@ -295,10 +313,9 @@ def sweep_json(sweep: BudgetSweep, *, units_shown: int = 200) -> dict:
         )
     units = []
     for segment in sweep.segments:
-        for n, path in enumerate(segment.paths):
+        shown = min(units_shown, len(sweep.lengths)) - segment.start
+        for n, path in enumerate(segment.paths[: max(0, shown)]):
             position = segment.start + n
-            if position >= min(units_shown, len(sweep.lengths)):
-                break
             units.append(
                 {
                     "position": position + 1,

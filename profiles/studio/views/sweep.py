@@ -63,14 +63,15 @@ def _units_between(sweep: BudgetSweep, low: int, high: int) -> list[dict]:
     """Return the first units admitted at position ``low`` up to (not including) ``high``."""
     units = []
     for segment in sweep.segments:
-        for n, path in enumerate(segment.paths):
-            position = segment.start + n
-            if low <= position < high:
-                units.append(
-                    {"layer": segment.layer, "item": path, "budget": sweep.least_budget(position)}
-                )
-                if len(units) == NAMED_UNITS:
-                    return units
+        first = max(low, segment.start)
+        last = min(high, segment.start + len(segment.paths), first + NAMED_UNITS - len(units))
+        for position in range(first, last):
+            path = segment.paths[position - segment.start]
+            units.append(
+                {"layer": segment.layer, "item": path, "budget": sweep.least_budget(position)}
+            )
+        if len(units) == NAMED_UNITS:
+            break
     return units
 
 
