@@ -35,6 +35,7 @@ def test_sweep__slider_to_one_token__units_go_out_preview_untouched_axe_clean(
     result = page.locator("#sweep-at-result")
     expect(result).to_contain_text("At 1 est. tokens:")
     expect(result).to_contain_text("fewer than at the profile’s budget")
+    expect(page.locator("#sweep-table")).to_contain_text("In at 1")  # swapped out of band
     expect(slider).to_be_focused()
     assert previews == []
     expect(page.locator("#preview-status")).to_have_text(status)

@@ -105,7 +105,8 @@ def sweep_context(sweep: BudgetSweep, at: int) -> dict:
 @throttled("preview")
 def profile_preview_sweep(request, key):
     """Return the budget sweep of the posted draft (``sweep_at``: the budget the slider shows;
-    ``part=at``: only what that budget admits, the slider itself is not replaced)."""
+    ``part=at``: only what that budget admits, the slider itself is not replaced: the figures
+    in place of the last ones, the chart and its table out of band)."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
@@ -123,5 +124,7 @@ def profile_preview_sweep(request, key):
         return HttpResponse('<p class="muted">Fix the highlighted fields first.</p>')
     at = whole_number(request.POST.get("sweep_at", "")) or sweep.budget
     context = {"profile": profile, **sweep_context(sweep, at)}
-    part = "sweep-at" if request.POST.get("part") == "at" else "sweep"
-    return render(request, f"profiles/_budget_sweep.html#{part}", context)
+    if request.POST.get("part") == "at":
+        context["oob"] = True  # the chart and table go out of band; the figures in place
+        return render(request, "profiles/_budget_sweep.html#sweep-at", context)
+    return render(request, "profiles/_budget_sweep.html#sweep", context)

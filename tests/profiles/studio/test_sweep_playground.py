@@ -69,6 +69,7 @@ def test_sweep__slider_at_one_token__only_the_at_part_and_fewer_units(editor_cli
     html = response.content.decode()
     no_template_syntax(html)
     assert 'type="range"' not in html  # the slider is not replaced while it is dragged
+    assert '<div id="sweep-table" hx-swap-oob="true">' in html and "In at 1</th>" in html
     assert "At 1 est. tokens:" in html
     assert "0 of" in html and admitted_at_budget > 0
     assert "fewer than at the profile’s budget" in html
