@@ -5,6 +5,8 @@ import re
 
 import pytest
 from django.core.cache import cache as django_cache
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from profiles.import_export.workspace import workspace_import
 from profiles.studio.views.playground import PLAYGROUND_PAGE
@@ -196,3 +198,23 @@ def test_playground__bad_now__each_row_names_the_field(editor_client, workspace)
     assert response.status_code == 200
     assert sorted(rows(html)) == ["qa-review", "support-answer"]
     assert html.count("status-ERROR") == 2 and html.count("<code>now</code>") == 2
+
+
+def test_playground__fifty_profiles__as_many_queries_as_two(editor_client, workspace):
+    editor_client.get(PLAYGROUND)  # the workspace snapshot is read and cached once
+    with CaptureQueriesContext(connection) as two:
+        editor_client.get(PLAYGROUND)
+    document = load_case_01()["workspace"]
+    base = document["profiles"][0]
+    document["profiles"] = [
+        {**base, "key": f"p-{n:03}", "objective": f"o-{n:03}", "environment": None}
+        for n in range(PLAYGROUND_PAGE)
+    ]
+    workspace_import(document=document, mode="replace")
+    editor_client.get(PLAYGROUND)
+    django_cache.clear()  # the counters, not the snapshot (a process-local cache)
+    with CaptureQueriesContext(connection) as fifty:
+        html = editor_client.get(PLAYGROUND).content.decode()
+
+    assert len(rows(html)) == PLAYGROUND_PAGE
+    assert len(fifty.captured_queries) <= len(two.captured_queries)
