@@ -77,8 +77,37 @@ def test_sweep__any_workspace_and_budget__equals_resolving_at_that_budget(scenar
         assert list(point.warnings) == resolution["warnings"]
 
 
+@st.composite
+def required_scenarios(draw):
+    """A scenario whose profile makes some layers required: RENDERING_INCOMPLETE and
+    REQUIRED_CONTEXT_OVER_BUDGET are rare otherwise."""
+    scenario = draw(scenarios())
+    profile = scenario.document["profiles"][scenario.profile_index]
+    try:  # mostly layers the profile selects: a required layer it omits blocks at any budget
+        layers = compile_workspace(scenario.document).resolve(scenario.request)["layers"]
+    except (WorkspaceError, RequestError):
+        layers = []
+    keys = [layer["layer"] for layer in layers if layer["decision"]["kind"] != R.OMITTED]
+    if not keys or draw(st.integers(0, 4)) == 0:
+        keys = [layer["key"] for layer in scenario.document["layers"]]
+    chosen = draw(st.lists(st.sampled_from(keys), min_size=1, unique=True)) if keys else []
+    rules = dict(profile.get("rules") or {})
+    for key in chosen:
+        rules[key] = {**(rules.get(key) or {}), "required": True}
+    profile["rules"] = rules
+    return scenario
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario=required_scenarios(), extra=st.lists(st.integers(1, 3000), max_size=3))
+def test_sweep__required_layers__status_equals_resolving_at_that_budget(scenario, extra):
+    test_sweep__any_workspace_and_budget__equals_resolving_at_that_budget.hypothesis.inner_test(
+        scenario=scenario, ceiling=3000, extra=extra
+    )
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(scenario=scenarios())
+@given(scenario=required_scenarios())
 def test_sweep__required_budgets__are_where_the_status_changes(scenario):
     try:
         compiled = compile_workspace(scenario.document)
