@@ -42,7 +42,8 @@ Where things are: ``resolver.compiled`` (the compiled workspace) runs the SPEC �
 ``resolver.engine`` over per-layer indexes (``resolver.index``, composing the BM25 postings of
 ``resolver.postings`` and the shared records of ``resolver.records``; ``resolver.patching``
 derives the index of an edited layer); ``resolver.report`` writes the SPEC §7 JSON;
-``resolver.validation`` checks documents (SPEC §2).
+``resolver.sweep`` tells what one request admits at every budget, from one pass (the studio's
+budget sweep); ``resolver.validation`` checks documents (SPEC §2).
 """
 
 from resolver.compiled import CompiledWorkspace, compile_workspace, resolve

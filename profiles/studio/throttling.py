@@ -33,17 +33,25 @@ def throttled(scope: str, *, cost: int = 1, unless=None):
         def wrapper(request, *args, **kwargs):
             if unless is not None and unless(request):
                 return view(request, *args, **kwargs)
-            wait = user_throttle_wait(scope=scope, user=request.user, cost=cost)
-            if wait is None:
-                return view(request, *args, **kwargs)
-            context = {"wait": wait, "what": _WHAT.get(scope, "this")}
-            template = "profiles/throttled.html"
-            if getattr(request, "htmx", False):
-                template += "#message"
-            response = render(request, template, context, status=429)
-            response["Retry-After"] = str(wait)
-            return response
+            refusal = throttle_refusal(request, scope=scope, cost=cost)
+            return view(request, *args, **kwargs) if refusal is None else refusal
 
         return wrapper
 
     return decorator
+
+
+def throttle_refusal(request, *, scope: str, cost: int = 1):
+    """Count ``cost`` requests of the user in ``scope``; return None when they are within the
+    rate, else the 429 answer (for a view whose cost is known only once it runs: the
+    playground resolves as many profiles as its page shows)."""
+    wait = user_throttle_wait(scope=scope, user=request.user, cost=cost)
+    if wait is None:
+        return None
+    context = {"wait": wait, "what": _WHAT.get(scope, "this")}
+    template = "profiles/throttled.html"
+    if getattr(request, "htmx", False):
+        template += "#message"
+    response = render(request, template, context, status=429)
+    response["Retry-After"] = str(wait)
+    return response

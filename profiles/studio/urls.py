@@ -7,7 +7,9 @@ from profiles.studio.views import (
     import_export,
     material,
     pages,
+    playground,
     safechange,
+    sweep,
     tokens,
 )
 
@@ -19,6 +21,7 @@ urlpatterns = [
     path("profiles/", authoring.profile_list, name="profile-list"),
     path("profiles/_new/", authoring.profile_create, name="profile-create"),
     path("profiles/_compare/", compare.profile_compare, name="profile-compare"),
+    path("profiles/_playground/", playground.profile_playground, name="profile-playground"),
     path("profiles/<slug:key>/details/", authoring.profile_edit, name="profile-edit"),
     path("profiles/<slug:key>/duplicate/", authoring.profile_duplicate, name="profile-duplicate"),
     path("profiles/<slug:key>/delete/", authoring.profile_delete, name="profile-delete"),
@@ -44,6 +47,11 @@ urlpatterns = [
     ),
     path(
         "profiles/<slug:key>/preview/cut/", editor.profile_preview_cut, name="profile-preview-cut"
+    ),
+    path(
+        "profiles/<slug:key>/preview/sweep/",
+        sweep.profile_preview_sweep,
+        name="profile-preview-sweep",
     ),
     path(
         "profiles/<slug:key>/preview/handoff/",

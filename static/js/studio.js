@@ -167,6 +167,18 @@
     }
   });
 
+  // Controls that only look at the preview (the budget sweep's slider, data-no-preview) keep
+  // their input events from the form: moving the slider must not re-resolve the preview. The
+  // slider's own htmx trigger has run by then (it listens on the slider itself).
+  function keepFromPreview() {
+    var preview = document.getElementById("preview");
+    if (!preview) return;
+    preview.addEventListener("input", function (event) {
+      if (event.target.closest && event.target.closest("[data-no-preview]")) event.stopPropagation();
+    });
+  }
+  document.addEventListener("DOMContentLoaded", keepFromPreview);
+
   // Confirmation buttons (e.g. delete) name their question in data-confirm.
   document.addEventListener("submit", function (event) {
     var question = event.target.getAttribute("data-confirm");

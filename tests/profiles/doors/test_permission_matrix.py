@@ -175,6 +175,9 @@ EXPECTATIONS: dict[str, Door] = {
     "profile-preview-handoff": Door(
         {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 200, LOGIN, 200, 200)}
     ),
+    "profile-preview-sweep": Door(
+        {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 200, LOGIN, 200, 200)}
+    ),
     # …sample-input actions are part of previewing (RESOLVE)…
     "profile-discard": Door(
         {"GET": (LOGIN, 405, LOGIN, 405, 405), "POST": (LOGIN, 302, LOGIN, 302, 302)}
@@ -190,6 +193,7 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (LOGIN, 403, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 400, 400)}
     ),
     "profile-compare": STUDIO_SIGNED_IN,
+    "profile-playground": STUDIO_SIGNED_IN,  # RESOLVE: one input against every profile
     "profile-edit": Door(  # WRITE_RULES; an empty form: errors (400)
         {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
     ),

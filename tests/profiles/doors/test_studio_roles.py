@@ -93,6 +93,7 @@ STUDIO_TEMPLATES = {
     "profiles/confirm_delete.html": (lambda: reverse("profile-delete", args=[PROFILE]), 403),
     "profiles/consumer_list.html": (lambda: reverse("consumer-list"), 200),
     "profiles/compare.html": (lambda: reverse("profile-compare"), 200),
+    "profiles/playground.html": (lambda: reverse("profile-playground"), 200),
     "profiles/tokens.html": (lambda: reverse("token-list"), 200),
     "profiles/item_list.html": (lambda: reverse("item-list", args=[LAYER]), 403),
     "profiles/workspace.html": (lambda: reverse("workspace-upload"), 403),
@@ -217,7 +218,7 @@ def test_preview__reader__shows_only_the_filtered_items(people):
         for layer in Layer.objects.all()
     ] + [
         client.post(reverse(name, args=[PROFILE]), data, headers={"HX-Request": "true"})
-        for name in ("profile-preview-cut", "profile-preview-handoff")
+        for name in ("profile-preview-cut", "profile-preview-handoff", "profile-preview-sweep")
     ]
 
     html = "".join(r.content.decode() for r in [response, *on_demand])

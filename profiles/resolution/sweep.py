@@ -1,0 +1,62 @@
+"""The budget sweep and the playground: one input at every budget, one input against every profile.
+
+Both resolve through the same compiled workspace as ``profile_resolve`` (the request's
+itemFilter applies as in any resolution); neither writes.
+"""
+
+from profiles.resolution.services import profile_resolve
+from profiles.workspace import cache
+from resolver import CompiledWorkspace, ResolverError
+from resolver.sweep import BudgetSweep, budget_sweep, default_ceiling
+
+# A page of the playground resolves at most this many profiles.
+PLAYGROUND_PAGE = 50
+
+
+def profile_budget_sweep(
+    *,
+    profile_key: str,
+    request: dict,
+    rule_overrides: dict | None = None,
+    budget_override: int | None = None,
+    compiled: CompiledWorkspace | None = None,
+) -> BudgetSweep:
+    """Return what the request admits at every budget up to the studio's ceiling (twice the
+    budget, at least 1,000 tokens): one pass of the stages, not one resolution per budget.
+
+    The request's profile selection is replaced by ``profile_key``; the overrides are the
+    unsaved edits (see ``profile_resolve``). Raises what ``profile_resolve`` raises.
+    """
+    request = {
+        key: value
+        for key, value in (request or {}).items()
+        if key not in ("profile", "consumer", "objective", "environment")
+    }
+    request["profile"] = profile_key
+    if compiled is None:
+        compiled = cache.workspace_get().compiled
+    if rule_overrides is not None or budget_override is not None:
+        compiled = compiled.with_profile_draft(
+            profile_key, rules=rule_overrides, budget=budget_override
+        )
+    budget = compiled.profiles[profile_key].budget
+    return budget_sweep(compiled, request, ceiling=default_ceiling(budget))
+
+
+def playground_resolve(
+    *, profile_keys: list[str], request: dict, compiled: CompiledWorkspace | None = None
+) -> list[dict]:
+    """Resolve one request (a summary) for each profile; return, per profile in order, the
+    resolution or ``{"error": …}`` for a request that profile refuses."""
+    if len(profile_keys) > PLAYGROUND_PAGE:
+        raise ValueError(f"at most {PLAYGROUND_PAGE} profiles at a time")
+    if compiled is None:
+        compiled = cache.workspace_get().compiled
+    request = {**request, "detail": "summary"}
+    out = []
+    for key in profile_keys:
+        try:
+            out.append(profile_resolve(profile=key, request=request, compiled=compiled))
+        except ResolverError as exc:  # this profile refuses the request: say so in its row
+            out.append({"error": {"code": exc.code, "message": exc.message, "path": exc.path}})
+    return out

@@ -1,0 +1,59 @@
+"""The budget sweep and the playground in a real browser: the slider shows what each budget
+admits without re-resolving the preview, and a playground row opens the editor on its input."""
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import screenshot
+from tests.browser.test_accessibility import check, report
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_sweep__slider_to_one_token__units_go_out_preview_untouched_axe_clean(
+    signed_in, live_server, workspace, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    page.goto(f"{live_server.url}/profiles/{workspace.key}/")
+    status = page.locator("#preview-status").inner_text()
+    previews = []
+    page.on(
+        "request",
+        lambda request: previews.append(request.url) if request.url.endswith("/preview/") else None,
+    )
+
+    # When the sweep is opened and its slider moved to its lowest budget by keyboard,
+    page.locator("#budget-sweep summary").click()
+    slider = page.get_by_label("Budget to try")
+    expect(slider).to_have_value(str(workspace.budget))
+    slider.focus()
+    page.keyboard.press("Home")
+
+    # then it says what 1 token admits, the slider keeps the focus, the preview is untouched.
+    result = page.locator("#sweep-at-result")
+    expect(result).to_contain_text("At 1 est. tokens:")
+    expect(result).to_contain_text("fewer than at the profile’s budget")
+    expect(page.locator("#sweep-table")).to_contain_text("In at 1")  # swapped out of band
+    expect(slider).to_be_focused()
+    assert previews == []
+    expect(page.locator("#preview-status")).to_have_text(status)
+    screenshot(page, f"editor-budget-sweep-{scheme}")
+    found = {}
+    check(page, f"editor, budget sweep at 1 token ({scheme})", found)
+    assert not found, report(found)
+
+
+def test_playground__row_link__opens_the_editor_with_that_input(signed_in, live_server, workspace):
+    page = signed_in
+    page.goto(f"{live_server.url}/profiles/")
+    page.get_by_role("link", name="One input, every profile").click()
+    page.get_by_label("message", exact=True).fill("card refund")
+    page.get_by_role("button", name="Resolve").click()
+    expect(page.locator("table.playground tbody tr")).to_have_count(2)
+
+    page.locator("table.playground").get_by_role("link", name=workspace.key).click()
+
+    expect(page.locator("#preview")).to_have_attribute("aria-live", "polite")
+    expect(page.get_by_label("message", exact=True)).to_have_value("card refund")
