@@ -296,6 +296,11 @@ class RulesFormSet(BaseFormSet):
     def get_form_kwargs(self, index):
         return {**super().get_form_kwargs(index), "layer": self.layers[index]}
 
+    @property
+    def default_rule_layers(self) -> list[str]:
+        """Return the keys of the layers on the default rule (no rule in the profile)."""
+        return [form.layer_key for form in self.forms if form.source_value == "default"]
+
     def rule_overrides(self) -> dict:
         """Return every layer's rule as the form gives it, for ``with_profile_draft``.
 

@@ -12,9 +12,10 @@ import re
 from django import forms
 from django.conf import settings
 
+from profiles.authoring.profiles import StartFrom
 from profiles.models import Consumer
 from profiles.workspace.mappers import canonical_string
-from profiles.workspace.selectors import consumer_get, consumer_list
+from profiles.workspace.selectors import consumer_get, consumer_list, layer_list, profile_list
 from profiles.workspace.validation import field_for_path
 from resolver import ResolverError
 from resolver.documents import load_json
@@ -382,7 +383,70 @@ class ProfileForm(EntryForm):
         self.add_entry_issues(issues)
 
 
-ProfileCreateForm = ProfileForm
+START_CHOICES = [
+    ("default", "Every layer, on the default rule (inline, no limits)"),
+    ("none", "No layers: every layer excluded, include the ones you need"),
+    ("layers", "These layers only (the others are excluded)"),
+    ("copy", "A copy of another profile's rules"),
+]
+
+
+class ProfileCreateForm(ProfileForm):
+    """A new profile: its own fields and what its rules start from (``start_from()``)."""
+
+    start = forms.ChoiceField(
+        label="Start from",
+        choices=START_CHOICES,
+        initial="default",
+        required=False,  # not given: every layer on the default rule, as before
+        widget=forms.RadioSelect,
+    )
+    start_layers = forms.MultipleChoiceField(
+        label="Layers to start with",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="With “These layers only”: the checked layers start on the default rule.",
+    )
+    start_copy = forms.ChoiceField(
+        label="Profile to copy",
+        required=False,
+        help_text="With “A copy”: the new profile gets every rule of this profile.",
+    )
+    field_order = [*ProfileForm.field_order, "start", "start_layers", "start_copy"]
+    entry_fields = {
+        **ProfileForm.entry_fields,
+        "startFrom": "start",
+        "startFrom.kind": "start",
+        "startFrom.layers": "start_layers",
+        "startFrom.profile": "start_copy",
+    }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["start_layers"].choices = [
+            (layer.key, f"{layer.key} — {layer.name}" if layer.name else layer.key)
+            for layer in layer_list()
+        ]
+        self.fields["start_copy"].choices = [("", "(choose a profile)")] + [
+            (profile.key, profile.key) for profile in profile_list()
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        start = cleaned["start"] = cleaned.get("start") or "default"
+        if start == "layers" and not cleaned.get("start_layers"):
+            self.add_error("start_layers", "check at least one layer, or start from no layers")
+        if start == "copy" and not cleaned.get("start_copy"):
+            self.add_error("start_copy", "choose the profile to copy")
+        return cleaned
+
+    def start_from(self) -> StartFrom:
+        data = self.cleaned_data
+        return StartFrom(
+            kind=data["start"],
+            layers=tuple(data["start_layers"]) if data["start"] == "layers" else (),
+            profile=data["start_copy"] if data["start"] == "copy" else None,
+        )
 
 
 # --- the workspace file -----------------------------------------------------------------------

@@ -1,0 +1,102 @@
+"""Starting right in the studio: what a new profile's rules start from, and the editor's
+count of the layers on the default rule."""
+
+import re
+
+import pytest
+
+from profiles.models import Consumer, Rule
+
+pytestmark = pytest.mark.django_db
+
+LAYERS = ["policies", "customer", "tickets", "kb", "release-notes", "runbooks", "glossary"]
+
+
+def new_profile(**extra) -> dict:
+    consumer = Consumer.objects.get(key="ops-agent")
+    return {
+        "name": "Release bot",
+        "key": "release-bot",
+        "consumer": consumer.pk,
+        "objective": "changelog",
+        "budget": "400",
+        **extra,
+    }
+
+
+def rules_of(key: str) -> dict:
+    return {
+        rule.layer.key: rule.participation
+        for rule in Rule.objects.filter(profile__key=key).select_related("layer")
+    }
+
+
+def test_profile_create__page__offers_the_four_starts_and_every_layer_and_profile(
+    editor_client, workspace
+):
+    html = editor_client.get("/profiles/_new/").content.decode()
+
+    assert "<legend>Start from</legend>" in html
+    assert set(re.findall(r'name="start" value="([a-z]+)"', html)) == {
+        "default",
+        "none",
+        "layers",
+        "copy",
+    }
+    assert "<legend>Layers to start with</legend>" in html
+    assert set(re.findall(r'name="start_layers" value="([a-z-]+)"', html)) >= set(LAYERS)
+    assert '<option value="qa-review">qa-review</option>' in html
+
+
+def test_profile_create__these_layers__the_others_excluded(editor_client, workspace):
+    response = editor_client.post(
+        "/profiles/_new/", new_profile(start="layers", start_layers=["release-notes"])
+    )
+
+    assert response.status_code == 302
+    rules = rules_of("release-bot")
+    assert "release-notes" not in rules
+    assert rules == {key: "exclude" for key in rules} and len(rules) == 7
+
+
+def test_profile_create__copy__gets_that_profiles_rules(editor_client, workspace):
+    response = editor_client.post(
+        "/profiles/_new/", new_profile(start="copy", start_copy="qa-review")
+    )
+
+    assert response.status_code == 302
+    assert rules_of("release-bot") == rules_of("qa-review")
+
+
+def test_profile_create__these_layers_none_checked__error_beside_the_checkboxes(
+    editor_client, workspace
+):
+    response = editor_client.post("/profiles/_new/", new_profile(start="layers"))
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert 'id="id_start_layers_error">check at least one layer' in html
+    assert not rules_of("release-bot")
+
+
+def test_profile_create__no_start_given__every_layer_on_the_default_rule(editor_client, workspace):
+    response = editor_client.post("/profiles/_new/", new_profile())
+
+    assert response.status_code == 302
+    assert rules_of("release-bot") == {}
+    html = editor_client.get("/profiles/release-bot/").content.decode()
+    assert "<strong>8 of 8 layers on the default rule</strong>" in html
+
+
+def test_editor__some_layers_on_the_default_rule__counted_and_linked_to_their_rows(
+    editor_client, workspace
+):
+    editor_client.post("/profiles/_new/", new_profile(start="none"))
+    Rule.objects.filter(profile__key="release-bot", layer__key="kb").delete()
+
+    html = editor_client.get("/profiles/release-bot/").content.decode()
+
+    summary = html.split('id="default-rule-summary"')[1].split("</p>")[0]
+    assert "<strong>1 of 8 layers on the default rule</strong>" in summary
+    assert '<a href="#rule-kb">kb</a>' in summary
+    assert 'id="rule-kb" tabindex="-1"' in html
