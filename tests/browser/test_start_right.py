@@ -1,0 +1,92 @@
+"""Starting right and keyboard focus in a real browser: what a new profile starts from, the
+rules table's selects at 1440 px, the focus of "Before you save", the jump between a
+timeline card and its rule row, the scenario status after "Save as scenario"."""
+
+import pytest
+from playwright.sync_api import expect
+
+from profiles.models import Rule
+from tests.browser.conftest import screenshot
+from tests.browser.test_accessibility import check, report
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# Width the text of a select's options needs (canvas metrics in the select's own font),
+# against the width the select gives it (its content box, less the drop-down arrow), and
+# whether the select is inside the visible width of the table's scrolling box.
+CUT_SELECTS = """() => {
+  const canvas = document.createElement("canvas").getContext("2d");
+  const cut = [];
+  const pane = document.querySelector("table.rules").parentElement.getBoundingClientRect();
+  document.querySelectorAll("table.rules select").forEach((select) => {
+    if (!select.getClientRects().length) return;  // in a closed disclosure
+    const box = select.getBoundingClientRect();
+    if (box.width && (box.right > pane.right + 0.5 || box.left < pane.left - 0.5)) {
+      cut.push(`${select.id}: outside the table's visible width`);
+      return;
+    }
+    const style = getComputedStyle(select);
+    canvas.font = style.font;
+    const room = select.clientWidth - parseFloat(style.paddingLeft)
+      - parseFloat(style.paddingRight) - 16;
+    for (const option of select.options) {
+      const needed = canvas.measureText(option.text).width;
+      if (needed > room + 0.5) { cut.push(`${select.id}: ${option.text}`); break; }
+    }
+  });
+  return cut;
+}"""
+
+
+def editor(page, live_server, key="support-answer"):
+    page.goto(f"{live_server.url}/profiles/{key}/")
+    expect(page.locator("#preview-status")).to_be_visible()
+
+
+def test_rules_table__1440_px__every_select_shows_its_whole_option_text(signed_in, live_server):
+    page = signed_in
+    page.set_viewport_size({"width": 1440, "height": 900})
+    editor(page, live_server)
+
+    assert page.evaluate(CUT_SELECTS) == []
+    # The rule's other fields (facets, currentness), disclosed.
+    page.evaluate("document.querySelectorAll('table.rules details').forEach((d) => d.open = true)")
+    assert page.evaluate(CUT_SELECTS) == []
+    page.locator("#rules").scroll_into_view_if_needed()
+    screenshot(page, "rules-table-1440")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_new_profile__these_layers_only__created_with_the_others_excluded_axe_clean(
+    signed_in, live_server, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    page.goto(f"{live_server.url}/profiles/_new/")
+    page.get_by_label("Name").fill("Release bot")
+    page.get_by_label("Consumer").select_option(label="ops-agent")
+    page.get_by_label("Objective").fill("changelog")
+    page.get_by_label("Budget").fill("400")
+    page.get_by_label("These layers only (the others are excluded)").check()
+    check(page, f"new profile form ({scheme})", found)
+
+    # No layer checked: the error is beside the checkboxes, nothing is created.
+    page.get_by_role("button", name="Create profile").click()
+    expect(page.locator("#id_start_layers_error")).to_contain_text("check at least one layer")
+    check(page, f"new profile form, no layer checked ({scheme})", found)
+
+    page.get_by_role("group", name="Layers to start with").get_by_label(
+        "release-notes — Release notes"
+    ).check()
+    page.get_by_role("button", name="Create profile").click()
+
+    expect(page.locator("#default-rule-summary")).to_contain_text(
+        "1 of 8 layers on the default rule"
+    )
+    check(page, f"editor of the new profile ({scheme})", found)
+    excluded = Rule.objects.filter(profile__key="release-bot", participation="exclude")
+    assert sorted(excluded.values_list("layer__key", flat=True)) == sorted(
+        ["policies", "customer", "tickets", "kb", "runbooks", "glossary", "status-page"]
+    )
+    assert not found, report(found)
