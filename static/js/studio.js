@@ -145,6 +145,47 @@
     save.click();
   });
 
+  // --- "Before you save": focus into the panel, and back where it was when it closes -------
+
+  var focusBeforeImpact = null;
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "save-impact") return;
+    if (!target.contains(document.activeElement)) focusBeforeImpact = document.activeElement;
+  });
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var panel = event.detail.target;
+    if (!panel || panel.id !== "save-impact") return;
+    var heading = panel.querySelector("h2");
+    if (heading) {
+      heading.setAttribute("tabindex", "-1");
+      heading.focus();
+    } else if (focusBeforeImpact && document.contains(focusBeforeImpact)) {
+      focusBeforeImpact.focus();  // "Keep editing": back to the field being edited
+      focusBeforeImpact = null;
+    }
+  });
+
+  // Escape in the panel is "Keep editing".
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape" || !event.target.closest || !event.target.closest("#save-impact")) return;
+    var keep = document.querySelector("#save-impact [data-keep-editing]");
+    if (keep) keep.click();
+  });
+
+  // No saved scenario: there is no impact to confirm, the save goes ahead (see
+  // profile_save_impact, which answers with this event instead of an empty panel).
+  document.addEventListener("save-impact-none", function () {
+    var form = document.getElementById("editor-form");
+    var save = document.getElementById("save-button");
+    if (form && save) {
+      leavingOnPurpose = true;
+      form.requestSubmit(save);
+    }
+  });
+
   // Suggest a key from a name while the key has not been typed by hand ("Order history" ->
   // "order-history"); the key field names its source with data-key-from.
   function slugify(text) {

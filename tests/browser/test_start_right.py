@@ -5,7 +5,7 @@ timeline card and its rule row, the scenario status after "Save as scenario"."""
 import pytest
 from playwright.sync_api import expect
 
-from profiles.models import Rule
+from profiles.models import Profile, Rule, Scenario
 from tests.browser.conftest import screenshot
 from tests.browser.test_accessibility import check, report
 
@@ -90,3 +90,57 @@ def test_new_profile__these_layers_only__created_with_the_others_excluded_axe_cl
         ["policies", "customer", "tickets", "kb", "runbooks", "glossary", "status-page"]
     )
     assert not found, report(found)
+
+
+# --- keyboard and focus ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_ctrl_s__focus_moves_into_before_you_save_and_back_on_escape(
+    signed_in, live_server, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    editor(page, live_server)
+    budget = page.get_by_label("budget", exact=True)
+    budget.fill("650")
+
+    page.keyboard.press("Control+s")
+
+    expect(page.get_by_role("heading", name="Before you save")).to_be_focused()
+    check(page, f"editor, before you save ({scheme})", found)
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Confirm save")).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#save-impact")).to_be_empty()
+    expect(budget).to_be_focused()
+    assert Profile.objects.get(key="support-answer").budget == 600
+    assert not found, report(found)
+
+
+def test_save__keep_editing_button__focus_back_on_save(signed_in, live_server):
+    page = signed_in
+    editor(page, live_server)
+    page.get_by_label("budget", exact=True).fill("650")
+
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_role("heading", name="Before you save")).to_be_focused()
+    page.get_by_role("button", name="Keep editing").click()
+
+    expect(page.locator("#save-impact")).to_be_empty()
+    expect(page.get_by_role("button", name="Save", exact=True)).to_be_focused()
+
+
+def test_save__no_saved_scenario__saves_without_an_empty_confirmation(signed_in, live_server):
+    page = signed_in
+    Scenario.objects.all().delete()
+    editor(page, live_server)
+    page.get_by_label("budget", exact=True).fill("650")
+
+    page.keyboard.press("Control+s")
+
+    expect(page.locator(".messages")).to_contain_text("Saved support-answer")
+    expect(page.locator("#unsaved-badge")).to_have_text("All changes saved")
+    expect(page.get_by_role("heading", name="Before you save")).to_have_count(0)
+    assert Profile.objects.get(key="support-answer").budget == 650
