@@ -186,6 +186,28 @@
     }
   });
 
+  // --- the scenario status: a preview begun before a scenario was loaded or saved is stale ---
+  // Its answer would put back the status of the scenario loaded before ("…, edited since it
+  // was loaded") after the new one's: the load/save answer carries a fresh preview anyway.
+
+  var requestCount = 0;
+  var lastSampleRequest = 0;
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var xhr = event.detail.xhr;
+    if (!xhr) return;
+    xhr.studioRequest = ++requestCount;
+    var target = event.detail.target;
+    if (target && target.id === "sample-input") lastSampleRequest = xhr.studioRequest;
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    var xhr = event.detail.xhr;
+    if (!target || target.id !== "preview" || !xhr || !xhr.studioRequest) return;
+    if (xhr.studioRequest < lastSampleRequest) event.detail.shouldSwap = false;
+  });
+
   // Suggest a key from a name while the key has not been typed by hand ("Order history" ->
   // "order-history"); the key field names its source with data-key-from.
   function slugify(text) {

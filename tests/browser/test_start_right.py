@@ -144,3 +144,24 @@ def test_save__no_saved_scenario__saves_without_an_empty_confirmation(signed_in,
     expect(page.locator("#unsaved-badge")).to_have_text("All changes saved")
     expect(page.get_by_role("heading", name="Before you save")).to_have_count(0)
     assert Profile.objects.get(key="support-answer").budget == 650
+
+
+def test_save_as_scenario__status_line_names_the_new_scenario_not_edited(signed_in, live_server):
+    page = signed_in
+    editor(page, live_server)
+    page.get_by_label("message", exact=True).fill("Where is my gift card return?")
+    state = page.locator("#scenario-state")
+    expect(state).to_contain_text("edited since it was loaded")
+
+    # The preview that typing the name starts answers after the save (a slow preview).
+    page.route("**/preview/", lambda route: (page.wait_for_timeout(1200), route.continue_()))
+    page.get_by_label("save as", exact=True).fill("Gift returns online")
+    page.wait_for_timeout(400)  # the debounced preview is on its way
+    page.get_by_role("button", name="Save as scenario").click()
+
+    picker = page.get_by_label("scenario", exact=True)
+    expect(picker.locator("option:checked")).to_have_text("Gift returns online")
+    expect(state).to_contain_text("Showing scenario Gift returns online.")
+    page.wait_for_timeout(1500)  # the slow preview has answered
+    expect(state).to_contain_text("Showing scenario Gift returns online.")
+    expect(state).not_to_contain_text("edited")
