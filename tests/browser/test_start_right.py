@@ -165,3 +165,19 @@ def test_save_as_scenario__status_line_names_the_new_scenario_not_edited(signed_
     page.wait_for_timeout(1500)  # the slow preview has answered
     expect(state).to_contain_text("Showing scenario Gift returns online.")
     expect(state).not_to_contain_text("edited")
+
+
+def test_timeline_card__jump_to_its_rule_row_and_back__focus_follows(signed_in, live_server):
+    page = signed_in
+    editor(page, live_server)
+
+    page.get_by_role("link", name="rule of kb in the rules table").focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#rule-kb")).to_be_focused()
+    # The next Tab is the row's own way back, then the row's controls.
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="timeline decision of kb")).to_be_focused()
+    page.keyboard.press("Enter")
+
+    expect(page.locator("#tl-kb")).to_be_focused()
+    expect(page.locator("#tl-kb")).to_be_in_viewport()

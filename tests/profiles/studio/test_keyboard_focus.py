@@ -36,3 +36,20 @@ def test_save_impact__a_saved_scenario__the_panel_to_confirm(editor_client, work
     html = response.content.decode()
     assert '<h2 id="save-impact-heading" tabindex="-1">Before you save</h2>' in html
     assert "data-keep-editing" in html
+
+
+def test_editor__timeline_card_and_rule_row__link_to_each_other_with_names(
+    editor_client, workspace
+):
+    html = editor_client.get(EDITOR).content.decode()
+
+    row = html.split('id="rule-kb" tabindex="-1"')[1].split("</th>")[0]
+    assert (
+        '<a class="jump-link" href="#tl-kb">timeline<span class="visually-hidden"> decision of '
+        "kb</span>" in row
+    )
+    card = html.split('id="tl-kb" tabindex="-1"')[1].split('<ol class="stages">')[0]
+    assert (
+        '<a class="jump-link" href="#rule-kb">rule<span class="visually-hidden"> of kb in the '
+        "rules table</span>" in card
+    )
