@@ -14,6 +14,8 @@ from django.conf import settings
 
 from profiles.authoring.profiles import StartFrom
 from profiles.models import Consumer
+from profiles.studio import suggestions
+from profiles.workspace import cache
 from profiles.workspace.mappers import canonical_string
 from profiles.workspace.selectors import consumer_get, consumer_list, layer_list, profile_list
 from profiles.workspace.validation import field_for_path
@@ -62,6 +64,10 @@ class EntryForm(forms.Form):
             if field is None and issue.path:
                 message = f"{issue.path}: {message}"
             self.add_error(field, message)
+
+    def save_warnings(self) -> list[str]:
+        """Return what the saved entry should be warned about (shown after the save)."""
+        return []
 
     def add_conflict(self, conflict) -> None:
         field = conflict.path if conflict.path in self.fields else None
@@ -203,6 +209,65 @@ class LayerForm(EntryForm):
         "requiresInput": "requires_input_text",
         "itemFilter": "item_filter_text",
     }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._suggest()
+
+    def _suggest(self) -> None:
+        """Give the free-text fields what the workspace knows (``field.suggestions``:
+        ``(value, label)``), and ``item_fields``: the metadata fields of the layer's items."""
+        document = cache.workspace_get().document
+        layer = suggestions.layer_entry(document, self.initial.get("key"))
+        self.items_count = len(layer.get("items") or []) if layer else 0
+        self.item_fields = suggestions.metadata_field_counts(
+            layer.get("items") or [] if layer else []
+        )
+        known = {
+            "objectives": [
+                (
+                    value,
+                    f"named {count} time{'s' if count != 1 else ''}",
+                )
+                for value, count in suggestions.objectives_used(document)
+            ],
+            "consumers": [
+                (consumer["key"], consumer.get("name") or consumer["key"])
+                for consumer in document["consumers"]
+            ],
+            "requires_input_text": [
+                (value, f"used by {count} layer{'s' if count != 1 else ''}")
+                for value, count in suggestions.input_keys_used(document)
+            ],
+            "item_filter_text": [
+                (field, f"on {count} of {self.items_count} items")
+                for field, count in self.item_fields
+            ],
+        }
+        for name, values in known.items():
+            field = self.fields[name]
+            field.suggestions = values
+            if values and name != "item_filter_text":  # a textarea takes no datalist
+                field.widget.attrs["list"] = f"id_{name}_suggestions"
+        self.fields["item_filter_text"].warnings = self.item_filter_warnings()
+
+    def save_warnings(self) -> list[str]:
+        return self.item_filter_warnings()
+
+    def item_filter_warnings(self) -> list[str]:
+        """Return a warning per item-filter field no item of the layer has (not an error:
+        the items may come later, but today the filter lets no item through)."""
+        if not self.items_count:
+            return []
+        if self.is_bound:
+            text = self.data.get("item_filter_text", "")
+        else:
+            text = self.initial.get("item_filter_text", "")
+        fields = [line.partition("=")[0].strip() for line in text.splitlines() if "=" in line]
+        return [
+            f"no item of this layer has a “{field}” field: the filter lets no item through"
+            for field in suggestions.fields_on_no_item(fields, self.item_fields)
+        ]
 
     @classmethod
     def initial_of(cls, entry: dict) -> dict:

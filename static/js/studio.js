@@ -208,6 +208,35 @@
     if (xhr.studioRequest < lastSampleRequest) event.detail.shouldSwap = false;
   });
 
+  // --- a currentness field on no item: warn (not an error) -----------------------------------
+  // The field's datalist holds the metadata fields the layer's items have; an empty field
+  // means the default one (data-default-field), which matters once a maximum age is set.
+
+  function checkField(input) {
+    var warning = document.getElementById(input.getAttribute("data-field-check"));
+    var list = input.list;
+    if (!warning || !list || warning.getAttribute("data-items") === "0") return;
+    var age = document.getElementById(input.getAttribute("data-age-control"));
+    var field = input.value.trim();
+    if (!field && age && age.value.trim()) field = input.getAttribute("data-default-field");
+    if (!field) { warning.textContent = ""; return; }  // no currentness limit: no date needed
+    var known = Array.prototype.some.call(list.options, function (o) { return o.value === field; });
+    warning.textContent = known ? "" :
+      "No item of this layer has a “" + field + "” field: every item is undated.";
+  }
+
+  document.addEventListener("input", function (event) {
+    var target = event.target;
+    if (!target.hasAttribute) return;
+    if (target.hasAttribute("data-field-check")) checkField(target);
+    var field = target.id && document.querySelector('[data-age-control="' + target.id + '"]');
+    if (field) checkField(field);
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-field-check]").forEach(checkField);
+  });
+
   // Suggest a key from a name while the key has not been typed by hand ("Order history" ->
   // "order-history"); the key field names its source with data-key-from.
   function slugify(text) {

@@ -181,3 +181,49 @@ def test_timeline_card__jump_to_its_rule_row_and_back__focus_follows(signed_in, 
 
     expect(page.locator("#tl-kb")).to_be_focused()
     expect(page.locator("#tl-kb")).to_be_in_viewport()
+
+
+# --- suggestions -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_currentness_field__on_no_item__warned_then_fixed_from_the_suggestions(
+    signed_in, live_server, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    editor(page, live_server)
+    page.locator('[data-rule-layer="release-notes"] summary').click()
+    warning = page.locator("#warn-release-notes-currentness-field")
+    expect(warning).to_be_empty()  # no maximum age: no date needed
+
+    page.get_by_label("release-notes currentness.maxAgeDays", exact=True).fill("30")
+    expect(warning).to_have_text(
+        "No item of this layer has a “updated” field: every item is undated."
+    )
+    check(page, f"editor, currentness field on no item ({scheme})", found)
+    options = page.locator("#md-release-notes option")
+    expect(options).to_have_count(1)
+    assert options.first.get_attribute("label") == "on 2 of 2 items"
+    page.get_by_label("release-notes currentness.field", exact=True).fill("date")
+
+    expect(warning).to_be_empty()
+    assert not found, report(found)
+
+
+def test_layer_edit__suggestions_and_a_filter_field_on_no_item__axe_clean(signed_in, live_server):
+    page = signed_in
+    found = {}
+    page.goto(f"{live_server.url}/layers/tickets/")
+    expect(page.locator("#id_item_filter_text_known")).to_contain_text("customer_id")
+    check(page, "layer edit with suggestions", found)
+    page.get_by_label("Item filter").fill("customerId = customer_id")
+    page.get_by_role("button", name="Save").click()
+
+    expect(page.locator(".message-warning")).to_contain_text("“customerId”")
+    check(page, "layer list after a save with a warning", found)
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        check(page, f"layer list after a save with a warning ({scheme})", found)
+    assert not found, report(found)

@@ -100,3 +100,53 @@ def test_editor__some_layers_on_the_default_rule__counted_and_linked_to_their_ro
     assert "<strong>1 of 8 layers on the default rule</strong>" in summary
     assert '<a href="#rule-kb">kb</a>' in summary
     assert 'id="rule-kb" tabindex="-1"' in html
+
+
+# --- suggestions instead of free text --------------------------------------------------------
+
+
+def test_layer_edit__free_text_fields__suggest_what_the_workspace_knows(editor_client, workspace):
+    html = editor_client.get("/layers/tickets/").content.decode()
+
+    objectives = html.split('<datalist id="id_objectives_suggestions">')[1].split("</datalist>")[0]
+    assert '<option value="answer-ticket"' in objectives
+    assert '<option value="review-answer"' in objectives
+    assert 'list="id_objectives_suggestions"' in html
+    consumers = html.split('<datalist id="id_consumers_suggestions">')[1].split("</datalist>")[0]
+    assert '<option value="qa-bot"' in consumers
+    inputs = html.split('<datalist id="id_requires_input_text_suggestions">')[1]
+    assert '<option value="customer_id" label="used by 2 layers">' in inputs
+    # The item filter names metadata fields: the ones the layer's items have, with counts.
+    known = html.split('id="id_item_filter_text_known"')[1].split("</span>\n")[0]
+    assert "<code>customer_id</code> <span" in known and "(on 4 of 4 items)" in known
+
+
+def test_layer_edit__filter_field_on_no_item__warned_and_still_saved(editor_client, workspace):
+    html = editor_client.get("/layers/tickets/").content.decode()
+    assert 'class="field-warning"' not in html
+    data = {
+        "name": "Customer tickets",
+        "key": "tickets",
+        "availability": "auto",
+        "item_filter_text": "customerId = customer_id",
+        "etag": re.search(r'name="etag" value="([^"]*)"', html).group(1).replace("&quot;", '"'),
+    }
+
+    response = editor_client.post("/layers/tickets/", data, follow=True)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "no item of this layer has a “customerId” field" in page
+
+
+def test_editor__currentness_field__suggests_the_layers_metadata_fields_with_counts(
+    editor_client, workspace
+):
+    html = editor_client.get("/profiles/support-answer/").content.decode()
+
+    control = html.split('id="r-release-notes-currentness-field"')[1].split(">")[0]
+    assert 'list="md-release-notes"' in control
+    assert 'aria-describedby="err-release-notes-currentness-field warn-release-notes-' in control
+    datalist = html.split('<datalist id="md-release-notes">')[1].split("</datalist>")[0]
+    assert datalist == '<option value="date" label="on 2 of 2 items"></option>'
+    assert '<span class="field-warning" id="warn-release-notes-currentness-field"' in html
