@@ -336,7 +336,73 @@ class ItemForm(EntryForm):
         widget=forms.Textarea(attrs={"rows": 6, "class": "mono", "spellcheck": "false"}),
         help_text='A JSON object, e.g. {"updated": "2026-11-20", "customer_id": "C-7"}.',
     )
+    metadata_mode = forms.ChoiceField(
+        label="Edit the metadata as",
+        required=False,  # not given (a client of the JSON field only): the JSON
+        choices=[("rows", "key / value rows"), ("json", "raw JSON")],
+        initial="rows",
+        widget=forms.RadioSelect,
+    )
+    field_order = ["path", "title", "body", "metadata_mode", "metadata_text"]
     entry_fields = {"path": "path", "title": "title", "body": "body", "metadata": "metadata_text"}
+    BLANK_ROWS = 3
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields[
+            "metadata_text"
+        ].help_text = (
+            'With “raw JSON”: a JSON object, e.g. {"updated": "2026-11-20", "customer_id": "C-7"}.'
+        )
+        self.metadata_rows = self._rows()
+
+    def _rows(self) -> list[dict]:
+        """Return the key/value rows shown: the posted ones, or the metadata's and blanks.
+
+        A value is written as text; one that is JSON but not text (3, true, [1, 2]) is
+        written as JSON, and so is text that would read as such ("3" as ``"3"``).
+        """
+        if self.is_bound:
+            count = str(self.data.get("metadata_rows") or "0")
+            count = min(int(count), 1000) if count.isdecimal() else 0
+            pairs = [
+                (self.data.get(f"metadata_key_{i}", ""), self.data.get(f"metadata_value_{i}", ""))
+                for i in range(count)
+            ]
+        else:
+            try:
+                metadata = json.loads(self.initial.get("metadata_text") or "{}")
+            except ValueError:
+                metadata = {}
+            pairs = [(key, metadata_value_text(value)) for key, value in metadata.items()]
+            pairs += [("", "")] * self.BLANK_ROWS
+        return [
+            {"index": i, "key": key, "value": value, "error": ""}
+            for i, (key, value) in enumerate(pairs)
+        ]
+
+    def _metadata_from_rows(self) -> dict | None:
+        """Return the metadata the rows give, or None when a row is wrong (its ``error``)."""
+        metadata: dict = {}
+        first_row: dict[str, int] = {}
+        for row in self.metadata_rows:
+            key, text = row["key"].strip(), row["value"].strip()
+            number = row["index"] + 1
+            if not key and not text:
+                continue
+            if not key:
+                row["error"] = f"row {number}: give the field a name"
+            elif key in first_row:
+                row["error"] = f"row {number}: “{key}” is already row {first_row[key]}"
+            else:
+                try:
+                    metadata[key] = metadata_value_of(text)
+                except ResolverError as exc:
+                    row["error"] = f"row {number}: {exc.message}"
+                first_row[key] = number
+        if any(row["error"] for row in self.metadata_rows):
+            return None
+        return metadata
 
     @classmethod
     def initial_of(cls, entry: dict) -> dict:
@@ -346,6 +412,16 @@ class ItemForm(EntryForm):
             "body": entry.get("body", ""),
             "metadata_text": json.dumps(entry.get("metadata") or {}, indent=2, ensure_ascii=False),
         }
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("metadata_mode") == "rows":
+            self.errors.pop("metadata_text", None)  # the JSON is not what was edited
+            metadata = self._metadata_from_rows()
+            if metadata is None:
+                self.add_error("metadata_mode", "fix the marked metadata rows")
+            cleaned["metadata_text"] = metadata or {}
+        return cleaned
 
     def clean_metadata_text(self) -> dict:
         text = self.cleaned_data["metadata_text"].strip()
@@ -369,6 +445,27 @@ class ItemForm(EntryForm):
             "body": data["body"],
             "metadata": data["metadata_text"],
         }
+
+
+def metadata_value_text(value) -> str:
+    """Return how a metadata value is written in a row (see ``metadata_value_of``)."""
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError:
+            return value  # plain text
+    return json.dumps(value, ensure_ascii=False)
+
+
+def metadata_value_of(text: str):
+    """Return the value a row's text means: JSON when it is JSON (3, true, "3", [1, 2]),
+    else the text itself; text that opens as JSON ({, [ or ") must be valid JSON."""
+    try:
+        return load_json(text, allow_nan=False)
+    except ResolverError:
+        if text[:1] in ("{", "[", '"'):
+            raise
+        return text
 
 
 # --- profiles ---------------------------------------------------------------------------------

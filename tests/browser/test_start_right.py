@@ -5,7 +5,7 @@ timeline card and its rule row, the scenario status after "Save as scenario"."""
 import pytest
 from playwright.sync_api import expect
 
-from profiles.models import Profile, Rule, Scenario
+from profiles.models import Item, Profile, Rule, Scenario
 from tests.browser.conftest import screenshot
 from tests.browser.test_accessibility import check, report
 
@@ -226,4 +226,35 @@ def test_layer_edit__suggestions_and_a_filter_field_on_no_item__axe_clean(signed
     for scheme in ("light", "dark"):
         page.emulate_media(color_scheme=scheme)
         check(page, f"layer list after a save with a warning ({scheme})", found)
+    assert not found, report(found)
+
+
+# --- metadata rows --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_item_form__metadata_rows__errors_per_row_then_saved_axe_clean(
+    signed_in, live_server, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    item = Item.objects.filter(layer__key="customer").order_by("position").first()
+    page.goto(f"{live_server.url}/layers/customer/items/{item.pk}/")
+    expect(page.get_by_label("metadata row 1 field")).to_have_value("customer_id")
+    check(page, f"item form with metadata rows ({scheme})", found)
+
+    page.get_by_label("metadata row 3 value").fill("gold")
+    page.get_by_role("button", name="Save").click()
+    row_error = page.locator("#metadata_error_2")
+    expect(row_error).to_have_text("row 3: give the field a name")
+    expect(page.get_by_label("metadata row 3 value")).to_have_attribute("aria-invalid", "true")
+    check(page, f"item form, a metadata row wrong ({scheme})", found)
+
+    page.get_by_label("metadata row 3 field").fill("tier")
+    page.get_by_role("button", name="Save").click()
+
+    expect(page.locator(".message-success")).to_be_visible()
+    item.refresh_from_db()
+    assert item.metadata["tier"] == "gold"
     assert not found, report(found)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from profiles.models import Consumer, Rule
+from profiles.models import Consumer, Item, Rule
 
 pytestmark = pytest.mark.django_db
 
@@ -150,3 +150,100 @@ def test_editor__currentness_field__suggests_the_layers_metadata_fields_with_cou
     datalist = html.split('<datalist id="md-release-notes">')[1].split("</datalist>")[0]
     assert datalist == '<option value="date" label="on 2 of 2 items"></option>'
     assert '<span class="field-warning" id="warn-release-notes-currentness-field"' in html
+
+
+# --- metadata as key/value rows ---------------------------------------------------------------
+
+
+def item_page(client) -> tuple[str, str]:
+    item = Item.objects.filter(layer__key="customer").order_by("position").first()
+    url = f"/layers/customer/items/{item.pk}/"
+    return url, client.get(url).content.decode()
+
+
+def test_item_edit__metadata__one_row_per_field_and_blanks_rows_chosen(editor_client, workspace):
+    _url, html = item_page(editor_client)
+
+    assert 'name="metadata_key_0" id="metadata_key_0" value="customer_id"' in html
+    assert 'name="metadata_value_0" id="metadata_value_0" value="C-7"' in html
+    assert 'name="metadata_key_1" id="metadata_key_1" value="updated"' in html
+    assert 'name="metadata_key_4" id="metadata_key_4" value=""' in html  # three blank rows
+    assert '<input type="hidden" name="metadata_rows" value="5">' in html
+    assert (
+        'name="metadata_mode" value="rows"' in html
+        and "checked" in html.split('name="metadata_mode" value="rows"')[1].split(">")[0]
+    )
+    assert 'name="metadata_text"' in html  # raw JSON stays an option
+
+
+def rows_post(html: str, rows: list[tuple[str, str]], mode: str = "rows") -> dict:
+    data = {
+        "path": re.search(r'name="path"[^>]*value="([^"]*)"', html).group(1),
+        "title": "Dana",
+        "body": "Customer Dana.",
+        "metadata_mode": mode,
+        "metadata_text": '{"ignored": true}',
+        "metadata_rows": str(len(rows)),
+        "etag": re.search(r'name="etag" value="([^"]*)"', html).group(1).replace("&quot;", '"'),
+    }
+    for i, (key, value) in enumerate(rows):
+        data[f"metadata_key_{i}"], data[f"metadata_value_{i}"] = key, value
+    return data
+
+
+def test_item_edit__rows__saved_with_json_values_read_as_json(editor_client, workspace):
+    url, html = item_page(editor_client)
+    rows = [("customer_id", "C-7"), ("updated", "2026-11-03"), ("", ""), ("tier", "3")]
+    rows += [("vip", "true"), ("code", '"007"')]
+
+    response = editor_client.post(url, rows_post(html, rows))
+
+    assert response.status_code == 302
+    item = Item.objects.get(layer__key="customer", path=rows_post(html, [])["path"])
+    assert item.metadata == {
+        "customer_id": "C-7",
+        "updated": "2026-11-03",
+        "tier": 3,
+        "vip": True,
+        "code": "007",
+    }
+
+
+def test_item_edit__bad_rows__an_error_beside_each_row_nothing_saved(editor_client, workspace):
+    url, html = item_page(editor_client)
+    before = Item.objects.get(layer__key="customer", path=rows_post(html, [])["path"]).metadata
+    rows = [("customer_id", "C-7"), ("", "orphan"), ("customer_id", "C-8"), ("list", "[1, 2")]
+
+    response = editor_client.post(url, rows_post(html, rows))
+
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert '<span class="field-error" id="metadata_error_1">row 2: give the field a name' in page
+    assert 'id="metadata_error_2">row 3: “customer_id” is already row 1</span>' in page
+    assert 'id="metadata_error_3">row 4: not valid JSON' in page
+    assert 'aria-describedby="metadata_error_3"' in page
+    assert 'value="orphan"' in page  # what was typed stays
+    assert Item.objects.get(layer__key="customer", path=rows_post(html, [])["path"]).metadata == (
+        before
+    )
+
+
+def test_item_edit__raw_json_chosen__the_json_is_saved(editor_client, workspace):
+    url, html = item_page(editor_client)
+    data = rows_post(html, [("ignored", "x")], mode="json") | {
+        "metadata_text": '{"customer_id": "C-7", "updated": "2026-11-04"}'
+    }
+
+    assert editor_client.post(url, data).status_code == 302
+    item = Item.objects.get(layer__key="customer", path=data["path"])
+    assert item.metadata == {"customer_id": "C-7", "updated": "2026-11-04"}
+
+
+@pytest.mark.parametrize("count", ["abc", "-3", "99999999999999999999", "٣"])
+def test_item_edit__row_count_not_a_number__no_rows_read_no_crash(editor_client, workspace, count):
+    url, html = item_page(editor_client)
+    data = rows_post(html, [("customer_id", "C-7")]) | {"metadata_rows": count}
+
+    response = editor_client.post(url, data)
+
+    assert response.status_code in (302, 400)
