@@ -457,13 +457,17 @@ def metadata_value_text(value) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
 def metadata_value_of(text: str):
     """Return the value a row's text means: JSON when it is JSON (3, true, "3", [1, 2]),
-    else the text itself; text that opens as JSON ({, [ or ") must be valid JSON."""
+    else the text itself; text that opens as JSON ({, [ or ") or is written as a number must
+    be valid JSON (a number of 5,000 digits is refused, not kept as text)."""
     try:
         return load_json(text, allow_nan=False)
     except ResolverError:
-        if text[:1] in ("{", "[", '"'):
+        if text[:1] in ("{", "[", '"') or JSON_NUMBER.fullmatch(text):
             raise
         return text
 
