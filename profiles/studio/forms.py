@@ -14,7 +14,7 @@ from django.conf import settings
 
 from profiles.authoring.profiles import StartFrom
 from profiles.models import Consumer
-from profiles.studio import suggestions
+from profiles.studio import metadata_rows, suggestions
 from profiles.workspace import cache
 from profiles.workspace.mappers import canonical_string
 from profiles.workspace.selectors import consumer_get, consumer_list, layer_list, profile_list
@@ -223,27 +223,9 @@ class LayerForm(EntryForm):
         self.item_fields = suggestions.metadata_field_counts(
             layer.get("items") or [] if layer else []
         )
-        known = {
-            "objectives": [
-                (
-                    value,
-                    f"named {count} time{'s' if count != 1 else ''}",
-                )
-                for value, count in suggestions.objectives_used(document)
-            ],
-            "consumers": [
-                (consumer["key"], consumer.get("name") or consumer["key"])
-                for consumer in document["consumers"]
-            ],
-            "requires_input_text": [
-                (value, f"used by {count} layer{'s' if count != 1 else ''}")
-                for value, count in suggestions.input_keys_used(document)
-            ],
-            "item_filter_text": [
-                (field, f"on {count} of {self.items_count} items")
-                for field, count in self.item_fields
-            ],
-        }
+        known = suggestions.layer_field_suggestions(
+            document, item_fields=self.item_fields, items_count=self.items_count
+        )
         for name, values in known.items():
             field = self.fields[name]
             field.suggestions = values
@@ -345,7 +327,6 @@ class ItemForm(EntryForm):
     )
     field_order = ["path", "title", "body", "metadata_mode", "metadata_text"]
     entry_fields = {"path": "path", "title": "title", "body": "body", "metadata": "metadata_text"}
-    BLANK_ROWS = 3
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -357,52 +338,14 @@ class ItemForm(EntryForm):
         self.metadata_rows = self._rows()
 
     def _rows(self) -> list[dict]:
-        """Return the key/value rows shown: the posted ones, or the metadata's and blanks.
-
-        A value is written as text; one that is JSON but not text (3, true, [1, 2]) is
-        written as JSON, and so is text that would read as such ("3" as ``"3"``).
-        """
+        """Return the key/value rows shown: the posted ones, or the metadata's and blanks."""
         if self.is_bound:
-            count = str(self.data.get("metadata_rows") or "0")
-            count = min(int(count), 1000) if count.isdecimal() else 0
-            pairs = [
-                (self.data.get(f"metadata_key_{i}", ""), self.data.get(f"metadata_value_{i}", ""))
-                for i in range(count)
-            ]
-        else:
-            try:
-                metadata = json.loads(self.initial.get("metadata_text") or "{}")
-            except ValueError:
-                metadata = {}
-            pairs = [(key, metadata_value_text(value)) for key, value in metadata.items()]
-            pairs += [("", "")] * self.BLANK_ROWS
-        return [
-            {"index": i, "key": key, "value": value, "error": ""}
-            for i, (key, value) in enumerate(pairs)
-        ]
-
-    def _metadata_from_rows(self) -> dict | None:
-        """Return the metadata the rows give, or None when a row is wrong (its ``error``)."""
-        metadata: dict = {}
-        first_row: dict[str, int] = {}
-        for row in self.metadata_rows:
-            key, text = row["key"].strip(), row["value"].strip()
-            number = row["index"] + 1
-            if not key and not text:
-                continue
-            if not key:
-                row["error"] = f"row {number}: give the field a name"
-            elif key in first_row:
-                row["error"] = f"row {number}: “{key}” is already row {first_row[key]}"
-            else:
-                try:
-                    metadata[key] = metadata_value_of(text)
-                except ResolverError as exc:
-                    row["error"] = f"row {number}: {exc.message}"
-                first_row[key] = number
-        if any(row["error"] for row in self.metadata_rows):
-            return None
-        return metadata
+            return metadata_rows.rows_posted(self.data)
+        try:
+            metadata = json.loads(self.initial.get("metadata_text") or "{}")
+        except ValueError:
+            metadata = {}
+        return metadata_rows.rows_of(metadata if isinstance(metadata, dict) else {})
 
     @classmethod
     def initial_of(cls, entry: dict) -> dict:
@@ -417,7 +360,7 @@ class ItemForm(EntryForm):
         cleaned = super().clean()
         if cleaned.get("metadata_mode") == "rows":
             self.errors.pop("metadata_text", None)  # the JSON is not what was edited
-            metadata = self._metadata_from_rows()
+            metadata = metadata_rows.metadata_of_rows(self.metadata_rows)
             if metadata is None:
                 self.add_error("metadata_mode", "fix the marked metadata rows")
             cleaned["metadata_text"] = metadata or {}
@@ -445,31 +388,6 @@ class ItemForm(EntryForm):
             "body": data["body"],
             "metadata": data["metadata_text"],
         }
-
-
-def metadata_value_text(value) -> str:
-    """Return how a metadata value is written in a row (see ``metadata_value_of``)."""
-    if isinstance(value, str):
-        try:
-            json.loads(value)
-        except ValueError:
-            return value  # plain text
-    return json.dumps(value, ensure_ascii=False)
-
-
-JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
-
-
-def metadata_value_of(text: str):
-    """Return the value a row's text means: JSON when it is JSON (3, true, "3", [1, 2]),
-    else the text itself; text that opens as JSON ({, [ or ") or is written as a number must
-    be valid JSON (a number of 5,000 digits is refused, not kept as text)."""
-    try:
-        return load_json(text, allow_nan=False)
-    except ResolverError:
-        if text[:1] in ("{", "[", '"') or JSON_NUMBER.fullmatch(text):
-            raise
-        return text
 
 
 # --- profiles ---------------------------------------------------------------------------------

@@ -40,3 +40,29 @@ def fields_on_no_item(fields, counts: list[tuple[str, int]]) -> list[str]:
     """Return the ``fields`` no item has (in the order given)."""
     present = {field for field, _count in counts}
     return [field for field in fields if field not in present]
+
+
+def _times(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def layer_field_suggestions(
+    document: dict, *, item_fields: list[tuple[str, int]], items_count: int
+) -> dict[str, list[tuple[str, str]]]:
+    """Return the layer form's suggestions: field name -> ``(value, label)``."""
+    return {
+        "objectives": [
+            (value, f"named {_times(count, 'time')}") for value, count in objectives_used(document)
+        ],
+        "consumers": [
+            (consumer["key"], consumer.get("name") or consumer["key"])
+            for consumer in document["consumers"]
+        ],
+        "requires_input_text": [
+            (value, f"used by {_times(count, 'layer')}")
+            for value, count in input_keys_used(document)
+        ],
+        "item_filter_text": [
+            (field, f"on {count} of {items_count} items") for field, count in item_fields
+        ],
+    }
