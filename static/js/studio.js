@@ -237,6 +237,19 @@
     document.querySelectorAll("[data-field-check]").forEach(checkField);
   });
 
+  // --- the item's metadata: editing the rows or the JSON chooses that mode -------------------
+
+  document.addEventListener("input", function (event) {
+    var name = event.target.getAttribute && event.target.getAttribute("name");
+    if (!name || !event.target.form) return;
+    var mode = null;
+    if (name === "metadata_text") mode = "json";
+    else if (/^metadata_(key|value)_\d+$/.test(name)) mode = "rows";
+    if (!mode) return;
+    var radio = event.target.form.querySelector('input[name="metadata_mode"][value="' + mode + '"]');
+    if (radio) radio.checked = true;
+  });
+
   // Suggest a key from a name while the key has not been typed by hand ("Order history" ->
   // "order-history"); the key field names its source with data-key-from.
   function slugify(text) {

@@ -258,3 +258,14 @@ def test_item_form__metadata_rows__errors_per_row_then_saved_axe_clean(
     item.refresh_from_db()
     assert item.metadata["tier"] == "gold"
     assert not found, report(found)
+
+
+def test_item_form__typing_in_the_json__chooses_the_json_mode(signed_in, live_server):
+    page = signed_in
+    page.goto(f"{live_server.url}/layers/kb/items/_new/")
+    expect(page.get_by_label("key / value rows")).to_be_checked()
+
+    page.get_by_label("Metadata", exact=True).fill('{"updated": "2026-11-30"}')
+    expect(page.get_by_label("raw JSON")).to_be_checked()
+    page.get_by_label("metadata row 1 field").fill("updated")
+    expect(page.get_by_label("key / value rows")).to_be_checked()
