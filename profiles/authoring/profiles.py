@@ -8,6 +8,7 @@ the profile's path like the engine would.
 """
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError
@@ -25,6 +26,7 @@ from profiles.workspace.mappers import (
 from profiles.workspace.selectors import layer_keys_list, profile_with_rules_get
 from profiles.workspace.validation import MAX_LISTED_ISSUES, rules_merged, validate_profile
 from profiles.workspace.writing import (
+    EntryInvalid,
     assign,
     conflict_for,
     delete_row,
@@ -32,6 +34,7 @@ from profiles.workspace.writing import (
     save_row,
     workspace_changed,
 )
+from resolver import ValidationIssue
 
 # Every field of a rule document set to None: merged with a partial rule, it replaces the rule.
 RULE_CLEARED = dict.fromkeys((*RULE_FIELDS, "currentness"))
@@ -133,12 +136,72 @@ def _entry(profile: Profile) -> dict:
     )
 
 
-def profile_create(*, document: dict, user=None, origin: WriteOrigin | None = None) -> Profile:
-    """Create a profile with the rules its entry gives; raise ``EntryInvalid`` (the engine's
-    issues, a selection another profile has) or ``Conflict`` (the key is taken)."""
+# What a new profile's rules start from: every layer on the default rule (inline, unbounded),
+# no layer (each one excluded), only the layers named, or the rules of another profile.
+START_KINDS = ("default", "none", "layers", "copy")
+EXCLUDED = {"participation": "exclude"}
+
+
+@dataclass(frozen=True)
+class StartFrom:
+    """Where a new profile's rules come from (``kind`` is one of ``START_KINDS``).
+
+    ``layers`` are the layers a ``"layers"`` start keeps on the default rule (every other
+    one is excluded); ``profile`` is the key of the profile a ``"copy"`` start copies.
+    """
+
+    kind: str = "default"
+    layers: tuple[str, ...] = ()
+    profile: str | None = None
+
+
+def _start_issue(row: Profile, path: str, message: str) -> EntryInvalid:
+    return EntryInvalid.at([ValidationIssue(f"startFrom.{path}", message)], row)
+
+
+def profile_starting_rules(start: StartFrom, *, row: Profile | None = None) -> dict:
+    """Return the rules (layer key -> rule) a new profile gets from ``start``.
+
+    Raise ``EntryInvalid`` at ``startFrom.<field>`` of ``row``'s entry (a new profile by
+    default) for an unknown kind, layer or profile.
+    """
+    row = row if row is not None else Profile()
+    if start.kind not in START_KINDS:
+        raise _start_issue(
+            row, "kind", f"must be one of {', '.join(START_KINDS)} (got {start.kind})"
+        )
+    if start.kind == "default":
+        return {}
+    if start.kind == "copy":
+        try:
+            source = profile_with_rules_get(key=str(start.profile or ""))
+        except Profile.DoesNotExist:
+            raise _start_issue(row, "profile", f'no profile "{start.profile}" to copy') from None
+        return dict(_entry(source).get("rules") or {})
+    layer_keys = layer_keys_list()
+    unknown = [key for key in start.layers if key not in layer_keys]
+    if unknown:
+        index = start.layers.index(unknown[0])
+        raise _start_issue(row, f"layers[{index}]", f'no layer "{unknown[0]}"')
+    kept = set(start.layers) if start.kind == "layers" else set()
+    return {key: dict(EXCLUDED) for key in layer_keys if key not in kept}
+
+
+def profile_create(
+    *,
+    document: dict,
+    start_from: StartFrom | None = None,
+    user=None,
+    origin: WriteOrigin | None = None,
+) -> Profile:
+    """Create a profile with the rules its entry gives, or those ``start_from`` gives; raise
+    ``EntryInvalid`` (the engine's issues, a selection another profile has, an unknown
+    layer or profile to start from) or ``Conflict`` (the key is taken)."""
     profile = Profile()
     try:
         with workspace_write():
+            if start_from is not None:
+                document = {**document, "rules": profile_starting_rules(start_from, row=profile)}
             _save(profile, [], document, user=user, origin=origin)
     except IntegrityError as exc:
         raise conflict_for(profile) from exc

@@ -20,6 +20,7 @@ from profiles.authoring.rules import (
     RULE_DEFAULT_HINTS,
     RULE_FORM_FIELDS,
 )
+from profiles.studio.suggestions import metadata_field_counts
 from profiles.workspace.mappers import canonical_string
 from profiles.workspace.validation import MAX_STORED_INTEGER
 from resolver.model import AVAILABILITIES, FORMATS
@@ -102,6 +103,13 @@ class RuleForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.layer_key = layer["key"]
         self.layer_name = " ".join(str(layer.get("name") or "").split()) or layer["key"]
+        self._items = layer.get("items") or []
+
+    @cached_property
+    def metadata_fields(self) -> list[tuple[str, int]]:
+        """Return the metadata fields of the layer's items with their counts (for the
+        currentness field's suggestions; counted when the page is rendered, not per preview)."""
+        return metadata_field_counts(self._items)
 
     # -- what the template shows
 
@@ -129,6 +137,9 @@ class RuleForm(forms.Form):
             }
             if name in RULE_CHOICES and not value:
                 attrs["class"] = "is-default"
+            suggestions = None
+            if name == "currentness.field":
+                suggestions = self._currentness_suggestions(attrs)
             cells.append(
                 {
                     "control": bound.as_widget(attrs=attrs),
@@ -138,9 +149,26 @@ class RuleForm(forms.Form):
                     "error_id": attrs["aria-describedby"],
                     "slot": f"{self.layer_key} {name}",
                     "error": (self.errors.get(name) or [""])[0],
+                    "suggestions": suggestions,
                 }
             )
         return cells
+
+    def _currentness_suggestions(self, attrs: dict) -> dict:
+        """Point the currentness field at a datalist of the layer's metadata fields; the page
+        warns (studio.js) while the field, or its default, is on no item of the layer."""
+        list_id = f"md-{self.layer_key}"
+        attrs["list"] = list_id
+        attrs["data-field-check"] = f"warn-{self.layer_key}-currentness-field"
+        attrs["data-default-field"] = RULE_DEFAULT_HINTS["currentness.field"]
+        attrs["data-age-control"] = f"r-{self.layer_key}-currentness-maxAgeDays"
+        attrs["aria-describedby"] += f" {attrs['data-field-check']}"
+        return {
+            "list_id": list_id,
+            "warning_id": attrs["data-field-check"],
+            "items": len(self._items),
+            "fields": self.metadata_fields,
+        }
 
     @property
     def main_cells(self) -> list:
@@ -295,6 +323,11 @@ class RulesFormSet(BaseFormSet):
 
     def get_form_kwargs(self, index):
         return {**super().get_form_kwargs(index), "layer": self.layers[index]}
+
+    @property
+    def default_rule_layers(self) -> list[str]:
+        """Return the keys of the layers on the default rule (no rule in the profile)."""
+        return [form.layer_key for form in self.forms if form.source_value == "default"]
 
     def rule_overrides(self) -> dict:
         """Return every layer's rule as the form gives it, for ``with_profile_draft``.

@@ -39,6 +39,8 @@ def save_entry(request, form, write, *, success: str, next_url):
         form.add_error("environment" if "environment" in form.fields else None, str(exc))
     else:
         messages.success(request, success)
+        for warning in form.save_warnings():  # kept, but worth knowing (a field on no item)
+            messages.warning(request, warning)
         return HttpResponseRedirect(next_url(written) if callable(next_url) else next_url)
     return None
 

@@ -12,9 +12,12 @@ import re
 from django import forms
 from django.conf import settings
 
+from profiles.authoring.profiles import StartFrom
 from profiles.models import Consumer
+from profiles.studio import metadata_rows, suggestions
+from profiles.workspace import cache
 from profiles.workspace.mappers import canonical_string
-from profiles.workspace.selectors import consumer_get, consumer_list
+from profiles.workspace.selectors import consumer_get, consumer_list, layer_list, profile_list
 from profiles.workspace.validation import field_for_path
 from resolver import ResolverError
 from resolver.documents import load_json
@@ -61,6 +64,10 @@ class EntryForm(forms.Form):
             if field is None and issue.path:
                 message = f"{issue.path}: {message}"
             self.add_error(field, message)
+
+    def save_warnings(self) -> list[str]:
+        """Return what the saved entry should be warned about (shown after the save)."""
+        return []
 
     def add_conflict(self, conflict) -> None:
         field = conflict.path if conflict.path in self.fields else None
@@ -203,6 +210,47 @@ class LayerForm(EntryForm):
         "itemFilter": "item_filter_text",
     }
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._suggest()
+
+    def _suggest(self) -> None:
+        """Give the free-text fields what the workspace knows (``field.suggestions``:
+        ``(value, label)``), and ``item_fields``: the metadata fields of the layer's items."""
+        document = cache.workspace_get().document
+        layer = suggestions.layer_entry(document, self.initial.get("key"))
+        self.items_count = len(layer.get("items") or []) if layer else 0
+        self.item_fields = suggestions.metadata_field_counts(
+            layer.get("items") or [] if layer else []
+        )
+        known = suggestions.layer_field_suggestions(
+            document, item_fields=self.item_fields, items_count=self.items_count
+        )
+        for name, values in known.items():
+            field = self.fields[name]
+            field.suggestions = values
+            if values and name != "item_filter_text":  # a textarea takes no datalist
+                field.widget.attrs["list"] = f"id_{name}_suggestions"
+        self.fields["item_filter_text"].warnings = self.item_filter_warnings()
+
+    def save_warnings(self) -> list[str]:
+        return self.item_filter_warnings()
+
+    def item_filter_warnings(self) -> list[str]:
+        """Return a warning per item-filter field no item of the layer has (not an error:
+        the items may come later, but today the filter lets no item through)."""
+        if not self.items_count:
+            return []
+        if self.is_bound:
+            text = self.data.get("item_filter_text", "")
+        else:
+            text = self.initial.get("item_filter_text", "")
+        fields = [line.partition("=")[0].strip() for line in text.splitlines() if "=" in line]
+        return [
+            f"no item of this layer has a “{field}” field: the filter lets no item through"
+            for field in suggestions.fields_on_no_item(fields, self.item_fields)
+        ]
+
     @classmethod
     def initial_of(cls, entry: dict) -> dict:
         applies = entry.get("appliesTo") or {}
@@ -270,7 +318,34 @@ class ItemForm(EntryForm):
         widget=forms.Textarea(attrs={"rows": 6, "class": "mono", "spellcheck": "false"}),
         help_text='A JSON object, e.g. {"updated": "2026-11-20", "customer_id": "C-7"}.',
     )
+    metadata_mode = forms.ChoiceField(
+        label="Edit the metadata as",
+        required=False,  # not given (a client of the JSON field only): the JSON
+        choices=[("rows", "key / value rows"), ("json", "raw JSON")],
+        initial="rows",
+        widget=forms.RadioSelect,
+    )
+    field_order = ["path", "title", "body", "metadata_mode", "metadata_text"]
     entry_fields = {"path": "path", "title": "title", "body": "body", "metadata": "metadata_text"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields[
+            "metadata_text"
+        ].help_text = (
+            'With “raw JSON”: a JSON object, e.g. {"updated": "2026-11-20", "customer_id": "C-7"}.'
+        )
+        self.metadata_rows = self._rows()
+
+    def _rows(self) -> list[dict]:
+        """Return the key/value rows shown: the posted ones, or the metadata's and blanks."""
+        if self.is_bound:
+            return metadata_rows.rows_posted(self.data)
+        try:
+            metadata = json.loads(self.initial.get("metadata_text") or "{}")
+        except ValueError:
+            metadata = {}
+        return metadata_rows.rows_of(metadata if isinstance(metadata, dict) else {})
 
     @classmethod
     def initial_of(cls, entry: dict) -> dict:
@@ -280,6 +355,16 @@ class ItemForm(EntryForm):
             "body": entry.get("body", ""),
             "metadata_text": json.dumps(entry.get("metadata") or {}, indent=2, ensure_ascii=False),
         }
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("metadata_mode") == "rows":
+            self.errors.pop("metadata_text", None)  # the JSON is not what was edited
+            metadata = metadata_rows.metadata_of_rows(self.metadata_rows)
+            if metadata is None:
+                self.add_error("metadata_mode", "fix the marked metadata rows")
+            cleaned["metadata_text"] = metadata or {}
+        return cleaned
 
     def clean_metadata_text(self) -> dict:
         text = self.cleaned_data["metadata_text"].strip()
@@ -382,7 +467,70 @@ class ProfileForm(EntryForm):
         self.add_entry_issues(issues)
 
 
-ProfileCreateForm = ProfileForm
+START_CHOICES = [
+    ("default", "Every layer, on the default rule (inline, no limits)"),
+    ("none", "No layers: every layer excluded, include the ones you need"),
+    ("layers", "These layers only (the others are excluded)"),
+    ("copy", "A copy of another profile's rules"),
+]
+
+
+class ProfileCreateForm(ProfileForm):
+    """A new profile: its own fields and what its rules start from (``start_from()``)."""
+
+    start = forms.ChoiceField(
+        label="Start from",
+        choices=START_CHOICES,
+        initial="default",
+        required=False,  # not given: every layer on the default rule, as before
+        widget=forms.RadioSelect,
+    )
+    start_layers = forms.MultipleChoiceField(
+        label="Layers to start with",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="With “These layers only”: the checked layers start on the default rule.",
+    )
+    start_copy = forms.ChoiceField(
+        label="Profile to copy",
+        required=False,
+        help_text="With “A copy”: the new profile gets every rule of this profile.",
+    )
+    field_order = [*ProfileForm.field_order, "start", "start_layers", "start_copy"]
+    entry_fields = {
+        **ProfileForm.entry_fields,
+        "startFrom": "start",
+        "startFrom.kind": "start",
+        "startFrom.layers": "start_layers",
+        "startFrom.profile": "start_copy",
+    }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["start_layers"].choices = [
+            (layer.key, f"{layer.key} — {layer.name}" if layer.name else layer.key)
+            for layer in layer_list()
+        ]
+        self.fields["start_copy"].choices = [("", "(choose a profile)")] + [
+            (profile.key, profile.key) for profile in profile_list()
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        start = cleaned["start"] = cleaned.get("start") or "default"
+        if start == "layers" and not cleaned.get("start_layers"):
+            self.add_error("start_layers", "check at least one layer, or start from no layers")
+        if start == "copy" and not cleaned.get("start_copy"):
+            self.add_error("start_copy", "choose the profile to copy")
+        return cleaned
+
+    def start_from(self) -> StartFrom:
+        data = self.cleaned_data
+        return StartFrom(
+            kind=data["start"],
+            layers=tuple(data["start_layers"]) if data["start"] == "layers" else (),
+            profile=data["start_copy"] if data["start"] == "copy" else None,
+        )
 
 
 # --- the workspace file -----------------------------------------------------------------------

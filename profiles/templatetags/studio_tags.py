@@ -130,6 +130,15 @@ def _items(entry: dict, rows_url: str) -> str:
     )
 
 
+def _rule_link(key: str) -> str:
+    """Return the jump from a timeline card to its layer's row in the rules table (the row
+    links back to ``#tl-<key>``): the editor has ~200 tab stops between them."""
+    return (
+        f' <a class="jump-link" href="#rule-{key}">rule<span class="visually-hidden"> of {key}'
+        ' in the rules table</span> <span aria-hidden="true">↖</span></a>'
+    )
+
+
 def _entry(entry: dict, rows_url: str) -> str:
     record = entry["record"]
     decision = record["decision"]
@@ -156,10 +165,11 @@ def _entry(entry: dict, rows_url: str) -> str:
         stages = "".join(_stage(stage) for stage in entry["stages"])
         body = f'<ol class="stages">{stages}</ol>'
     return (
-        f'<li class="tl-entry kind-{kind}" data-layer="{key}"><div class="tl-head">'
+        f'<li class="tl-entry kind-{kind}" data-layer="{key}" id="tl-{key}" tabindex="-1">'
+        '<div class="tl-head">'
         f'<span class="layer-key">{key}</span> <span class="layer-name">{_e(record["name"])}</span>'
         f' <span class="badge kind-badge kind-{kind}">{_e(entry["kind_label"])}</span>'
-        f" {_code(decision['reason'], 'reason')}{badges}</div>"
+        f" {_code(decision['reason'], 'reason')}{badges}{_rule_link(key)}</div>"
         f"{body}{_items(entry, rows_url)}</li>"
     )
 

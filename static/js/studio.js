@@ -145,6 +145,111 @@
     save.click();
   });
 
+  // --- "Before you save": focus into the panel, and back where it was when it closes -------
+
+  var focusBeforeImpact = null;
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var target = event.detail.target;
+    if (!target || target.id !== "save-impact") return;
+    if (!target.contains(document.activeElement)) focusBeforeImpact = document.activeElement;
+  });
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var panel = event.detail.target;
+    if (!panel || panel.id !== "save-impact") return;
+    var heading = panel.querySelector("h2");
+    if (heading) {
+      heading.setAttribute("tabindex", "-1");
+      heading.focus();
+    } else if (focusBeforeImpact && document.contains(focusBeforeImpact)) {
+      focusBeforeImpact.focus();  // "Keep editing": back to the field being edited
+      focusBeforeImpact = null;
+    }
+  });
+
+  // Escape in the panel is "Keep editing".
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape" || !event.target.closest || !event.target.closest("#save-impact")) return;
+    var keep = document.querySelector("#save-impact [data-keep-editing]");
+    if (keep) keep.click();
+  });
+
+  // No saved scenario: there is no impact to confirm, the save goes ahead (see
+  // profile_save_impact, which answers with this event instead of an empty panel).
+  document.addEventListener("save-impact-none", function () {
+    var form = document.getElementById("editor-form");
+    var save = document.getElementById("save-button");
+    if (form && save) {
+      leavingOnPurpose = true;
+      form.requestSubmit(save);
+    }
+  });
+
+  // --- the scenario status: a preview begun before a scenario was loaded or saved is stale ---
+  // Its answer would put back the status of the scenario loaded before ("…, edited since it
+  // was loaded") after the new one's: the load/save answer carries a fresh preview anyway.
+
+  var requestCount = 0;
+  var lastSampleRequest = 0;
+
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var xhr = event.detail.xhr;
+    if (!xhr) return;
+    xhr.studioRequest = ++requestCount;
+    var target = event.detail.target;
+    if (target && target.id === "sample-input") lastSampleRequest = xhr.studioRequest;
+  });
+
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    var xhr = event.detail.xhr;
+    if (!target || target.id !== "preview" || !xhr || !xhr.studioRequest) return;
+    if (xhr.studioRequest < lastSampleRequest) event.detail.shouldSwap = false;
+  });
+
+  // --- a currentness field on no item: warn (not an error) -----------------------------------
+  // The field's datalist holds the metadata fields the layer's items have; an empty field
+  // means the default one (data-default-field), which matters once a maximum age is set.
+
+  function checkField(input) {
+    var warning = document.getElementById(input.getAttribute("data-field-check"));
+    var list = input.list;
+    if (!warning || !list || warning.getAttribute("data-items") === "0") return;
+    var age = document.getElementById(input.getAttribute("data-age-control"));
+    var field = input.value.trim();
+    if (!field && age && age.value.trim()) field = input.getAttribute("data-default-field");
+    if (!field) { warning.textContent = ""; return; }  // no currentness limit: no date needed
+    var known = Array.prototype.some.call(list.options, function (o) { return o.value === field; });
+    warning.textContent = known ? "" :
+      "No item of this layer has a “" + field + "” field: every item is undated.";
+  }
+
+  document.addEventListener("input", function (event) {
+    var target = event.target;
+    if (!target.hasAttribute) return;
+    if (target.hasAttribute("data-field-check")) checkField(target);
+    var field = target.id && document.querySelector('[data-age-control="' + target.id + '"]');
+    if (field) checkField(field);
+  });
+
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("[data-field-check]").forEach(checkField);
+  });
+
+  // --- the item's metadata: editing the rows or the JSON chooses that mode -------------------
+
+  document.addEventListener("input", function (event) {
+    var name = event.target.getAttribute && event.target.getAttribute("name");
+    if (!name || !event.target.form) return;
+    var mode = null;
+    if (name === "metadata_text") mode = "json";
+    else if (/^metadata_(key|value)_\d+$/.test(name)) mode = "rows";
+    if (!mode) return;
+    var radio = event.target.form.querySelector('input[name="metadata_mode"][value="' + mode + '"]');
+    if (radio) radio.checked = true;
+  });
+
   // Suggest a key from a name while the key has not been typed by hand ("Order history" ->
   // "order-history"); the key field names its source with data-key-from.
   function slugify(text) {

@@ -16,7 +16,7 @@ from profiles.studio.draft import (
     profile_document,
 )
 from profiles.studio.entries import confirm_delete, entry_page
-from profiles.studio.forms import ProfileForm, lock_key
+from profiles.studio.forms import ProfileCreateForm, ProfileForm, lock_key
 from profiles.workspace import cache
 from profiles.workspace.concurrency import profile_etag
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
@@ -161,20 +161,24 @@ def profile_list(request):
 @capability_required(WRITE_RULES)
 @require_http_methods(["GET", "POST"])
 def profile_create(request):
-    """Create a profile (no rules: every layer starts on the default rule)."""
-    form = ProfileForm(request.POST if request.method == "POST" else None)
+    """Create a profile; its rules start from every layer on the default rule, no layer,
+    the layers checked, or a copy of another profile's rules."""
+    form = ProfileCreateForm(request.POST if request.method == "POST" else None)
     del form.fields["description"]
     return entry_page(
         request,
         form,
-        lambda: authoring_profiles.profile_create(document=form.document(), user=request.user),
-        success="Profile created. Every layer is on the default rule: edit the rules here.",
+        lambda: authoring_profiles.profile_create(
+            document=form.document(), start_from=form.start_from(), user=request.user
+        ),
+        success="Profile created. Edit its rules here.",
         next_url=lambda profile: reverse("profile-editor", args=[profile.key]),
         context={
             "title": "New profile",
             "submit": "Create profile",
-            "intro": "A new profile starts with every layer on the default rule; edit its "
-            "rules next.",
+            "intro": "Choose what its rules start from: every layer on the default rule "
+            "(inline, no limits), no layer, only some layers, or another profile's rules. "
+            "Edit the rules next.",
             "crumbs": [("Profiles", reverse("profile-list"))],
             "cancel_url": reverse("profile-list"),
         },

@@ -521,6 +521,11 @@ def profile_save_impact(request, key):
     except (WorkspaceError, ResolverError) as exc:
         context["error"] = exc.message
     else:
+        if not impact:
+            # No saved scenario: nothing to confirm; the page saves at once (studio.js).
+            response = HttpResponse("")
+            response["HX-Trigger"] = "save-impact-none"
+            return response
         context.update(
             {
                 "impact": [

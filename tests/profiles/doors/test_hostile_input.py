@@ -746,7 +746,12 @@ def studio_cases():
         ("overflow", '{"a": ' + OVERFLOW + "}"),
         ("not-an-object", "[1, 2]"),
     ):
-        yield f"item-metadata-{name}", item_page, item_page, {"metadata_text": metadata}
+        json_mode = {"metadata_mode": "json", "metadata_text": metadata}
+        yield f"item-metadata-{name}", item_page, item_page, json_mode
+        if metadata.startswith('{"a": '):  # the same value typed in a key/value row
+            row = {"metadata_mode": "rows", "metadata_key_0": "a"}
+            row["metadata_value_0"] = metadata[len('{"a": ') : -1]
+            yield f"item-metadata-row-{name}", item_page, item_page, row
     save = EDITOR + "save/"
     yield "editor-budget-4301-digits", EDITOR, save, {"budget": HUGE_DIGITS}
     yield "editor-budget-column", EDITOR, save, {"budget": str(COLUMN_INTEGER)}
