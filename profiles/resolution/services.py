@@ -35,7 +35,7 @@ def profile_resolve(
     ``resolver.EncodedResolution`` (the response bytes and the small top-level fields), as
     the API writes it.
     """
-    compiled, request = _profile_request(
+    compiled, request = profile_draft_request(
         profile, request, rule_overrides, budget_override, compiled
     )
     if encoded:
@@ -58,14 +58,18 @@ def profile_layer_ranking(
     ``profile_resolve`` would resolve with the same arguments; with ``paths``, only those
     items' entries. Raises what it raises.
     """
-    compiled, request = _profile_request(
+    compiled, request = profile_draft_request(
         profile, request, rule_overrides, budget_override, compiled
     )
     return compiled.ranking(request, layer_key, paths=paths)
 
 
-def _profile_request(profile, request, rule_overrides, budget_override, compiled):
-    """Return the compilation (with the draft's edits) and the request for one profile."""
+def profile_draft_request(
+    profile, request, rule_overrides=None, budget_override=None, compiled=None
+):
+    """Return the compilation (with the draft's edits, if any) and the request for one
+    profile: its selection replaced by the profile (shared by every resolution of one
+    profile: resolve, ranking, the budget sweep)."""
     profile_key = profile.key if isinstance(profile, Profile) else str(profile)
     request = {
         key: value

@@ -4,7 +4,7 @@ Both resolve through the same compiled workspace as ``profile_resolve`` (the req
 itemFilter applies as in any resolution); neither writes.
 """
 
-from profiles.resolution.services import profile_resolve
+from profiles.resolution.services import profile_draft_request, profile_resolve
 from profiles.workspace import cache
 from resolver import CompiledWorkspace, ResolverError
 from resolver.sweep import BudgetSweep, budget_sweep, default_ceiling
@@ -27,18 +27,9 @@ def profile_budget_sweep(
     The request's profile selection is replaced by ``profile_key``; the overrides are the
     unsaved edits (see ``profile_resolve``). Raises what ``profile_resolve`` raises.
     """
-    request = {
-        key: value
-        for key, value in (request or {}).items()
-        if key not in ("profile", "consumer", "objective", "environment")
-    }
-    request["profile"] = profile_key
-    if compiled is None:
-        compiled = cache.workspace_get().compiled
-    if rule_overrides is not None or budget_override is not None:
-        compiled = compiled.with_profile_draft(
-            profile_key, rules=rule_overrides, budget=budget_override
-        )
+    compiled, request = profile_draft_request(
+        profile_key, request, rule_overrides, budget_override, compiled
+    )
     budget = compiled.profiles[profile_key].budget
     return budget_sweep(compiled, request, ceiling=default_ceiling(budget))
 
