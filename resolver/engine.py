@@ -437,6 +437,20 @@ def run_stages(
 
     Return the traces in render order, the context and the output text.
     """
+    traces, ctx = select_and_materialize(indexes, profile, request, consumer)
+    meter = admit(traces, ctx)
+    text = render(traces, ctx)
+    assert len(text) == meter.length, "output length arithmetic out of step with rendering"
+    return traces, ctx, text
+
+
+def select_and_materialize(
+    indexes: list[LayerIndex], profile: Profile, request: Request, consumer: Consumer
+) -> tuple[list[LayerTrace], Context]:
+    """Run the stages before admission (availability, applicability, the decision, and the
+    materialization of the selected layers); return the traces in render order and the
+    context. Admission is the only stage that reads the budget (``resolver.sweep`` replays it
+    for every budget from here)."""
     ctx = Context(
         profile=profile,
         request=request,
@@ -453,7 +467,4 @@ def run_stages(
         decide(trace, ctx, missing, no_match)
         if trace.selected:
             materialize(trace, ctx)
-    meter = admit(traces, ctx)
-    text = render(traces, ctx)
-    assert len(text) == meter.length, "output length arithmetic out of step with rendering"
-    return traces, ctx, text
+    return traces, ctx

@@ -25,18 +25,10 @@ import numpy as np
 from resolver import reasons as R
 from resolver.clock import system_clock
 from resolver.compiled import CompiledWorkspace
-from resolver.engine import (
-    assess_applicability,
-    assess_availability,
-    decide,
-    layer_head,
-    materialize,
-    unit_text,
-)
-from resolver.index import instant_microseconds
-from resolver.render import OutputMeter, Renderer
+from resolver.engine import layer_head, select_and_materialize, unit_text
+from resolver.render import OutputMeter
 from resolver.request import parse_request
-from resolver.text import estimate, query_terms
+from resolver.text import estimate
 from resolver.trace import Context, LayerTrace, leading
 
 CONTENT = "content"  # a layer's content unit: an inline item, or an on-demand reference line
@@ -173,23 +165,9 @@ def budget_sweep(
     )
     profile = compiled.select_profile(parsed)
     consumer = compiled.consumers[profile.consumer]
-    ctx = Context(
-        profile=profile,
-        request=parsed,
-        terms=query_terms(parsed.message),
-        renderer=Renderer(parsed.format or consumer.format),
-        include_dates=consumer.include_currentness,
-        now_micros=instant_microseconds(parsed.now),
-    )
-    traces = [LayerTrace(index, profile.rule_for(index.layer.key)) for index in compiled.indexes]
-    traces.sort(key=lambda t: (-t.rule.priority, t.layer.key))
+    traces, ctx = select_and_materialize(compiled.indexes, profile, parsed, consumer)
     fixed = []
     for position, trace in enumerate(traces):
-        assess_availability(trace, ctx)
-        missing, no_match = assess_applicability(trace, ctx)
-        decide(trace, ctx, missing, no_match)
-        if trace.selected:
-            materialize(trace, ctx)
         if trace.rule.required and (not trace.selected or not len(trace.units)):
             detail = trace.reason if not trace.selected else R.NO_CONTENT
             finding = {"code": R.MISSING_REQUIRED_CONTEXT, "layer": trace.layer.key}
