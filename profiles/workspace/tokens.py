@@ -54,20 +54,20 @@ def user_token_get(*, user) -> ApiKey | None:
 def token_replace(*, user) -> tuple[ApiKey, str]:
     """Create a new token for the user, revoking the old one; return it and its key (the
     only time the key is seen)."""
-    key = new_key()
     with transaction.atomic():
         # Posts of one user (a double click, two tabs) take turns on the user's row: each
         # replaces the token the one before made, and the last page shows the one that works.
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         _user_tokens(user).update(revoked_at=timezone.now())
-        token = ApiKey.objects.create(
-            owner=user,
-            kind=ApiKey.Kind.USER,
-            name=USER_TOKEN_NAME,
-            prefix=key_prefix(key),
-            hash=key_hash(key),
-        )
-    return token, key
+        return _key_create(owner=user, kind=ApiKey.Kind.USER, name=USER_TOKEN_NAME)
+
+
+def _key_create(**fields) -> tuple[ApiKey, str]:
+    """Store a new key with these fields: only its hash and prefix. Return the record and
+    the key (the only time it is seen)."""
+    key = new_key()
+    record = ApiKey.objects.create(prefix=key_prefix(key), hash=key_hash(key), **fields)
+    return record, key
 
 
 def token_revoke(*, user) -> bool:
@@ -178,13 +178,10 @@ def api_key_create(
         required=False,
     )
     expires_at = _clean_expiry(expires_at, now)
-    key = new_key()
-    record = ApiKey.objects.create(
+    record, key = _key_create(
         owner=owner,
         kind=ApiKey.Kind.SCOPED,
         name=name,
-        prefix=key_prefix(key),
-        hash=key_hash(key),
         scopes=scopes,
         environments=environments,
         expires_at=expires_at,
