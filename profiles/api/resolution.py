@@ -69,8 +69,8 @@ class ResolveView(ResolutionView):
         body = body_object(request)
         if "scenario" in body:
             body = request_from_scenario(body, body.pop("scenario"))
+        key_environment_check(request, body)
         resolution, version = workspace_resolve_versioned(request=body, encoded=True)
-        profile_environment_check(request, resolution.head["profile"])
         decision_log_record(
             request_data=body,
             resolution=resolution.head,
@@ -88,9 +88,13 @@ class ResolveView(ResolutionView):
         return Response(resolution, headers=headers)
 
 
-def profile_environment_check(request, profile: dict) -> None:
-    """Refuse (403 ``FORBIDDEN``) a resolution of a profile outside the key's environments."""
-    require_key_environment(request.auth, profile["environment"], profile["key"])
+def key_environment_check(request, body: dict) -> None:
+    """Refuse (403 ``FORBIDDEN``), before anything is resolved, a request of a key limited to
+    environments for a profile outside them. Nothing to check for other callers."""
+    if key_environments(request.auth) is None:
+        return
+    profile, environment = request_profile_environment(request=body)
+    require_key_environment(request.auth, environment, profile)
 
 
 def authentication_kind(request) -> str:
@@ -140,14 +144,15 @@ class PreviewView(ResolutionView):
     def post(self, request, key):
         started = time.perf_counter()
         body = body_object(request, ("rules", "budget", *PREVIEW_REQUEST_FIELDS))
+        fields = {name: body[name] for name in PREVIEW_REQUEST_FIELDS if name in body}
+        key_environment_check(request, {**fields, "profile": key})
         resolution = profile_resolve(
             profile=key,
-            request={name: body[name] for name in PREVIEW_REQUEST_FIELDS if name in body},
+            request=fields,
             rule_overrides=body.get("rules"),
             budget_override=body.get("budget"),
             encoded=True,
         )
-        profile_environment_check(request, resolution.head["profile"])
         decision_log_record(
             request_data=body,
             resolution=resolution.head,
@@ -183,9 +188,7 @@ class ExpandView(ResolutionView):
         ref = body.pop("ref", None)
         if not isinstance(ref, str) or not ref:
             raise invalid("ref", "must be a reference <layer>/<item path>")
-        if key_environments(request.auth) is not None:
-            profile, environment = request_profile_environment(request=body)
-            require_key_environment(request.auth, environment, profile)
+        key_environment_check(request, body)
         try:
             item = ref_expand(request=body, ref=ref)
         except RefNotAvailable:
