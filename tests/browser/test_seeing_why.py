@@ -20,15 +20,26 @@ def open_editor(page, live_server, key: str) -> None:
     expect(page.locator("#preview")).to_have_attribute("aria-live", "polite")
 
 
+def preview_response(key: str, part: str):
+    """Return a predicate of the response of the editor's preview (``part`` "rows/": of its
+    item rows)."""
+    path = f"/profiles/{key}/preview/{part}"
+    return lambda response: response.request.method == "POST" and response.url.endswith(path)
+
+
 def test_editor__kb_max_items_one__cut_items_show_rank_score_and_matched_terms(
     signed_in, live_server, workspace
 ):
     page = signed_in
     open_editor(page, live_server, workspace.key)
 
-    page.get_by_label("kb maxItems", exact=True).fill("1")
+    # Wait for the edit's preview, then for the rows the disclosure loads: a preview still on
+    # its way would replace the rows being read (the CI run saw them detached).
+    with page.expect_response(preview_response(workspace.key, "")):
+        page.get_by_label("kb maxItems", exact=True).fill("1")
     expect(page.locator('#preview [data-layer="kb"] .tl-items')).to_be_visible()
-    page.locator('#preview [data-layer="kb"] .tl-items summary').click()
+    with page.expect_response(preview_response(workspace.key, "rows/")):
+        page.locator('#preview [data-layer="kb"] .tl-items summary').click()
 
     beyond = page.locator('#preview [data-layer="kb"] table[data-group="BEYOND_MAX_ITEMS"]')
     expect(beyond).to_be_visible()
