@@ -8,6 +8,7 @@ is the source of truth for what is valid; the constraints are a safety net for w
 bypass it. Models do not know the engine.
 """
 
+from profiles.models.activity import Activity, ActivityOrigin
 from profiles.models.authoring import Profile, Rule, Scenario
 from profiles.models.base import (
     FIELD_PATTERN,
@@ -26,11 +27,13 @@ from profiles.models.base import (
 )
 from profiles.models.keys import ApiKey, KeyScope
 from profiles.models.material import Consumer, Item, ItemChange, Layer
+from profiles.models.notifications import WEBHOOK_EVENTS, Webhook, WebhookDelivery
 from profiles.models.operations import DecisionLog, ImportJob, WorkspaceVersion
 from profiles.models.safechange import (
     ENVIRONMENT_MAX_APPROVALS,
     ChangeRequest,
     ChangeRequestApproval,
+    ChangeRequestComment,
     ChangeRequestStatus,
     Environment,
     ProfileVersion,
@@ -41,10 +44,14 @@ __all__ = [
     "FIELD_PATTERN",
     "HISTORY_EXCLUDED",
     "KEY_PATTERN",
+    "WEBHOOK_EVENTS",
+    "Activity",
+    "ActivityOrigin",
     "ApiKey",
     "Availability",
     "ChangeRequest",
     "ChangeRequestApproval",
+    "ChangeRequestComment",
     "ChangeRequestStatus",
     "Consumer",
     "CurrentnessAction",
@@ -65,6 +72,8 @@ __all__ = [
     "Rule",
     "Scenario",
     "Tracked",
+    "Webhook",
+    "WebhookDelivery",
     "WorkspaceVersion",
     "key_validator",
     "new_token",

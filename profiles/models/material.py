@@ -63,6 +63,14 @@ class Layer(Tracked, Positioned):
     requires_input = models.JSONField(default=list, blank=True)
     # metadata field -> input key; always considered in field-name order (SPEC §2.1).
     item_filter = models.JSONField(default=dict, blank=True)
+    # Staff decide (like an environment's protection): item writes of a governed layer that a
+    # protected profile reads go through change requests (profiles.safechange.protection).
+    # Not part of the SPEC §2 document: the engine does not read it.
+    governed = models.BooleanField(
+        default=False,
+        help_text="Item creates, edits and deletes need a change request while a profile of a "
+        "protected environment reads this layer. Staff only.",
+    )
     # Changes in the transaction of any write to the layer or its items (the write services),
     # so a compiled layer is reused exactly while its material is unchanged.
     content_token = models.CharField(max_length=32, default=new_token, editable=False)

@@ -103,11 +103,16 @@ class ChangeRequestStatus(models.TextChoices):
 
 
 class ChangeRequest(models.Model):
-    """A proposed change of one profile, reviewed and applied as one new version."""
+    """A proposed change, reviewed and applied in one transaction.
+
+    Either of one profile (``profile_key`` with ``changes``, today's form) or a change set
+    (``entity_changes``: a list of ``{kind, op, key | layer+path, value}`` over consumers,
+    layers, items and profiles; ``profile_key`` is empty).
+    """
 
     Status = ChangeRequestStatus
 
-    profile_key = models.CharField(max_length=64, validators=[key_validator])
+    profile_key = models.CharField(max_length=64, blank=True, default="")
     environment = models.CharField(max_length=64, null=True, blank=True)
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True, default="")
@@ -135,6 +140,24 @@ class ChangeRequest(models.Model):
     # What a reviewer reads: it grows with every edit of the title, description or changes and
     # with every rebase onto another version. Its ETag is what an approval approves.
     revision = models.PositiveIntegerField(default=1)
+    # A change set: the changes in the order given, and each entity's ETag when they were
+    # written against it ("layer:tickets", "item:kb/a", "consumer:x", "profile:y" -> ETag,
+    # None: it did not exist), which the stale check compares at apply.
+    entity_changes = models.JSONField(default=list, blank=True)
+    entity_bases = models.JSONField(default=dict, blank=True)
+    # The profiles whose answers the request can change (for a change set: computed from
+    # its changes; the impact covers their saved scenarios). Keys.
+    affected_profiles = models.JSONField(default=list, blank=True)
+    # Requested reviewers: notified, and listed on the request.
+    reviewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="review_requests"
+    )
+    # Scheduled apply: the worker applies the request when due if it is still approved and
+    # not stale (else it notifies the author and whoever scheduled it).
+    apply_at = models.DateTimeField(null=True, blank=True)
+    apply_scheduled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -168,3 +191,33 @@ class ChangeRequestApproval(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} approved #{self.change_request_id}"
+
+
+class ChangeRequestComment(models.Model):
+    """One entry of a request's review thread: a comment, or a review verdict with its words.
+
+    ``revision`` is the request's revision the reviewer was reading; a "changes requested"
+    review of the current revision blocks applying until the author makes a new revision.
+    """
+
+    class Kind(models.TextChoices):
+        COMMENT = "comment", "comment"
+        APPROVED = "approved", "approved"
+        CHANGES_REQUESTED = "changes-requested", "changes requested"
+
+    change_request = models.ForeignKey(
+        ChangeRequest, on_delete=models.CASCADE, related_name="comments"
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.COMMENT)
+    body = models.TextField(blank=True, default="")
+    revision = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} on #{self.change_request_id}"

@@ -15,7 +15,6 @@ request, a restore, an operator's reset.
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from django.db.models import F, Max, Prefetch, Window
 
@@ -23,6 +22,7 @@ from profiles.models import Profile, ProfileVersion, Rule
 from profiles.safechange.environments import protected_environments, protected_write_check
 from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
 from profiles.workspace.mappers import map_profile_to_resolver
+from profiles.workspace.origin import WriteOrigin
 
 RULE_DOCUMENT_FIELDS = (*RULE_FIELDS, "currentness")
 
@@ -37,23 +37,6 @@ class VersionConflict(Exception):
         super().__init__(
             f'profile "{profile_key}" is at version {actual}, not at version {expected}'
         )
-
-
-@dataclass(frozen=True)
-class WriteOrigin:
-    """On whose behalf a write happens: the ``origin`` a profile write passes to the version."""
-
-    source: str = ProfileVersion.Source.WRITE
-    message: str = ""
-    author: object = None  # None: the user who writes
-    change_request: object = None  # authorizes writes of its own profile in protected envs
-    approvers: tuple[str, ...] = ()
-    restored_from: int | None = None
-    # An operator's explicit action on the command line (``load_demo --reset``): its writes
-    # in protected environments go through, flagged ``protection_bypassed`` and logged.
-    operator_action: str = ""
-    # Profile key -> the version number the write must start from (None: no version yet).
-    expected_versions: dict = field(default_factory=dict)
 
 
 # --- reading -----------------------------------------------------------------------------

@@ -23,6 +23,8 @@ FEATURES = (
     "profiles.import_export",
     "profiles.resolution",
     "profiles.safechange",
+    "profiles.activity",
+    "profiles.notifications",
 )
 DOORS = ("profiles.studio", "profiles.api", "profiles.admin", "profiles.templatetags")
 # Modules that may query the ORM: the models, selectors and services (a feature's modules are

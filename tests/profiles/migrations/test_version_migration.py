@@ -88,5 +88,9 @@ def test_upgrade__version_1_document__equals_what_the_mapper_records_now():
     apps = migrate(BEFORE)
     apps.get_model("profiles", "ProfileVersion").objects.all().delete()  # …forgotten,
     migrate(AFTER)  # …and recreated by the migration.
+    # Today's code reads today's columns: the later migrations leave versions as they are.
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
 
     assert profile_versions_record(keys=["profile-0", "profile-1"]) == []
