@@ -39,18 +39,63 @@ class SafeChangeError(Exception):
 
 
 class ChangeRequestRequired(SafeChangeError):
-    """A direct write to a profile of a protected environment (API answer: 409)."""
+    """A direct write that can change the answer of a profile in a protected environment (API
+    answer: 409, naming the protected ``profiles`` affected)."""
 
     status_code = 409
     code = "CHANGE_REQUEST_REQUIRED"
     path = "environment"
 
-    def __init__(self, profile_key: str, environment: str):
+    def __init__(
+        self,
+        profile_key: str,
+        environment: str,
+        *,
+        profiles: list[str] | None = None,
+        message: str | None = None,
+        path: str | None = None,
+    ):
         self.profile_key = profile_key
         self.environment = environment
+        self.profiles = profiles if profiles is not None else [profile_key]
         super().__init__(
-            f'environment "{environment}" requires a change request: profile "{profile_key}" '
-            "changes only by applying an approved change request"
+            message
+            or f'environment "{environment}" requires a change request: profile "{profile_key}" '
+            "changes only by applying an approved change request",
+            path=path,
+            profiles=self.profiles,
+        )
+
+    @classmethod
+    def for_changes(cls, changes, profiles: list[str], path: str = "") -> "ChangeRequestRequired":
+        """Return the refusal of material changes (``EntityChange``s) that can change the
+        answers of these protected profiles (``path``: the field that does, if one)."""
+        first = changes[0]
+        what = {
+            ("layer", "create"): f'a new layer "{first.key}" would be read by',
+            ("layer", "delete"): f'deleting layer "{first.key}" changes',
+            ("consumer", "update"): f'consumer "{first.key}" renders',
+        }.get((first.kind, first.op))
+        if what is None:
+            what = {
+                "layer": f'layer "{first.key}" is read by',
+                "item": f'layer "{first.key}" is governed and read by',
+                "consumer": f'consumer "{first.key}" renders',
+                "profile": "the change touches",
+            }[first.kind]
+        if len(changes) > 1:
+            what = f"{len(changes)} changes touch what is read by"
+        named = ", ".join(f'"{key}"' for key in profiles[:10])
+        more = f" and {len(profiles) - 10} more" if len(profiles) > 10 else ""
+        return cls(
+            profiles[0],
+            "",
+            profiles=profiles,
+            path=path,
+            message=(
+                f"{what} protected profile{'s' if len(profiles) > 1 else ''} {named}{more}: "
+                "it needs a change request (propose it, and apply it once approved)"
+            ),
         )
 
 
