@@ -375,7 +375,12 @@ def _run(job: ImportJob) -> ImportJob:
         _finish(
             job,
             ImportJob.Status.FAILED,
-            error={"code": exc.code, "message": f"{exc}; nothing was imported", "path": exc.path},
+            error={
+                "code": exc.code,
+                "message": f"{exc}; nothing was imported",
+                "path": exc.path,
+                "profiles": exc.profiles,
+            },
         )
     except Exception:
         logger.exception("import job %s failed", job_id)

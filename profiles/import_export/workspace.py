@@ -15,10 +15,13 @@ from typing import Any
 import yaml
 from django.utils import timezone
 
-from profiles.models import Consumer, Item, Layer, Profile, Rule
+from profiles.activity.records import activity_record_many
+from profiles.models import ActivityOrigin, Consumer, Item, Layer, Profile, Rule
+from profiles.safechange.protection import protection_check
 from profiles.safechange.versions import WriteOrigin, profile_versions_record
 from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import workspace_write
+from profiles.workspace.entity_changes import workspace_entity_changes
 from profiles.workspace.mappers import (
     canonical_string,
     map_consumer_values,
@@ -29,6 +32,7 @@ from profiles.workspace.mappers import (
     map_rule_values,
     map_values_to_document,
 )
+from profiles.workspace.origin import origin_of
 from profiles.workspace.selectors import workspace_rows_get, workspace_values_get
 from profiles.workspace.validation import WorkspaceValidationError, document_issues
 from profiles.workspace.writing import author, workspace_changed
@@ -232,23 +236,15 @@ def workspace_import(
         document = workspace_parse(text=text)
 
     summary = ImportSummary(mode=mode)
+    origin = origin_of(origin, ActivityOrigin.IMPORT)
     with workspace_write():
         stored = workspace_values_get()
-        merged = None
-        if mode == "merge" and _mergeable(document):
-            merged = _merge_documents(map_values_to_document(stored), document)
-        if merged is None:
-            # Replace, or a file too malformed to merge: the file alone must be valid.
-            target = document
-            issues = document_issues(target)
-        else:
-            # The file may refer to stored consumers and layers: validate the merged result
-            # and report each issue at its path in the file.
-            target, origins = merged
-            issues = [_issue_in_file(issue, origins) for issue in document_issues(target)]
-        if issues:
-            raise WorkspaceImportError(issues)
-        writer = BulkWriter(user=author(user), now=timezone.now())
+        target = import_target(stored, document, mode=mode)
+        changes = workspace_entity_changes(map_values_to_document(stored), target)
+        # Safe change: what can change a protected answer needs a change request (profiles
+        # too are refused below, where their versions are recorded).
+        protection_check(changes, user=user, origin=origin)
+        writer = BulkWriter(user=author(origin.author or user), now=timezone.now())
         changed_layers = _synchronize(stored, target, writer=writer, summary=summary)
         if summary.changed:
             counts = summary.counts
@@ -266,7 +262,34 @@ def workspace_import(
                     user=user,
                     origin=origin,
                 )
+            # Profiles are logged where their versions are recorded.
+            activity_record_many(
+                (change for change in changes if change.kind != "profile"),
+                user=user,
+                origin=origin,
+            )
     return summary
+
+
+def import_target(stored, document, *, mode: str) -> dict:
+    """Return the workspace an import of ``document`` leaves (stored rows ``stored``, as
+    ``workspace_values_get`` reads them); raise WorkspaceImportError with every issue at its
+    path in the file. Writes nothing."""
+    merged = None
+    if mode == "merge" and _mergeable(document):
+        merged = _merge_documents(map_values_to_document(stored), document)
+    if merged is None:
+        # Replace, or a file too malformed to merge: the file alone must be valid.
+        target = document
+        issues = document_issues(target)
+    else:
+        # The file may refer to stored consumers and layers: validate the merged result
+        # and report each issue at its path in the file.
+        target, origins = merged
+        issues = [_issue_in_file(issue, origins) for issue in document_issues(target)]
+    if issues:
+        raise WorkspaceImportError(issues)
+    return target
 
 
 _SECTIONS = (("consumers", "key"), ("layers", "key"), ("profiles", "key"))

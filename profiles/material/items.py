@@ -6,9 +6,13 @@ a constant number of queries. It bumps its layer's content token.
 
 from django.db import IntegrityError
 
-from profiles.models import Item, ItemChange
+from profiles.activity.records import activity_record
+from profiles.models import Item, ItemChange, Layer
+from profiles.safechange.protection import protection_check
 from profiles.workspace.concurrency import check_if_match, item_etag, workspace_write
+from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.mappers import map_item_to_resolver, map_item_values
+from profiles.workspace.origin import WriteOrigin, origin_of
 from profiles.workspace.selectors import item_get, layer_get
 from profiles.workspace.validation import validate_item
 from profiles.workspace.writing import (
@@ -23,9 +27,20 @@ from profiles.workspace.writing import (
 Op = ItemChange.Op
 
 
-def item_create(*, layer: str, document: dict, user=None) -> Item:
+def _guarded(layer: Layer, change: EntityChange, *, user, origin: WriteOrigin) -> None:
+    """Refuse an item write of a governed layer that protected profiles read (no query for
+    an ungoverned layer: tickets and other fast-moving material write directly)."""
+    if layer.governed:
+        protection_check([change], user=user, origin=origin)
+
+
+def item_create(
+    *, layer: str, document: dict, user=None, origin: WriteOrigin | None = None
+) -> Item:
     """Add an item at the end of the layer ``layer`` (a key); raise ``Layer.DoesNotExist``,
-    ``EntryInvalid`` or ``Conflict`` (the path is taken)."""
+    ``EntryInvalid``, ``Conflict`` (the path is taken) or ``ChangeRequestRequired`` (a
+    governed layer that protected profiles read)."""
+    origin = origin_of(origin)
     item = None
     try:
         with workspace_write():
@@ -33,8 +48,21 @@ def item_create(*, layer: str, document: dict, user=None) -> Item:
             item = Item(layer=stored_layer)
             raise_if_invalid(validate_item(document), item)
             assign(item, map_item_values(document))
-            save_row(item, user=user)
+            change = EntityChange(
+                "item", stored_layer.key, None, map_item_to_resolver(item), path=item.path
+            )
+            _guarded(stored_layer, change, user=user, origin=origin)
+            save_row(item, user=origin.author or user)
             workspace_changed(items=[(stored_layer.pk, item.path, Op.CREATE)])
+            activity_record(
+                kind="item",
+                key=layer,
+                path=item.path,
+                before=None,
+                after=change.after,
+                user=user,
+                origin=origin,
+            )
     except IntegrityError as exc:
         raise conflict_for(item) from exc
     return item
@@ -48,21 +76,42 @@ def item_update(
     replace: bool = False,
     user=None,
     if_match: str | None = None,
+    origin: WriteOrigin | None = None,
 ) -> Item:
     """Change one item: ``changes`` replace the entry's fields (None: back to the default);
     with ``replace`` they are the whole entry. Raise ``Layer.DoesNotExist``,
-    ``Item.DoesNotExist``, ``PreconditionFailed``, ``EntryInvalid`` or ``Conflict``."""
+    ``Item.DoesNotExist``, ``PreconditionFailed``, ``EntryInvalid``, ``Conflict`` or
+    ``ChangeRequestRequired`` (a governed layer that protected profiles read)."""
+    origin = origin_of(origin)
     item = None
     try:
         with workspace_write():
-            item = item_get(layer=layer_get(key=layer), path=path, lock=True)
+            stored_layer = layer_get(key=layer)
+            item = item_get(layer=stored_layer, path=path, lock=True)
             check_if_match(if_match, item_etag(item))
-            entry = {"path": path} if replace else map_item_to_resolver(item)
+            before = map_item_to_resolver(item)
+            entry = {"path": path} if replace else dict(before)
             document = {**entry, **changes}
             raise_if_invalid(validate_item(document), item)
             changed = assign(item, map_item_values(document))
             if changed:
-                save_row(item, user=user)
+                after = map_item_to_resolver(item)
+                _guarded(
+                    stored_layer,
+                    EntityChange("item", layer, before, after, path=path),
+                    user=user,
+                    origin=origin,
+                )
+                save_row(item, user=origin.author or user)
+                activity_record(
+                    kind="item",
+                    key=layer,
+                    path=path,
+                    before=before,
+                    after=after,
+                    user=user,
+                    origin=origin,
+                )
                 if "path" in changed:  # moved in place: its layer is read again
                     workspace_changed(layers=[item.layer_id])
                 else:
@@ -72,10 +121,30 @@ def item_update(
     return item
 
 
-def item_delete(*, layer: str, path: str, user=None, if_match: str | None = None) -> None:
-    """Delete one item; raise ``Item.DoesNotExist`` or ``PreconditionFailed``."""
+def item_delete(
+    *,
+    layer: str,
+    path: str,
+    user=None,
+    if_match: str | None = None,
+    origin: WriteOrigin | None = None,
+) -> None:
+    """Delete one item; raise ``Item.DoesNotExist``, ``PreconditionFailed`` or
+    ``ChangeRequestRequired`` (a governed layer that protected profiles read)."""
+    origin = origin_of(origin)
     with workspace_write():
-        item = item_get(layer=layer_get(key=layer), path=path, lock=True)
+        stored_layer = layer_get(key=layer)
+        item = item_get(layer=stored_layer, path=path, lock=True)
         check_if_match(if_match, item_etag(item))
-        delete_row(item, user=user)
+        before = map_item_to_resolver(item)
+        _guarded(
+            stored_layer,
+            EntityChange("item", layer, before, None, path=path),
+            user=user,
+            origin=origin,
+        )
+        delete_row(item, user=origin.author or user)
         workspace_changed(items=[(item.layer_id, path, Op.DELETE)])
+        activity_record(
+            kind="item", key=layer, path=path, before=before, after=None, user=user, origin=origin
+        )

@@ -171,6 +171,19 @@ class ChangeRequest(models.Model):
     def __str__(self) -> str:
         return f"#{self.pk} {self.title}"
 
+    @property
+    def is_change_set(self) -> bool:
+        return not self.profile_key
+
+    def authorizes_profile(self, key: str) -> bool:
+        """Return whether applying this request may write profile ``key`` (in a protected
+        environment): its own profile, or a profile its change set changes."""
+        return self.profile_key == key or any(
+            change.get("kind") == "profile" and change.get("key") == key
+            for change in self.entity_changes
+            if isinstance(change, dict)
+        )
+
 
 class ChangeRequestApproval(models.Model):
     change_request = models.ForeignKey(

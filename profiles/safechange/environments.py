@@ -94,7 +94,7 @@ class ChangeRequestRequired(SafeChangeError):
             path=path,
             message=(
                 f"{what} protected profile{'s' if len(profiles) > 1 else ''} {named}{more}: "
-                "it needs a change request (propose it, and apply it once approved)"
+                "this change requires a change request (propose it; it applies once approved)"
             ),
         )
 
@@ -211,7 +211,7 @@ def protected_write_check(
     hit = sorted(key for key in environments if key in protected)
     if not hit:
         return False
-    if change_request is not None and change_request.profile_key == profile_key:
+    if change_request is not None and change_request.authorizes_profile(profile_key):
         return False
     if operator_action:
         logger.warning(

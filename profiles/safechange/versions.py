@@ -18,8 +18,10 @@ from collections.abc import Iterable
 
 from django.db.models import F, Max, Prefetch, Window
 
+from profiles.activity.records import activity_record_many
 from profiles.models import Profile, ProfileVersion, Rule
 from profiles.safechange.environments import protected_environments, protected_write_check
+from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
 from profiles.workspace.mappers import map_profile_to_resolver
 from profiles.workspace.origin import WriteOrigin
@@ -171,6 +173,13 @@ def profile_versions_record(
             )
         )
     ProfileVersion.objects.bulk_create(versions)
+    # The activity log: a profile's fields and rules change only where its version is
+    # recorded, so this is where every door's profile writes are logged, once.
+    activity_record_many(
+        [EntityChange("profile", key, before, after) for key, _, before, after in changed],
+        user=user,
+        origin=origin,
+    )
     for version in versions:
         if version.document is not None:
             Profile.objects.filter(key=version.profile_key).update(version=version.number)
