@@ -53,6 +53,7 @@ from profiles.safechange.versions import (
     version_list,
 )
 from profiles.workspace.concurrency import profile_etag
+from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
@@ -199,6 +200,7 @@ class ProfileVersionViewSet(GenericViewSet):
                 profile_key=key,
                 number=number,
                 user=request.user,
+                origin=API_ORIGIN,
                 if_match=request.headers.get("If-Match"),
             )
         except ProfileVersion.DoesNotExist:
@@ -384,6 +386,7 @@ class EnvironmentViewSet(GenericViewSet):
                 requires_change_request=body.get("requiresChangeRequest", False),
                 approvals=body.get("approvals", 1),
                 user=request.user,
+                origin=API_ORIGIN,
             )
         except ValidationError as exc:
             name, messages = next(iter(exc.message_dict.items()))

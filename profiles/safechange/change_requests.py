@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from profiles.authoring.profiles import profile_write_document
 from profiles.models import (
+    ActivityOrigin,
     ChangeRequest,
     ChangeRequestApproval,
     Environment,
@@ -716,6 +717,7 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
                     change_request=change_request,
                     approvers=tuple(approval.user.get_username() for approval in approvals),
                     expected_versions={key: change_request.base_version},
+                    door=ActivityOrigin.CHANGE_REQUEST,
                 ),
             )
         except VersionConflict as exc:

@@ -26,6 +26,7 @@ from profiles.workspace.mappers import (
     map_item_to_resolver,
     map_layer_to_resolver,
 )
+from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
@@ -61,7 +62,9 @@ def consumer_create(request):
     return entry_page(
         request,
         form,
-        lambda: material_consumers.consumer_create(document=form.document(), user=request.user),
+        lambda: material_consumers.consumer_create(
+            document=form.document(), user=request.user, origin=STUDIO_ORIGIN
+        ),
         success="Consumer created.",
         next_url=reverse("consumer-list"),
         context={
@@ -89,6 +92,7 @@ def consumer_edit(request, key):
             key=key,
             changes=form.document(),
             user=request.user,
+            origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
         success=f"Consumer {key} saved.",
@@ -124,7 +128,9 @@ def consumer_delete(request, key):
     return confirm_delete(
         request,
         context,
-        lambda: material_consumers.consumer_delete(key=key, user=request.user),
+        lambda: material_consumers.consumer_delete(
+            key=key, user=request.user, origin=STUDIO_ORIGIN
+        ),
         success=f"Consumer {key} deleted.",
         next_url=reverse("consumer-list"),
     )
@@ -154,11 +160,18 @@ def layer_list(request):
 @capability_required(WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def layer_create(request):
-    form = LayerForm(request.POST if request.method == "POST" else None)
+    form = LayerForm(
+        request.POST if request.method == "POST" else None, staff=request.user.is_staff
+    )
     return entry_page(
         request,
         form,
-        lambda: material_layers.layer_create(document=form.document(), user=request.user),
+        lambda: material_layers.layer_create(
+            document=form.document(),
+            governed=bool(form.governed_value()),
+            user=request.user,
+            origin=STUDIO_ORIGIN,
+        ),
         success="Layer created. Add its items next.",
         next_url=lambda layer: reverse("item-list", args=[layer.key]),
         context={
@@ -176,8 +189,12 @@ def layer_edit(request, key):
     """Edit a layer's fields and conditions: availability, scope, required input, filter."""
     layer = _layer(key)
     entry = map_layer_to_resolver(layer, [])
-    initial = LayerForm.initial_of(entry) | {"etag": layer_etag(layer)}
-    form = LayerForm(request.POST if request.method == "POST" else None, initial=initial)
+    initial = LayerForm.initial_of(entry) | {"etag": layer_etag(layer), "governed": layer.governed}
+    form = LayerForm(
+        request.POST if request.method == "POST" else None,
+        initial=initial,
+        staff=request.user.is_staff,
+    )
     lock_key(form)
     writer = writable_by(form, request.user, WRITE_MATERIAL)
     return entry_page(
@@ -187,7 +204,9 @@ def layer_edit(request, key):
             key=key,
             changes={name: value for name, value in form.document().items() if name != "key"},
             replace=True,
+            governed=form.governed_value(),
             user=request.user,
+            origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
         success=f"Layer {key} saved.",
@@ -231,7 +250,7 @@ def layer_delete(request, key):
     return confirm_delete(
         request,
         context,
-        lambda: material_layers.layer_delete(key=key, user=request.user),
+        lambda: material_layers.layer_delete(key=key, user=request.user, origin=STUDIO_ORIGIN),
         success=f"Layer {key} deleted.",
         next_url=reverse("layer-list"),
     )
@@ -268,7 +287,9 @@ def item_create(request, key):
     return entry_page(
         request,
         form,
-        lambda: material_items.item_create(layer=key, document=form.document(), user=request.user),
+        lambda: material_items.item_create(
+            layer=key, document=form.document(), user=request.user, origin=STUDIO_ORIGIN
+        ),
         success="Item created.",
         next_url=reverse("item-list", args=[key]),
         context={
@@ -298,6 +319,7 @@ def item_edit(request, key, item_id):
             path=item.path,
             changes={name: v for name, v in form.document().items() if name != "path"},
             user=request.user,
+            origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
         success=f"Item {item.path} saved.",
@@ -329,7 +351,9 @@ def item_delete(request, key, item_id):
     return confirm_delete(
         request,
         context,
-        lambda: material_items.item_delete(layer=key, path=item.path, user=request.user),
+        lambda: material_items.item_delete(
+            layer=key, path=item.path, user=request.user, origin=STUDIO_ORIGIN
+        ),
         success=f"Item {item.path} deleted.",
         next_url=reverse("item-list", args=[key]),
     )

@@ -65,6 +65,7 @@ from profiles.studio.throttling import throttled
 from profiles.studio.views.editor import editor_page
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
+from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
@@ -195,6 +196,7 @@ def profile_version_restore(request, key, number):
                 profile_key=key,
                 number=number,
                 user=request.user,
+                origin=STUDIO_ORIGIN,
                 if_match=request.POST.get("etag") or None,
             )
         except PreconditionFailed:
@@ -661,6 +663,7 @@ def environment_list_page(request):
                 requires_change_request=request.POST.get("requires_change_request") == "on",
                 approvals=approvals,
                 user=request.user,
+                origin=STUDIO_ORIGIN,
             )
         except Exception as exc:  # a ValidationError naming the field
             messages.error(request, f"Not saved: {'; '.join(getattr(exc, 'messages', [str(exc)]))}")
