@@ -3,8 +3,22 @@ row; the write services record them)."""
 
 from django.contrib import admin
 
+from profiles.activity.filters import ACTIVITY_KINDS
 from profiles.models import Activity
 from profiles.workspace.permissions import ReadOnlyAdminMixin
+
+
+class KindFilter(admin.SimpleListFilter):
+    """The kinds an entity can be, from the vocabulary (not a DISTINCT over the whole log)."""
+
+    title = "kind"
+    parameter_name = "kind"
+
+    def lookups(self, request, model_admin):
+        return [(kind, kind) for kind in ACTIVITY_KINDS]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(kind=self.value()) if self.value() else queryset
 
 
 @admin.register(Activity)
@@ -21,7 +35,7 @@ class ActivityAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "path",
         "op",
     )
-    list_filter = ("kind", "origin", "op")
+    list_filter = (KindFilter, "origin", "op")
     search_fields = ("key", "actor_name")
     date_hierarchy = "at"
     list_per_page = 100
