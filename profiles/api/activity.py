@@ -40,7 +40,7 @@ ROW_ID = {"type": "integer", "minimum": 1, "maximum": MAX_STORED_INTEGER}
 MOMENT = {"type": "string", "format": "date-time", "maxLength": MOMENT_MAX_LENGTH}
 
 
-def activity_record(row: Activity) -> dict:
+def activity_row_record(row: Activity) -> dict:
     """Return one activity row as the API shows it (``path`` only for an item)."""
     record = {
         "id": row.id,
@@ -140,6 +140,6 @@ class ActivityView(ApiView):
                 "previous": None
                 if page.newer is None
                 else replace_query_param(url, "after", page.newer),
-                "results": [activity_record(row) for row in page.rows],
+                "results": [activity_row_record(row) for row in page.rows],
             }
         )
