@@ -9,6 +9,7 @@ from profiles.activity.records import activity_record
 from profiles.authoring.profiles import rule_update
 from profiles.models import Activity, ActivityOrigin
 from profiles.workspace.origin import WriteOrigin
+from tests.browser.conftest import screenshot
 from tests.browser.test_accessibility import blocking_violations
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -57,6 +58,7 @@ def test_activity_page__filter_by_kind__only_those_rows_and_accessible(
     page.get_by_role("link", name="Clear filters").click()
     page.locator("summary", has_text="body").click()  # the long value, folded
     expect(page.locator("details[open]")).to_contain_text("xxxx")
+    screenshot(page, f"activity-{scheme}")
     assert blocking_violations(page) == []
 
 
@@ -76,4 +78,6 @@ def test_version_diff__scenario_chosen__rendered_text_lines_removed_and_accessib
     expect(region).to_be_visible()
     expect(region.locator("li.removed").first).to_be_visible()
     expect(region.locator("li.removed").first).to_contain_text("removed:")
+    region.scroll_into_view_if_needed()
+    screenshot(page, f"version-text-diff-{scheme}")
     assert blocking_violations(page) == []
