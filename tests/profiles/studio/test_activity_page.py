@@ -5,6 +5,8 @@ material; each entity's page links to its activity."""
 from urllib.parse import quote
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from profiles.activity.records import TEXT_KEPT, activity_record
@@ -194,3 +196,21 @@ def test_item_page__activity_link__filters_on_the_item(workspace, editor_client)
 
 def test_navigation__every_page__links_the_activity_page(workspace, editor_client):
     assert f'href="{PAGE}">Activity</a>' in editor_client.get("/profiles/").content.decode()
+
+
+def test_activity_page__queries__the_same_for_1_and_50_rows(
+    workspace, editor, editor_client, django_assert_max_num_queries
+):
+    Activity.objects.all().delete()
+    record("layer", "kb", editor)
+    with CaptureQueriesContext(connection) as one:
+        editor_client.get(PAGE)
+    item = Item.objects.filter(layer__key="kb").first()
+    for n in range(49):
+        kind = ("layer", "consumer", "profile", "item")[n % 4]
+        record(kind, "kb", editor, path=item.path if kind == "item" else None)
+
+    with django_assert_max_num_queries(len(one) + 3):  # one query per kind named, at most 4
+        response = editor_client.get(PAGE)
+
+    assert response.content.decode().count("data-activity=") == 50
