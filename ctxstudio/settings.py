@@ -237,6 +237,8 @@ REST_FRAMEWORK = {
         "expand": os.environ.get("API_THROTTLE_EXPAND", "600/minute"),
         # An impact resolves every saved scenario twice: up to IMPACT_MAX_RESOLUTIONS a call.
         "impact": os.environ.get("API_THROTTLE_IMPACT", "30/minute"),
+        # The activity log: indexed reads, but a reader can ask for any page of a long log.
+        "activity": os.environ.get("API_THROTTLE_ACTIVITY", "600/minute"),
     },
 }
 

@@ -4,7 +4,16 @@ objects do not, see ``profiles.api.routers``), and the resolution and workspace 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from profiles.api import authoring, import_export, keys, material, resolution, safechange, tokens
+from profiles.api import (
+    activity,
+    authoring,
+    import_export,
+    keys,
+    material,
+    resolution,
+    safechange,
+    tokens,
+)
 from profiles.api.routers import ApiRouter
 from profiles.api.schema import ApiDocsView
 
@@ -37,6 +46,7 @@ urlpatterns = [
     path(
         "workspace/imports/<uuid:job_id>", import_export.ImportJobView.as_view(), name="import-job"
     ),
+    path("activity", activity.ActivityView.as_view(), name="activity"),  # the activity log
     path("auth/token", tokens.TokenView.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves its start-up script as a file: no inline script, CSP allows it.

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from profiles.studio.views import (
+    activity,
     authoring,
     compare,
     editor,
@@ -90,6 +91,8 @@ urlpatterns = [
         import_export.workspace_import_job,
         name="workspace-import-job",
     ),
+    # The activity log (profiles.studio.views.activity).
+    path("activity/", activity.activity_log, name="activity"),
     # Safe change: history, change requests, environments (profiles.studio.views.safechange).
     *safechange.urlpatterns,
 ]

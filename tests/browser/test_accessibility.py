@@ -54,6 +54,7 @@ STUDIO_PAGES = {
     "environment-list": lambda ws: "/environments/",
     "help-safe-change": lambda ws: "/help/safe-change/",
     "help-reasons": lambda ws: "/help/reasons/",
+    "activity": lambda ws: "/activity/",
 }
 
 

@@ -19,6 +19,7 @@ from profiles.material.selectors import (
 from profiles.models import Consumer, Item, Layer
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
 from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
+from profiles.studio.views.activity import activity_url
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
 from profiles.workspace.mappers import (
@@ -104,6 +105,7 @@ def consumer_edit(request, key):
             "delete_url": reverse("consumer-delete", args=[key]) if writer else None,
             "crumbs": [("Consumers", reverse("consumer-list"))],
             "cancel_url": reverse("consumer-list"),
+            "activity_url": activity_url("consumer", key),
         },
     )
 
@@ -222,6 +224,7 @@ def layer_edit(request, key):
             "links": [("Items", reverse("item-list", args=[key]))]
             if user_can(request.user, READ_MATERIAL)
             else [],
+            "activity_url": activity_url("layer", key),
         },
     )
 
@@ -331,6 +334,7 @@ def item_edit(request, key, item_id):
             "submit": "Save",
             "read_only": not writer,
             "delete_url": reverse("item-delete", args=[key, item.pk]) if writer else None,
+            "activity_url": activity_url("item", key, item.path),
             "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
             "cancel_url": reverse("item-list", args=[key]),
         },

@@ -63,6 +63,7 @@ from profiles.studio.draft import (
 )
 from profiles.studio.throttling import throttled
 from profiles.studio.views.editor import editor_page
+from profiles.studio.views.text_diff import history_text_diff
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
 from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
@@ -143,10 +144,13 @@ def profile_history(request, key):
     if left not in compared or right not in compared:
         raise Http404("no such version")
     page = Paginator(versions, VERSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    # ?scenario=: the rendered text of both versions for a saved scenario (issue 21).
+    text = history_text_diff(request, key=key, left=compared[left], right=compared[right])
     return render(
         request,
         "profiles/history.html",
         {
+            **text,
             "key": key,
             "profile": profile,
             "page": page,
@@ -157,6 +161,7 @@ def profile_history(request, key):
             "protected": profile is not None and _protected(request.user, profile.environment),
             "numbers": list(versions.values_list("number", flat=True)[:500]),
         },
+        status=text.get("text_status", 200),
     )
 
 

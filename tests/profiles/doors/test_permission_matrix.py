@@ -31,6 +31,7 @@ from django.utils.regex_helper import normalize
 from django_tasks_db.models import DBTaskResult, get_date_max
 
 from profiles.models import (
+    Activity,
     ApiKey,
     ChangeRequest,
     Consumer,
@@ -193,6 +194,7 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (LOGIN, 403, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 400, 400)}
     ),
     "profile-compare": STUDIO_SIGNED_IN,
+    "activity": STUDIO_SIGNED_IN,  # READ_CONFIG; item rows only with READ_MATERIAL
     "profile-playground": STUDIO_SIGNED_IN,  # RESOLVE: one input against every profile
     "profile-edit": Door(  # WRITE_RULES; an empty form: errors (400)
         {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
@@ -326,6 +328,7 @@ EXPECTATIONS: dict[str, Door] = {
     "api/v1/profiles/(?P<key>[^/]+)/versions$": API_READ_ONLY,
     "api:profile-version-detail": API_READ_ONLY,
     "api:profile-diff": API_READ_ONLY,
+    "api:activity": API_READ_ONLY,  # READ_CONFIG; item rows only with READ_MATERIAL
     "api:profile-version-restore": Door(  # restoring the current version changes nothing
         {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 200, 200)}, api=True
     ),
@@ -394,6 +397,7 @@ ADMINISTERED_READ_ONLY = {
     "profiles.profileversion",
     "profiles.changerequest",
     "profiles.apikey",  # revoked by an action, never edited: it holds no secret to show
+    "profiles.activity",  # the activity log: the write services record it
 }
 # Accounts and login lockouts keep Django's model permissions (superusers): staff alone get
 # 403, so being staff is not enough to make oneself superuser or lift a lockout.
@@ -482,6 +486,10 @@ ADMIN_OBJECTS = {
     "profiles.changerequest": lambda: ChangeRequest.objects.get(),
     "profiles.environment": lambda: Environment.objects.get(key=ENVIRONMENT),
     "profiles.apikey": lambda: ApiKey.objects.get(kind="scoped"),
+    "profiles.activity": lambda: (
+        Activity.objects.first()
+        or Activity.objects.create(origin="cli", kind="layer", key=LAYER, op="update")
+    ),
     "auth.user": lambda: User.objects.get(username="reader"),
     "auth.group": lambda: Group.objects.get(name=EDITORS_GROUP),
     "django_tasks_database.dbtaskresult": lambda: DBTaskResult.objects.get_or_create(
