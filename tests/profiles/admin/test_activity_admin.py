@@ -106,12 +106,6 @@ def test_studio_history__applied_change_request__author_is_the_requester(client,
     assert "<td>dana</td>" in row and "approved by lee" in row
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs the write side: save_row/delete_row record origin.author (the requester) "
-    "as the history user of an applied change request (the lead's change to "
-    "profiles/workspace/writing.py); remove this mark when it lands",
-)
 def test_admin_history__applied_change_request__changed_by_the_requester(client, applied):
     dana, lee, _version = applied
     client.force_login(lee)
