@@ -4,7 +4,16 @@ objects do not, see ``profiles.api.routers``), and the resolution and workspace 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from profiles.api import authoring, import_export, keys, material, resolution, safechange, tokens
+from profiles.api import (
+    authoring,
+    import_export,
+    keys,
+    material,
+    resolution,
+    safechange,
+    tokens,
+    webhooks,
+)
 from profiles.api.routers import ApiRouter
 from profiles.api.schema import ApiDocsView
 
@@ -26,6 +35,7 @@ router.register(
 router.register("environments", safechange.EnvironmentViewSet, basename="environment")
 router.register("change-requests", safechange.ChangeRequestViewSet, basename="change-request")
 router.register("keys", keys.ApiKeyViewSet, basename="key")  # scoped API keys
+router.register("webhooks", webhooks.WebhookViewSet, basename="webhook")  # staff only
 
 urlpatterns = [
     path("resolve", resolution.ResolveView.as_view(), name="resolve"),
