@@ -11,6 +11,7 @@ from profiles.studio.views import (
     safechange,
     sweep,
     tokens,
+    webhooks,
 )
 
 urlpatterns = [
@@ -92,4 +93,6 @@ urlpatterns = [
     ),
     # Safe change: history, change requests, environments (profiles.studio.views.safechange).
     *safechange.urlpatterns,
+    # Outgoing webhooks, for staff (profiles.studio.views.webhooks).
+    *webhooks.urlpatterns,
 ]

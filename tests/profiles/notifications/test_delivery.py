@@ -35,9 +35,12 @@ def emitted(django_capture_on_commit_callbacks, event=EVENT, payload=PAYLOAD):
 
 
 def run_worker():
+    """Run the database backend's worker until nothing is due (it needs committed rows: the
+    tests that call it run in real transactions)."""
     call_command("db_worker", "--batch", "--no-startup-delay", "--interval", "0", verbosity=0)
 
 
+@pytest.mark.django_db(transaction=True)  # the worker commits its own
 def test_delivery__receiver_answers_200__signed_body_delivered(
     staff, settings, django_capture_on_commit_callbacks
 ):
@@ -71,6 +74,7 @@ def test_delivery__receiver_answers_200__signed_body_delivered(
     assert webhook.deliveries.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)  # the worker commits its own
 def test_delivery__receiver_keeps_failing__retried_then_failed(
     staff, settings, django_capture_on_commit_callbacks
 ):
@@ -216,6 +220,7 @@ def test_delivery__receiver_gone__connection_refused_recorded(staff, settings):
     assert "ConnectionRefusedError" in delivery.error
 
 
+@pytest.mark.django_db(transaction=True)  # the worker commits its own
 def test_emit__transaction_rolled_back__nobody_notified(staff, settings):
     database_tasks(settings)
     with receiver(200) as hook:
