@@ -234,3 +234,28 @@ def delivery_enqueue(*, delivery_id: int, attempt: int = 1, run_after=None) -> N
     except Exception:
         # The event's write has committed: a queue that refuses must not turn it into a 500.
         logger.exception("webhook delivery %s could not be enqueued", delivery_id)
+
+
+#: Most deliveries one worker start enqueues again (the rest wait for the next start).
+RESUME_MAX = 1000
+
+
+def webhook_deliveries_resume(*, overdue: timedelta = timedelta(minutes=5)) -> int:
+    """Enqueue again the pending deliveries whose attempt is overdue by more than ``overdue``;
+    return how many (the worker runs it as it starts).
+
+    A delivery whose task was never enqueued (the process ended between the commit and the
+    enqueue) or was lost would otherwise stay pending for ever. One that still has its task
+    queued is harmless to enqueue twice: the attempt is claimed once.
+    """
+    cutoff = timezone.now() - overdue
+    overdue_deliveries = list(
+        WebhookDelivery.objects.filter(
+            status=WebhookDelivery.Status.PENDING, next_attempt_at__lt=cutoff
+        )
+        .order_by("next_attempt_at")
+        .values_list("pk", "attempts")[:RESUME_MAX]
+    )
+    for delivery_id, attempts in overdue_deliveries:
+        delivery_enqueue(delivery_id=delivery_id, attempt=attempts + 1)
+    return len(overdue_deliveries)

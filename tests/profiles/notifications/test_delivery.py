@@ -258,3 +258,32 @@ def test_webhook_test__ping_delivered_whatever_the_events(staff, settings):
     assert delivery.status == "delivered"
     assert hook.requests[0].headers["X-Event"] == "ping"
     assert json.loads(hook.requests[0].body)["data"]["requestedBy"] == "dana"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_start__delivery_whose_task_was_lost__sent(staff, settings):
+    # Given a pending delivery overdue by ten minutes with no task (the process that made it
+    # ended before enqueueing it)
+    database_tasks(settings)
+    with receiver(200) as hook:
+        webhook = make_webhook(staff, hook.url)
+        delivery = WebhookDelivery.objects.create(
+            webhook=webhook,
+            event=EVENT,
+            payload=PAYLOAD,
+            next_attempt_at=timezone.now() - dt.timedelta(minutes=10),
+        )
+        fresh = WebhookDelivery.objects.create(
+            webhook=webhook, event=EVENT, payload=PAYLOAD, next_attempt_at=timezone.now()
+        )
+        assert DBTaskResult.objects.count() == 0
+
+        # When a worker starts
+        run_worker()
+
+    # Then it enqueued and sent the overdue one (the fresh one may still have its task)
+    delivery.refresh_from_db()
+    fresh.refresh_from_db()
+    assert delivery.status == "delivered"
+    assert fresh.status == "pending"
+    assert [json.loads(received.body)["id"] for received in hook.requests] == [delivery.pk]
