@@ -78,6 +78,10 @@ def webhook_url_clean(url) -> str:
         raise WebhookInvalid("url", "must start with http:// or https://")
     if not parts.hostname:
         raise WebhookInvalid("url", "names no host")
+    try:
+        ascii_host(parts.hostname)
+    except UnicodeError:
+        raise WebhookInvalid("url", "the host name is not a valid name") from None
     if parts.username is not None or parts.password is not None:
         raise WebhookInvalid("url", "must not carry a user name or password (sign with the secret)")
     if port == 0:
@@ -85,6 +89,13 @@ def webhook_url_clean(url) -> str:
     if parts.fragment:
         raise WebhookInvalid("url", "must not have a #fragment (it is never sent)")
     return url
+
+
+def ascii_host(hostname: str) -> str:
+    """Return the host as DNS and the Host header name it (IDNA for a non-ASCII name)."""
+    if hostname.isascii():
+        return hostname
+    return hostname.encode("idna").decode("ascii")
 
 
 def _embedded_ipv4(address: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
@@ -140,7 +151,7 @@ def webhook_url_target(url: str, *, allow_private: bool | None = None) -> Webhoo
     url = webhook_url_clean(url)
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    host = parts.hostname.rstrip(".") or parts.hostname
+    host = ascii_host(parts.hostname.rstrip(".") or parts.hostname)
     port = parts.port or DEFAULT_PORTS[scheme]
     addresses = _resolve(host, port)
     if not addresses:

@@ -159,6 +159,9 @@ def delivery_send(*, url: str, body: bytes, headers: dict[str, str]) -> AttemptO
                 error=f"timed out: no answer within {timeout:g} s ({waited:.1f} s)"
             )
         return AttemptOutcome(error=_describe(exc))
+    except Exception as exc:  # whatever a hostile answer causes, the attempt is recorded
+        logger.warning("webhook delivery to %s failed: %s", target.host, _describe(exc))
+        return AttemptOutcome(error=_describe(exc))
     finally:
         watchdog.cancel()
         connection.close()

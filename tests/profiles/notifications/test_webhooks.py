@@ -68,6 +68,15 @@ def test_webhook_create__name_resolving_to_loopback__says_what_it_resolves_to(st
     assert f'"localhost" resolves to {loopback}' in refusal.value.message
 
 
+def test_webhook_create__non_ascii_host__kept_and_looked_up_by_its_idna_name(staff, settings):
+    settings.WEBHOOKS_ALLOW_PRIVATE = False
+
+    with pytest.raises(WebhookUrlRefused) as refusal:
+        make_webhook(staff, "https://bücher.invalid/hook")
+
+    assert '"xn--bcher-kva.invalid" does not resolve' in refusal.value.message
+
+
 def test_webhook_create__public_address_and_setting_off__created(staff, settings):
     settings.WEBHOOKS_ALLOW_PRIVATE = False
 
@@ -110,6 +119,7 @@ def test_allow_private__defaults_to_debug(staff, settings):
         ("http://example.com/a b", "spaces or control characters"),
         ("http://example.com:99999/", "not a valid URL"),
         ("https://example.com/" + "a" * 2000, "longer than 2000"),
+        ("https://" + "ü" * 70 + ".example/", "not a valid name"),  # a label is ≤ 63
     ],
 )
 def test_webhook_create__url_of_the_wrong_shape__refused_naming_url(staff, url, message):
