@@ -185,3 +185,22 @@ def test_webhook_admin__staff__read_only_and_no_secret(staff_client, lee_client)
     assert listing.status_code == 200
     assert staff_client.get("/admin/profiles/webhook/add/").status_code == 403
     assert lee_client.get("/admin/profiles/webhook/").status_code == 302  # not staff
+
+
+def test_webhook_send_test__beyond_the_rate__429_and_nothing_queued(staff_client, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "webhook-test": "1/minute",
+        },
+    }
+    webhook = made(staff_client)
+
+    first = staff_client.post(f"/webhooks/{webhook.pk}/test/")
+    second = staff_client.post(f"/webhooks/{webhook.pk}/test/")
+
+    assert first.status_code == 302
+    assert second.status_code == 429
+    assert "You have asked for test deliveries many times" in second.content.decode()
+    assert WebhookDelivery.objects.count() == 1
