@@ -308,6 +308,8 @@ WEBHOOKS_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOKS_TIMEOUT_SECONDS", "5")
 WEBHOOKS_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOKS_RETRY_BASE_SECONDS", "60"))
 WEBHOOKS_MAX_ATTEMPTS = int(os.environ.get("WEBHOOKS_MAX_ATTEMPTS", "5"))
 WEBHOOKS_MAX = int(os.environ.get("WEBHOOKS_MAX", "50"))
+# Delivered and failed deliveries older than this are deleted when a worker starts.
+WEBHOOKS_LOG_RETENTION_DAYS = int(os.environ.get("WEBHOOKS_LOG_RETENTION_DAYS", "30"))
 # Put before the studio paths in events (``https://studio.example.com``); "" sends paths.
 WEBHOOKS_SITE_URL = os.environ.get("WEBHOOKS_SITE_URL", "")
 

@@ -262,3 +262,17 @@ def webhook_deliveries_resume(*, overdue: timedelta = timedelta(minutes=5)) -> i
     for delivery_id, attempts in overdue_deliveries:
         delivery_enqueue(delivery_id=delivery_id, attempt=attempts + 1)
     return len(overdue_deliveries)
+
+
+def webhook_deliveries_prune(*, now=None) -> int:
+    """Delete the delivered and failed deliveries older than ``WEBHOOKS_LOG_RETENTION_DAYS``
+    (30 by default; the worker runs it as it starts): the log stays bounded. Pending ones are
+    kept whatever their age. Return how many were deleted."""
+    days = int(getattr(settings, "WEBHOOKS_LOG_RETENTION_DAYS", 30))
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    deleted, _ = (
+        WebhookDelivery.objects.filter(created_at__lt=cutoff)
+        .exclude(status=WebhookDelivery.Status.PENDING)
+        .delete()
+    )
+    return deleted

@@ -19,7 +19,8 @@ small and carry keys, numbers and titles, never item text. The events and their 
   ``{"changeRequest": change_request_payload(...)}`` (``.apply_failed`` adds ``"error"``:
   call ``webhook_event_emit("change_request.apply_failed", change_request_event(cr,
   error={"code", "message"}))`` where a scheduled apply gives up);
-* ``profile_version.created``: ``{"profile", "version", "source", "changeRequest"}``;
+* ``profile_version.created``: ``{"profile", "version", "source", "changeRequest",
+  "deleted"}``;
 * ``import.finished``: ``{"job": {"id", "status", "mode", "layer", "counts", "error"}}``;
 * ``ping``: sent by "Send test" only (``webhook_test``); nobody subscribes to it.
 """

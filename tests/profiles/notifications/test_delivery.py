@@ -12,7 +12,7 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from profiles.models import WebhookDelivery
-from profiles.notifications.delivery import webhook_delivery_task
+from profiles.notifications.delivery import webhook_deliveries_prune, webhook_delivery_task
 from profiles.notifications.webhooks import webhook_event_emit, webhook_test
 from tests.profiles.notifications.conftest import SECRET, make_webhook
 from tests.profiles.notifications.receivers import receiver, signature_valid, silent_receiver
@@ -287,3 +287,17 @@ def test_worker_start__delivery_whose_task_was_lost__sent(staff, settings):
     assert delivery.status == "delivered"
     assert fresh.status == "pending"
     assert [json.loads(received.body)["id"] for received in hook.requests] == [delivery.pk]
+
+
+def test_prune__finished_deliveries_past_the_retention__deleted_pending_kept(staff, settings):
+    settings.WEBHOOKS_LOG_RETENTION_DAYS = 30
+    webhook = make_webhook(staff, "http://127.0.0.1:9/hook")
+    old = timezone.now() - dt.timedelta(days=31)
+    for status in ("delivered", "failed", "pending"):
+        WebhookDelivery.objects.create(webhook=webhook, event=EVENT, status=status, created_at=old)
+    recent = WebhookDelivery.objects.create(webhook=webhook, event=EVENT, status="delivered")
+
+    assert webhook_deliveries_prune() == 2
+
+    assert sorted(webhook.deliveries.values_list("status", flat=True)) == ["delivered", "pending"]
+    assert webhook.deliveries.filter(pk=recent.pk).exists()
