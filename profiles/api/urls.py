@@ -13,6 +13,7 @@ from profiles.api import (
     resolution,
     safechange,
     tokens,
+    webhooks,
 )
 from profiles.api.routers import ApiRouter
 from profiles.api.schema import ApiDocsView
@@ -35,6 +36,7 @@ router.register(
 router.register("environments", safechange.EnvironmentViewSet, basename="environment")
 router.register("change-requests", safechange.ChangeRequestViewSet, basename="change-request")
 router.register("keys", keys.ApiKeyViewSet, basename="key")  # scoped API keys
+router.register("webhooks", webhooks.WebhookViewSet, basename="webhook")  # staff only
 
 urlpatterns = [
     path("resolve", resolution.ResolveView.as_view(), name="resolve"),

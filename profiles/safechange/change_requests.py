@@ -25,6 +25,7 @@ from profiles.models import (
     ProfileVersion,
     key_validator,
 )
+from profiles.notifications.webhooks import change_request_event, webhook_event_emit
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import profile_impact
 from profiles.safechange.versions import (
@@ -478,7 +479,7 @@ def change_request_create(
     _validated(key=profile_key, base_document=base_document, changes=changes, snapshot=snapshot)
     impact = _impact(key=profile_key, changes=changes, exists=creates is None, snapshot=snapshot)
     latest = latest_versions_get([profile_key]).get(profile_key)
-    return ChangeRequest.objects.create(
+    change_request = ChangeRequest.objects.create(
         profile_key=profile_key,
         environment=environment,
         title=title,
@@ -490,6 +491,8 @@ def change_request_create(
         promoted_from=promoted_from,
         impact=impact,
     )
+    webhook_event_emit("change_request.opened", change_request_event(change_request))
+    return change_request
 
 
 def _open_for_update(pk: int) -> ChangeRequest:
@@ -582,6 +585,10 @@ def change_request_approve(*, pk: int, user, if_match: str | None) -> ChangeRequ
             change_request=change_request,
             user=user,
             defaults={"revision": change_request.revision},
+        )
+        webhook_event_emit(
+            "change_request.approved",
+            change_request_event(change_request, approvedBy=user.get_username()),
         )
     return change_request
 
@@ -728,6 +735,7 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
         change_request.resolved_at = timezone.now()
         change_request.applied_version = None if latest is None else latest.number
         change_request.save()
+        webhook_event_emit("change_request.applied", change_request_event(change_request))
     return latest
 
 

@@ -12,6 +12,7 @@ from profiles.studio.views import (
     safechange,
     sweep,
     tokens,
+    webhooks,
 )
 
 urlpatterns = [
@@ -95,4 +96,6 @@ urlpatterns = [
     path("activity/", activity.activity_log, name="activity"),
     # Safe change: history, change requests, environments (profiles.studio.views.safechange).
     *safechange.urlpatterns,
+    # Outgoing webhooks, for staff (profiles.studio.views.webhooks).
+    *webhooks.urlpatterns,
 ]
