@@ -17,6 +17,7 @@ from profiles.material.selectors import (
     layer_profile_keys_list,
 )
 from profiles.models import Consumer, Item, Layer
+from profiles.safechange.protection import protected_profile_documents
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
 from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
 from profiles.studio.views.activity import activity_url
@@ -159,6 +160,19 @@ def layer_list(request):
     return render(request, "profiles/layer_list.html", {"page": page, "layers": page})
 
 
+def _new_layer_intro() -> str:
+    """Say, before anyone types, that protected profiles would read a new layer."""
+    readers = sorted(protected_profile_documents())
+    if not readers:
+        return ""
+    names = ", ".join(readers[:5]) + (f" and {len(readers) - 5} more" if len(readers) > 5 else "")
+    return (
+        f"Protected profiles ({names}) read a new layer on their default rule unless its "
+        "“applies to” leaves them out: creating it then needs a change request, and you will be "
+        "offered to propose it, excluding it from each of them or including it."
+    )
+
+
 @capability_required(WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def layer_create(request):
@@ -178,6 +192,7 @@ def layer_create(request):
         next_url=lambda layer: reverse("item-list", args=[layer.key]),
         context={
             "title": "New layer",
+            "intro": _new_layer_intro(),
             "submit": "Create layer",
             "crumbs": [("Layers", reverse("layer-list"))],
             "cancel_url": reverse("layer-list"),

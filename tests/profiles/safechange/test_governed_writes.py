@@ -483,3 +483,15 @@ def test_activity__studio_admin_api_writes__one_entry_each_with_its_door(
         ("layer", "layer-002", "admin", "admin"),
         ("profile", "profile-1", "api", "editor"),
     ]
+
+
+def test_studio_new_layer_page__protected_profiles__says_so_before_anyone_types(
+    protected, editor_session
+):
+    page = editor_session.get("/layers/_new/").content.decode()
+
+    assert "Protected profiles (profile-0) read a new layer" in page
+
+
+def test_studio_new_layer_page__nothing_protected__no_warning(release, editor_session):
+    assert "Protected profiles" not in editor_session.get("/layers/_new/").content.decode()
