@@ -377,7 +377,7 @@ def scheduled_apply_run(*, pk: int, apply_at: datetime) -> str:
     ``not applied`` (the author and the scheduler are told why)."""
     with transaction.atomic():
         change_request = (
-            ChangeRequest.objects.select_for_update()
+            ChangeRequest.objects.select_for_update(of=("self",))
             .select_related("author", "apply_scheduled_by")
             .filter(pk=pk)
             .first()
