@@ -60,8 +60,8 @@ class ChangeRequestReviewViewSet(GenericViewSet):
         "`outdated` is true once the request has a newer one.",
         responses={200: s.CommentSerializer(many=True)},
     )
-    def list(self, request, id):
-        change_request = self._get(id)
+    def list(self, request, pk):
+        change_request = self._get(pk)
         page = self.paginate_queryset(change_request_comments_list(change_request=change_request))
         return self.get_paginated_response(
             [s.comment_record(comment, revision=change_request.revision) for comment in page]
@@ -74,10 +74,10 @@ class ChangeRequestReviewViewSet(GenericViewSet):
         responses={201: s.CommentSerializer},
         examples=[s.COMMENT_CREATE_EXAMPLE, s.COMMENT_EXAMPLE],
     )
-    def create(self, request, id):
+    def create(self, request, pk):
         body = _body(request, ("body",))
-        change_request = self._get(id)
-        comment = change_request_comment(pk=id, user=request.user, body=body.get("body"))
+        change_request = self._get(pk)
+        comment = change_request_comment(pk=pk, user=request.user, body=body.get("body"))
         return Response(s.comment_record(comment, revision=change_request.revision), status=201)
 
     @extend_schema(
@@ -92,26 +92,26 @@ class ChangeRequestReviewViewSet(GenericViewSet):
         responses={200: ChangeRequestSerializer},
         examples=[s.REQUEST_CHANGES_EXAMPLE],
     )
-    def request_changes(self, request, id):
+    def request_changes(self, request, pk):
         body = _body(request, ("body",))
-        self._get(id)
+        self._get(pk)
         change_request_request_changes(
-            pk=id,
+            pk=pk,
             user=request.user,
             body=body.get("body"),
             if_match=request.headers.get("If-Match"),
         )
-        return _change_request_response(request, self._get(id))
+        return _change_request_response(request, self._get(pk))
 
 
 urlpatterns = [
     path(
-        "change-requests/<int:id>/comments",
+        "change-requests/<int:pk>/comments",
         ChangeRequestReviewViewSet.as_view({"get": "list", "post": "create"}),
         name="change-request-comments",
     ),
     path(
-        "change-requests/<int:id>/request-changes",
+        "change-requests/<int:pk>/request-changes",
         ChangeRequestReviewViewSet.as_view({"post": "request_changes"}),
         name="change-request-request-changes",
     ),

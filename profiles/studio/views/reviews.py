@@ -25,6 +25,7 @@ from profiles.safechange.change_requests import (
     TITLE_MAX_LENGTH,
     ChangesInvalid,
     change_request_get,
+    change_request_update,
     changes_applied,
     changes_to_reach,
     draft_impact,
@@ -44,7 +45,11 @@ from profiles.safechange.reviews import (
     default_title,
     reviewer_candidates_list,
 )
-from profiles.safechange.versions import document_changes, profile_documents_get
+from profiles.safechange.versions import (
+    document_changes,
+    latest_versions_get,
+    profile_documents_get,
+)
 from profiles.studio.draft import draft_from_post
 from profiles.studio.throttling import throttle_refusal, throttled
 from profiles.studio.views.editor import editor_page
@@ -355,7 +360,53 @@ def change_request_schedule_post(request, pk):
     )
 
 
+@capability_required(WRITE_RULES)
+@require_POST
+def change_request_update_changes(request, pk):
+    """Replace a request's changes by the draft of its preview (its author, from the editor
+    opened on the request): a new revision, reviewed again."""
+    change_request = _request_or_404(pk)
+    profile = _editor_profile(change_request.profile_key)
+    key = profile.key
+    latest = latest_versions_get([key]).get(key)
+    if change_request.creates is not None or (latest and latest.number) != (
+        change_request.base_version
+    ):
+        messages.error(
+            request,
+            "Nothing was updated: the profile moved on since the request was written (rebase "
+            "it first), or the request creates its profile.",
+        )
+        return _back(pk)
+    cached = cache.workspace_get()
+    draft = draft_from_post(request.POST, cached.document, key)
+    if not draft.is_valid():
+        messages.error(request, "Nothing was updated: fix the fields marked in the editor.")
+        return editor_page(request, profile, draft, cached, status=400, preview_of=change_request)
+    try:
+        updated = change_request_update(
+            pk=pk, user=request.user, changes=editor_changes(profile, draft)
+        )
+    except SafeChangeError as exc:
+        messages.error(request, f"Nothing was updated: {exc.message}")
+        return _back(pk)
+    if updated.revision != change_request.revision:
+        messages.success(
+            request,
+            f"Updated: revision {updated.revision}. The reviews of the previous revision no "
+            "longer count; it is reviewed again.",
+        )
+    else:
+        messages.info(request, "The draft equals the request's changes: nothing changed.")
+    return _back(pk)
+
+
 urlpatterns = [
+    path(
+        "changes/<int:pk>/changes/",
+        change_request_update_changes,
+        name="change-request-update-changes",
+    ),
     path(
         "profiles/<slug:key>/propose/confirm/",
         profile_propose_confirm,

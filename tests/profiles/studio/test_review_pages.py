@@ -161,6 +161,30 @@ def test_preview__a_reviewer_previews_a_request__no_save_no_propose(dana, lee):
     assert "Propose change" not in text
     assert 'id="save-button"' not in text and ">Discard<" not in text
     assert f"Back to change request #{change_request.pk}" in text
+    assert "Update change request" not in text  # only its author changes what it proposes
+
+
+def test_preview__the_author_updates_the_changes__a_new_revision_without_the_old_verdicts(
+    dana, lee
+):
+    change_request = opened_by(dana)
+    reviewer = signed_in(lee)
+    reviewer.post(
+        reverse("change-request-review", args=[change_request.pk]),
+        {"verdict": "request-changes", "body": "700, please."},
+    )
+    author = signed_in(dana)
+    preview = author.get(reverse("change-request-preview", args=[change_request.pk]))
+    assert "Update change request" in preview.content.decode()
+    data = editor_form_data(preview.content.decode())
+    data["budget"] = "700"
+
+    response = author.post(reverse("change-request-update-changes", args=[change_request.pk]), data)
+
+    assert response.status_code == 302
+    change_request.refresh_from_db()
+    assert (change_request.revision, change_request.changes) == (2, {"budget": 700})
+    assert "Changes requested</strong>" not in page_of(author, change_request)
 
 
 # --- the request page ------------------------------------------------------------------------
