@@ -197,11 +197,14 @@ def profile_promote_confirm(request, key):
         messages.error(request, f"Nothing to promote: {exc.message}")
         return redirect("environment-list")
     target, changes, creates = plan["target"], plan["changes"], plan["creates"]
+    base, impact = None, []
     if creates is None:
         base = profile_documents_get([target])[target]
-        impact = draft_impact(profile_key=target, changes=changes)
-    else:
-        base, impact = None, []
+        try:
+            impact = draft_impact(profile_key=target, changes=changes)
+        except ChangesInvalid as exc:
+            messages.error(request, f"Nothing to promote: {exc.message}")
+            return redirect("environment-list")
     diff = document_changes(base, changes_applied(base or dict(creates), changes))
     form = ProposalForm(
         initial={"title": f"Promote {key} to {to}"},
