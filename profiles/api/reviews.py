@@ -45,7 +45,8 @@ class ChangeRequestReviewViewSet(GenericViewSet):
     throttle_scope = "comment"
 
     def get_throttles(self):
-        return [] if self.request.method in ("GET", "HEAD") else [ResolutionRateThrottle()]
+        # Only the writes it serves (a method it does not take answers 405, uncounted).
+        return [ResolutionRateThrottle()] if self.action in ("create", "request_changes") else []
 
     def _get(self, pk: int) -> ChangeRequest:
         try:
