@@ -37,6 +37,7 @@ from profiles.notifications.email import (
     scheduled_apply_failed_email,
     scheduled_apply_ran_email,
 )
+from profiles.notifications.webhooks import change_request_event, webhook_event_emit
 from profiles.safechange.change_requests import (
     TITLE_MAX_LENGTH,
     ChangeRequestChanged,
@@ -388,31 +389,36 @@ def scheduled_apply_run(*, pk: int, apply_at: datetime) -> str:
         ChangeRequest.objects.filter(pk=pk).update(apply_at=None)
         change_request.apply_at = None
         scheduler = change_request.apply_scheduled_by
-        reason = None
+        code = reason = None
         if change_request.status != ChangeRequest.Status.OPEN:
-            reason = f"the request is {change_request.status}"
+            code, reason = NotOpen.code, f"the request is {change_request.status}"
         elif scheduler is None or not user_can(scheduler, WRITE_RULES):
+            code = NotAllowed.code
             reason = "whoever scheduled it may no longer apply change requests"
         else:
             try:
                 with transaction.atomic():
                     change_request_apply(pk=pk, user=scheduler)
             except SafeChangeError as exc:
-                reason = exc.message
+                code, reason = exc.code, exc.message
             except Exception as exc:  # the write path's refusals (EntryInvalid…), or a fault
                 logger.exception("change request #%s: the scheduled apply failed", pk)
+                code = getattr(exc, "code", None) or "INTERNAL_ERROR"
                 reason = str(exc) or type(exc).__name__
         if reason is not None:
-            scheduled_apply_failed(change_request, reason)
+            scheduled_apply_failed(change_request, reason, code=code)
             return "not applied"
         change_request.refresh_from_db()
         scheduled_apply_ran_email(change_request, scheduler=scheduler)
     return "applied"
 
 
-def scheduled_apply_failed(change_request: ChangeRequest, reason: str) -> None:
-    """A scheduled apply did not run (nothing was applied): say why in the thread and email
-    the author and whoever scheduled it. Webhook events hook here too."""
+def scheduled_apply_failed(
+    change_request: ChangeRequest, reason: str, *, code: str = "INTERNAL_ERROR"
+) -> None:
+    """A scheduled apply did not run (nothing was applied): say why in the thread, email the
+    author and whoever scheduled it, and announce ``change_request.apply_failed`` (``code``:
+    the refusal's error code, e.g. STALE_CHANGE_REQUEST)."""
     ChangeRequestComment.objects.create(
         change_request=change_request,
         author=None,
@@ -422,4 +428,8 @@ def scheduled_apply_failed(change_request: ChangeRequest, reason: str) -> None:
     )
     scheduled_apply_failed_email(
         change_request, scheduler=change_request.apply_scheduled_by, reason=reason
+    )
+    webhook_event_emit(
+        "change_request.apply_failed",
+        change_request_event(change_request, error={"code": code, "message": reason}),
     )

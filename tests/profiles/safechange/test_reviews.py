@@ -4,6 +4,7 @@ by the real database task backend and its worker: once, not at all when stale, a
 rescheduled time makes the earlier task a no-op."""
 
 import datetime as dt
+import json
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -15,7 +16,14 @@ from django_tasks_db.models import DBTaskResult
 from profiles.authoring.profiles import profile_save_rules
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import workspace_import
-from profiles.models import ChangeRequest, ChangeRequestComment, Profile, ProfileVersion
+from profiles.models import (
+    ChangeRequest,
+    ChangeRequestComment,
+    Profile,
+    ProfileVersion,
+    Webhook,
+    WebhookDelivery,
+)
 from profiles.safechange.change_requests import (
     ChangesInvalid,
     change_request_apply,
@@ -228,6 +236,9 @@ def test_scheduled_apply__stale__nothing_applied_and_author_and_scheduler_told(
     settings, release, author, lee
 ):
     settings.TASKS = DATABASE_TASKS
+    Webhook.objects.create(
+        url="https://127.0.0.1:9/hook", events=["change_request.apply_failed"], secret="s" * 20
+    )
     scheduler = editor_named("kim")
     change_request = opened(author)
     approved(change_request, lee)
@@ -244,7 +255,9 @@ def test_scheduled_apply__stale__nothing_applied_and_author_and_scheduler_told(
     change_request.refresh_from_db()
     assert (change_request.status, change_request.apply_at) == ("open", None)
     assert Profile.objects.get(key="profile-0").budget == 900
-    assert DBTaskResult.objects.get().return_value == "not applied"
+    assert DBTaskResult.objects.get(task_path__endswith="scheduled_apply").return_value == (
+        "not applied"
+    )
     note = ChangeRequestComment.objects.get(change_request=change_request, author=None)
     assert note.author is None
     assert "did not run; nothing was applied" in note.body and "moved past version" in note.body
@@ -253,6 +266,9 @@ def test_scheduled_apply__stale__nothing_applied_and_author_and_scheduler_told(
         "kim@example.com",
     ]
     assert all("moved past version" in message.body for message in mail.outbox)
+    # and the webhooks listening to failed applies are told, with the refusal's code.
+    (delivery,) = WebhookDelivery.objects.filter(event="change_request.apply_failed")
+    assert '"code": "STALE_CHANGE_REQUEST"' in json.dumps(delivery.payload)
 
 
 @pytest.mark.django_db(transaction=True)
