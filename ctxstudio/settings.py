@@ -341,8 +341,6 @@ WEBHOOKS_MAX_ATTEMPTS = int(os.environ.get("WEBHOOKS_MAX_ATTEMPTS", "5"))
 WEBHOOKS_MAX = int(os.environ.get("WEBHOOKS_MAX", "50"))
 # Delivered and failed deliveries older than this are deleted when a worker starts.
 WEBHOOKS_LOG_RETENTION_DAYS = int(os.environ.get("WEBHOOKS_LOG_RETENTION_DAYS", "30"))
-# Put before the studio paths in events (``https://studio.example.com``); "" sends paths.
-WEBHOOKS_SITE_URL = os.environ.get("WEBHOOKS_SITE_URL", "")
 
 # The cache holds throttling counters; with CACHE_URL (Redis) they are shared by every worker.
 if os.environ.get("CACHE_URL"):
