@@ -65,11 +65,12 @@ def consumer_update(
     try:
         with workspace_write():
             consumer = consumer_get(key=key, lock=True)
-            check_if_match(if_match, consumer_etag(consumer))
             before = map_consumer_to_resolver(consumer)
             entry = {"key": key} if replace else dict(before)
             document = {**entry, **changes}
             raise_if_invalid(validate_consumer(document), consumer)
+            # A malformed body is refused as such, whatever its If-Match.
+            check_if_match(if_match, consumer_etag(consumer))
             if assign(consumer, map_consumer_values(document)):
                 after = map_consumer_to_resolver(consumer)
                 protection_check(

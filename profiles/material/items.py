@@ -88,11 +88,12 @@ def item_update(
         with workspace_write():
             stored_layer = layer_get(key=layer)
             item = item_get(layer=stored_layer, path=path, lock=True)
-            check_if_match(if_match, item_etag(item))
             before = map_item_to_resolver(item)
             entry = {"path": path} if replace else dict(before)
             document = {**entry, **changes}
             raise_if_invalid(validate_item(document), item)
+            # A malformed body is refused as such, whatever its If-Match.
+            check_if_match(if_match, item_etag(item))
             changed = assign(item, map_item_values(document))
             if changed:
                 after = map_item_to_resolver(item)

@@ -119,12 +119,13 @@ def layer_update(
     try:
         with workspace_write():
             layer = layer_get(key=key, lock=True)
-            check_if_match(if_match, layer_etag(layer))
             before = _entry(layer)
             was_governed = layer.governed
             entry = {"key": key} if replace else dict(before)
             document = {**entry, **changes}
             raise_if_invalid(validate_layer(document), layer)
+            # A malformed body is refused as such, whatever its If-Match.
+            check_if_match(if_match, layer_etag(layer))
             changed = assign(layer, map_layer_values(document))
             if governed is not None and governed != layer.governed:
                 governed_change_check(user=user)

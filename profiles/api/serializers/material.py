@@ -99,6 +99,13 @@ class LayerSerializer(EntrySerializer):
         "reads the layer. Only staff may change it; not part of the workspace document.",
     )
 
+    def to_internal_value(self, data):
+        body = super().to_internal_value(data)
+        # The engine validates the entry; ``governed`` is not in it, so it is checked here.
+        if "governed" in body and not isinstance(body["governed"], bool):
+            raise serializers.ValidationError({"governed": ["must be true or false"]})
+        return body
+
     def represent(self, layer):
         document = map_layer_to_resolver(layer, [])
         document.pop("items")

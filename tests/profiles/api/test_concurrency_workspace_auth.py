@@ -280,6 +280,7 @@ OPERATIONS = {
 # Actions that take no fields declare no body (send nothing or {}).
 BODILESS = {
     "profile_versions_restore",
+    "webhooks_test",  # a ping of the webhook: nothing to send
     *(f"change_requests_{action}" for action in ("approve", "reject", "close", "rebase", "apply")),
 }
 
