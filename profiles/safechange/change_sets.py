@@ -650,11 +650,24 @@ def _bases(entries: list[SetEntry]) -> dict[str, str | None]:
     return bases
 
 
+def change_set_refs(change_request: ChangeRequest) -> list[str]:
+    """Return the refs of the entities the set touches, in the order of its entries."""
+    refs = []
+    for entry in change_request.entity_changes:
+        if entry.get("kind") == "item":
+            refs.append(f"item:{entry.get('layer')}/{entry.get('path')}")
+        else:
+            refs.append(f"{entry.get('kind')}:{entry.get('key')}")
+    return refs
+
+
 def change_set_stale(change_request: ChangeRequest) -> list[str]:
-    """Return the refs of the entities that changed since the set was written or rebased."""
+    """Return the refs of the entities that changed since the set was written or rebased
+    (in the order of its entries)."""
     bases = change_request.entity_bases or {}
-    current = entity_etags_get(bases)
-    return [ref for ref, etag in bases.items() if current[ref] != etag]
+    refs = [ref for ref in change_set_refs(change_request) if ref in bases]
+    current = entity_etags_get(refs)
+    return [ref for ref in refs if current[ref] != bases[ref]]
 
 
 # --- title and stored form ---------------------------------------------------------------------
@@ -924,8 +937,18 @@ def change_set_from_entity_changes(changes: Iterable[EntityChange]) -> list[dict
     ``document_with_changes(before, change_set_from_entity_changes(
     workspace_entity_changes(before, after)))`` is ``after`` (tests/profiles/safechange).
     """
+    changes = list(changes)
+    created = {c.key for c in changes if c.kind == "layer" and c.op == "create"}
+    deleted = {c.key for c in changes if c.kind == "layer" and c.op == "delete"}
+    # A created layer carries its items; a deleted one takes its items with it.
+    items_of: dict[str, list[dict]] = {key: [] for key in created}
+    for change in changes:
+        if change.kind == "item" and change.key in created:
+            items_of[change.key].append(dict(change.after))
     entries = []
     for change in changes:
+        if change.kind == "item" and (change.key in created or change.key in deleted):
+            continue
         where = (
             {"layer": change.key, "path": change.path}
             if change.kind == "item"
@@ -935,7 +958,7 @@ def change_set_from_entity_changes(changes: Iterable[EntityChange]) -> list[dict
         if change.op == "create":
             entry["value"] = dict(change.after)
             if change.kind == "layer":
-                entry["value"]["items"] = []
+                entry["value"]["items"] = items_of[change.key]
         elif change.op == "update":
             value = _changed_fields(change.before, change.after, skip=("rules", "items"))
             if change.kind == "profile":
