@@ -3,8 +3,10 @@
 ``&propose=true`` opens a change set whose application leaves what the import would have."""
 
 import copy
+import re
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 
 from profiles.import_export.dry_run import workspace_import_preview
 from profiles.import_export.workspace import import_target, workspace_export
@@ -226,3 +228,92 @@ def test_schema__workspace_import__documents_the_dry_run(editor_client):
     names = {parameter["name"] for parameter in operation["parameters"]}
     assert {"dryRun", "propose", "offset", "impactOffset"} <= names
     assert {"200", "201", "202"} <= set(operation["responses"])
+
+
+# --- the studio's upload: preview, then Import or Propose --------------------------------
+
+
+@pytest.fixture
+def studio(client, editor):
+    client.force_login(editor)
+    return client
+
+
+def upload(client, document, **fields):
+    return client.post(
+        "/workspace/upload/",
+        {
+            "file": SimpleUploadedFile("release.yaml", dump_yaml(document).encode()),
+            "mode": "merge",
+            "action": "preview",
+            **fields,
+        },
+    )
+
+
+def preview_token(response) -> str:
+    return re.search(r'name="token" value="([^"]+)"', response.content.decode()).group(1)
+
+
+def test_studio_upload__preview__changes_diffs_impact_and_nothing_written(release, studio):
+    unwritten = Unwritten()
+
+    response = upload(studio, edited(release))
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "What importing release.yaml would change" in page
+    assert "<code>release-notes</code>" in page and "<code>itemFilter</code>" in page
+    assert "Impact on the saved scenarios" in page and "refund question" in page
+    assert 'value="import"' in page and 'value="propose"' not in page
+    unwritten.check()
+
+
+def test_studio_upload__confirm_import__the_job_imports_the_previewed_file(release, studio):
+    token = preview_token(upload(studio, edited(release)))
+
+    response = studio.post("/workspace/upload/", {"action": "import", "token": token}, follow=True)
+
+    assert response.redirect_chain[0][0].startswith("/workspace/imports/")
+    assert "Imported." in response.content.decode()
+    assert Layer.objects.filter(key="release-notes").exists()
+    # The token is spent: the same confirmation does not import twice.
+    again = studio.post("/workspace/upload/", {"action": "import", "token": token}, follow=True)
+    assert "no longer kept" in again.content.decode()
+
+
+def test_studio_upload__protected_file__offers_propose_which_opens_the_set_page(release, studio):
+    Environment.objects.create(key="production", requires_change_request=True)
+    preview = upload(studio, edited(release))
+    assert 'value="propose"' in preview.content.decode()
+    assert 'value="import"' not in preview.content.decode()
+
+    response = studio.post(
+        "/workspace/upload/",
+        {"action": "propose", "token": preview_token(preview), "title": "Release notes"},
+        follow=True,
+    )
+
+    change_request = ChangeRequest.objects.get()
+    assert response.redirect_chain[-1][0] == f"/changes/{change_request.pk}/"
+    page = response.content.decode()
+    assert change_request.title == "Release notes" and change_request.is_change_set
+    assert "a change set over" in page and "<code>release-notes</code>" in page
+    assert "refund question" in page  # the impact, by profile
+    assert not Layer.objects.filter(key="release-notes").exists()
+
+
+def test_studio_upload__invalid_file__issues_listed_at_once(release, studio):
+    response = studio.post(
+        "/workspace/upload/",
+        {
+            "file": SimpleUploadedFile(
+                "bad.yaml", b"layers:\n- key: x\n  availability: sometimes\n"
+            ),
+            "mode": "merge",
+            "action": "preview",
+        },
+    )
+
+    assert response.status_code == 400
+    assert "layers[0].availability" in response.content.decode()
