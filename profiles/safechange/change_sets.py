@@ -309,7 +309,9 @@ def _without_nulls(entry: dict, value: dict) -> dict:
 
 def _profile_updated(entry: dict, value: dict) -> dict:
     result = _without_nulls(entry, {name: v for name, v in value.items() if name != "rules"})
-    if isinstance(value.get("rules"), dict):
+    if "rules" in value and value["rules"] is None:
+        result.pop("rules", None)  # every layer back on the default rule
+    elif isinstance(value.get("rules"), dict):
         rules = rules_merged(entry.get("rules"), value["rules"])
         if rules:
             result["rules"] = rules
@@ -821,8 +823,10 @@ def _profile_changes(key: str, value: dict) -> dict:
     """Return ``profile_update`` changes for a set's update: its partial rules merged into the
     stored rules (read under the writers' lock)."""
     changes = {name: field for name, field in value.items() if name != "rules"}
-    if isinstance(value.get("rules"), dict):
-        stored = (profile_documents_get([key]).get(key) or {}).get("rules") or {}
+    stored = (profile_documents_get([key]).get(key) or {}).get("rules") or {}
+    if "rules" in value and value["rules"] is None:
+        changes["rules"] = dict.fromkeys(stored)
+    elif isinstance(value.get("rules"), dict):
         changes["rules"] = {
             layer: merge_rule(stored.get(layer), partial)
             for layer, partial in value["rules"].items()

@@ -466,3 +466,25 @@ def workspace_stored(document: dict) -> dict:
         ],
         "profiles": [canonical_entry("profile", entry) for entry in document["profiles"]],
     }
+
+
+def test_apply__nulls__remove_the_fields_and_all_rules(protected, people):
+    author, approver = people
+    changes = [
+        {
+            "kind": "profile",
+            "op": "update",
+            "key": "profile-1",
+            "value": {"name": None, "rules": None},
+        },
+        {"kind": "layer", "op": "update", "key": "layer-001", "value": {"description": "Kept"}},
+    ]
+    change_request = change_set_create(changes=changes, user=author)
+    approve(change_request, approver)
+
+    change_request_apply(pk=change_request.pk, user=approver)
+
+    profile = {p["key"]: p for p in workspace_export()["profiles"]}["profile-1"]
+    assert "name" not in profile and not profile.get("rules")
+    layer = {layer["key"]: layer for layer in workspace_export()["layers"]}["layer-001"]
+    assert layer["description"] == "Kept"
