@@ -237,6 +237,10 @@ REST_FRAMEWORK = {
         "expand": os.environ.get("API_THROTTLE_EXPAND", "600/minute"),
         # An impact resolves every saved scenario twice: up to IMPACT_MAX_RESOLUTIONS a call.
         "impact": os.environ.get("API_THROTTLE_IMPACT", "30/minute"),
+        # The activity log: indexed reads, but a reader can ask for any page of a long log.
+        "activity": os.environ.get("API_THROTTLE_ACTIVITY", "600/minute"),
+        # "Send test" of a webhook: each one makes the worker send a request.
+        "webhook-test": os.environ.get("API_THROTTLE_WEBHOOK_TEST", "10/minute"),
     },
 }
 
@@ -298,6 +302,20 @@ WRITE_LOCK_TIMEOUT = os.environ.get("WRITE_LOCK_TIMEOUT", "20s")
 # Safe change: in an environment that requires change requests, staff may write directly only
 # when this is on; every such write is flagged on the profile version and logged as a warning.
 SAFE_CHANGE_STAFF_BYPASS = env_bool("SAFE_CHANGE_STAFF_BYPASS", False)
+
+# Outgoing webhooks (profiles.notifications). A webhook may not point at a loopback,
+# link-local or private address (SSRF) unless this is on; it is on with DEBUG, so a receiver
+# on one's own machine can be tried. Each delivery attempt has WEBHOOKS_TIMEOUT_SECONDS in
+# all; a failed one is retried after BASE × 5^(n-1) seconds, WEBHOOKS_MAX_ATTEMPTS in all.
+WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG)
+WEBHOOKS_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOKS_TIMEOUT_SECONDS", "5"))
+WEBHOOKS_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOKS_RETRY_BASE_SECONDS", "60"))
+WEBHOOKS_MAX_ATTEMPTS = int(os.environ.get("WEBHOOKS_MAX_ATTEMPTS", "5"))
+WEBHOOKS_MAX = int(os.environ.get("WEBHOOKS_MAX", "50"))
+# Delivered and failed deliveries older than this are deleted when a worker starts.
+WEBHOOKS_LOG_RETENTION_DAYS = int(os.environ.get("WEBHOOKS_LOG_RETENTION_DAYS", "30"))
+# Put before the studio paths in events (``https://studio.example.com``); "" sends paths.
+WEBHOOKS_SITE_URL = os.environ.get("WEBHOOKS_SITE_URL", "")
 
 # The cache holds throttling counters; with CACHE_URL (Redis) they are shared by every worker.
 if os.environ.get("CACHE_URL"):

@@ -9,6 +9,6 @@ Django's per-model permissions; Django's own rule that only ``is_staff`` users l
 still holds.
 """
 
-from profiles.admin import authoring, material, operations, safechange
+from profiles.admin import activity, authoring, material, notifications, operations, safechange
 
-__all__ = ["authoring", "material", "operations", "safechange"]
+__all__ = ["activity", "authoring", "material", "notifications", "operations", "safechange"]

@@ -33,6 +33,7 @@ from profiles.workspace.mappers import (
     map_rule_to_resolver,
     map_scenario_to_document,
 )
+from profiles.workspace.origin import ADMIN as ADMIN_ORIGIN
 from profiles.workspace.permissions import AdministerAdminMixin
 from profiles.workspace.selectors import (
     layer_keys_list,
@@ -245,8 +246,10 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
     def service_save(self, request, obj, change):
         fields = self.entry_fields(obj)
         if not change:
-            return profile_create(document=fields, user=request.user)
-        return profile_update(key=self.stored(obj).key, changes=fields, user=request.user)
+            return profile_create(document=fields, user=request.user, origin=ADMIN_ORIGIN)
+        return profile_update(
+            key=self.stored(obj).key, changes=fields, user=request.user, origin=ADMIN_ORIGIN
+        )
 
     def save_model(self, request, obj, form, change):
         pending = getattr(request, "_profile_admin_write", None)
@@ -286,13 +289,16 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
         pending = request._profile_admin_write
         if pending["key"] is None:
             saved = profile_create(
-                document={**pending["fields"], "rules": pending["rules"]}, user=request.user
+                document={**pending["fields"], "rules": pending["rules"]},
+                user=request.user,
+                origin=ADMIN_ORIGIN,
             )
         else:
             saved = profile_update(
                 key=pending["key"],
                 changes={**pending["fields"], "rules": pending["rules"]},
                 user=request.user,
+                origin=ADMIN_ORIGIN,
             )
         obj = form.instance
         obj.pk = saved.pk
@@ -300,7 +306,7 @@ class ProfileAdmin(ProtectedProfileAdmin, WorkspaceAdmin):
         obj.refresh_from_db()
 
     def service_delete(self, request, obj):
-        profile_delete(key=obj.key, user=request.user)
+        profile_delete(key=obj.key, user=request.user, origin=ADMIN_ORIGIN)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):
@@ -388,18 +394,26 @@ class RuleAdmin(ProtectedRuleAdmin, WorkspaceAdmin):
         if change:
             stored = rule_with_keys_get(pk=obj.pk)
             if (stored.profile.key, stored.layer.key) != (profile, layer):
-                rule_delete(profile=stored.profile.key, layer=stored.layer.key, user=request.user)
+                rule_delete(
+                    profile=stored.profile.key,
+                    layer=stored.layer.key,
+                    user=request.user,
+                    origin=ADMIN_ORIGIN,
+                )
         rule_update(
             profile=profile,
             layer=layer,
             changes=map_rule_to_resolver(obj),
             replace=True,
             user=request.user,
+            origin=ADMIN_ORIGIN,
         )
         return rule_get(profile_key=profile, layer_key=layer)
 
     def service_delete(self, request, obj):
-        rule_delete(profile=obj.profile.key, layer=obj.layer.key, user=request.user)
+        rule_delete(
+            profile=obj.profile.key, layer=obj.layer.key, user=request.user, origin=ADMIN_ORIGIN
+        )
 
 
 @admin.register(Scenario)
@@ -414,13 +428,17 @@ class ScenarioAdmin(WorkspaceAdmin):
     def service_save(self, request, obj, change):
         document = scenario_entry(obj)
         if not change:
-            return scenario_create(document=document, user=request.user)
+            return scenario_create(document=document, user=request.user, origin=ADMIN_ORIGIN)
         return scenario_update(
-            name=self.stored(obj).name, changes=document, replace=True, user=request.user
+            name=self.stored(obj).name,
+            changes=document,
+            replace=True,
+            user=request.user,
+            origin=ADMIN_ORIGIN,
         )
 
     def service_delete(self, request, obj):
-        scenario_delete(name=obj.name, user=request.user)
+        scenario_delete(name=obj.name, user=request.user, origin=ADMIN_ORIGIN)
 
     @admin.display(description="resolve")
     def resolve_link(self, obj):

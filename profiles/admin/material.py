@@ -16,6 +16,7 @@ from profiles.workspace.mappers import (
     map_item_to_resolver,
     map_layer_to_resolver,
 )
+from profiles.workspace.origin import ADMIN as ADMIN_ORIGIN
 from profiles.workspace.selectors import item_with_layer_get
 
 
@@ -34,6 +35,7 @@ class LayerForm(WorkspaceModelForm):
             "name",
             "description",
             "availability",
+            "governed",
             "applies_to_objectives",
             "applies_to_consumers",
             "requires_input",
@@ -67,13 +69,17 @@ class ConsumerAdmin(WorkspaceAdmin):
     def service_save(self, request, obj, change):
         document = map_consumer_to_resolver(obj)
         if not change:
-            return consumer_create(document=document, user=request.user)
+            return consumer_create(document=document, user=request.user, origin=ADMIN_ORIGIN)
         return consumer_update(
-            key=self.stored(obj).key, changes=document, replace=True, user=request.user
+            key=self.stored(obj).key,
+            changes=document,
+            replace=True,
+            user=request.user,
+            origin=ADMIN_ORIGIN,
         )
 
     def service_delete(self, request, obj):
-        consumer_delete(key=obj.key, user=request.user)
+        consumer_delete(key=obj.key, user=request.user, origin=ADMIN_ORIGIN)
 
 
 @admin.register(Layer)
@@ -94,7 +100,10 @@ class LayerAdmin(WorkspaceAdmin):
     readonly_fields = ["items_link", *WorkspaceAdmin.readonly_fields]
     history_list_display = ["key", "availability"]
     fieldsets = [
-        (None, {"fields": ["key", "name", "description", "availability", "items_link"]}),
+        (
+            None,
+            {"fields": ["key", "name", "description", "availability", "governed", "items_link"]},
+        ),
         (
             "Conditions",
             {
@@ -128,13 +137,20 @@ class LayerAdmin(WorkspaceAdmin):
         document = map_layer_to_resolver(obj, [])
         document.pop("items")
         if not change:
-            return layer_create(document=document, user=request.user)
+            return layer_create(
+                document=document, governed=obj.governed, user=request.user, origin=ADMIN_ORIGIN
+            )
         return layer_update(
-            key=self.stored(obj).key, changes=document, replace=True, user=request.user
+            key=self.stored(obj).key,
+            changes=document,
+            replace=True,
+            governed=obj.governed,
+            user=request.user,
+            origin=ADMIN_ORIGIN,
         )
 
     def service_delete(self, request, obj):
-        layer_delete(key=obj.key, user=request.user)
+        layer_delete(key=obj.key, user=request.user, origin=ADMIN_ORIGIN)
 
 
 @admin.register(Item)
@@ -159,10 +175,15 @@ class ItemAdmin(WorkspaceAdmin):
                     changes=document,
                     replace=True,
                     user=request.user,
+                    origin=ADMIN_ORIGIN,
                 )
             # Moved to another layer: the item leaves one layer and joins the other.
-            item_delete(layer=stored.layer.key, path=stored.path, user=request.user)
-        return item_create(layer=obj.layer.key, document=document, user=request.user)
+            item_delete(
+                layer=stored.layer.key, path=stored.path, user=request.user, origin=ADMIN_ORIGIN
+            )
+        return item_create(
+            layer=obj.layer.key, document=document, user=request.user, origin=ADMIN_ORIGIN
+        )
 
     def service_delete(self, request, obj):
-        item_delete(layer=obj.layer.key, path=obj.path, user=request.user)
+        item_delete(layer=obj.layer.key, path=obj.path, user=request.user, origin=ADMIN_ORIGIN)

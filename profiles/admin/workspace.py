@@ -3,9 +3,11 @@ validator, and the history admin that saves and deletes through the features' se
 
 from django import forms
 from django.contrib import messages
+from django.db import transaction
 from django.http import HttpResponseRedirect
 from simple_history.admin import SimpleHistoryAdmin
 
+from profiles.safechange.environments import SafeChangeError
 from profiles.workspace.concurrency import PreconditionFailed, WriteConflict
 from profiles.workspace.permissions import AdministerAdminMixin
 from profiles.workspace.selectors import row_get
@@ -73,6 +75,30 @@ class WorkspaceAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
             return super().changeform_view(request, object_id, form_url, extra_context)
         except (WorkspaceValidationError, Conflict, PreconditionFailed, WriteConflict) as exc:
             self.message_user(request, f"Nothing was saved: {exc}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+        except SafeChangeError as exc:  # e.g. a protected answer depends on it: propose it
+            self.message_user(
+                request,
+                f"Nothing was saved: {exc}. Propose it as a change request in the studio.",
+                messages.ERROR,
+            )
+            return HttpResponseRedirect(request.get_full_path())
+
+    def delete_view(self, request, object_id, extra_context=None):
+        try:
+            with transaction.atomic():
+                return super().delete_view(request, object_id, extra_context)
+        except (Conflict, SafeChangeError) as exc:
+            self.message_user(request, f"Nothing was deleted: {exc}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def changelist_view(self, request, extra_context=None):
+        # The bulk "delete selected" action deletes through the services: all or nothing.
+        try:
+            with transaction.atomic():
+                return super().changelist_view(request, extra_context)
+        except (Conflict, SafeChangeError) as exc:
+            self.message_user(request, f"Nothing was deleted: {exc}", messages.ERROR)
             return HttpResponseRedirect(request.get_full_path())
 
     def stored(self, obj):

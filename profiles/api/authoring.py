@@ -24,6 +24,7 @@ from profiles.authoring.scenarios import scenario_create, scenario_delete, scena
 from profiles.models import Profile
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import profile_etag, scenario_etag
+from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.permissions import READ_CONFIG, WRITE_RULES, capability_permission
 
 
@@ -51,7 +52,7 @@ class ProfileViewSet(EntryViewSet):
         return reverse("api:profile-detail", args=[profile.key], request=self.request)
 
     def service_create(self, document):
-        return profile_create(document=document, user=self.request.user)
+        return profile_create(document=document, user=self.request.user, origin=API_ORIGIN)
 
     def service_update(self, changes, *, replace):
         return profile_update(
@@ -59,11 +60,14 @@ class ProfileViewSet(EntryViewSet):
             changes=changes,
             replace=replace,
             user=self.request.user,
+            origin=API_ORIGIN,
             if_match=self.if_match,
         )
 
     def service_delete(self):
-        profile_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
+        profile_delete(
+            key=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
+        )
 
 
 @extend_schema_view(
@@ -140,6 +144,7 @@ class RuleViewSet(
             changes=serializer.validated_data,
             replace=not partial,
             user=request.user,
+            origin=API_ORIGIN,
             if_match=request.headers.get("If-Match"),
         )
         return self.answer(profile)
@@ -150,6 +155,7 @@ class RuleViewSet(
             profile=self.kwargs["key"],
             layer=self.kwargs["layer"],
             user=request.user,
+            origin=API_ORIGIN,
             if_match=request.headers.get("If-Match"),
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -185,7 +191,7 @@ class ScenarioViewSet(EntryViewSet):
         return reverse("api:scenario-detail", args=[scenario.name], request=self.request)
 
     def service_create(self, document):
-        return scenario_create(document=document, user=self.request.user)
+        return scenario_create(document=document, user=self.request.user, origin=API_ORIGIN)
 
     def service_update(self, changes, *, replace):
         return scenario_update(
@@ -193,8 +199,11 @@ class ScenarioViewSet(EntryViewSet):
             changes=changes,
             replace=replace,
             user=self.request.user,
+            origin=API_ORIGIN,
             if_match=self.if_match,
         )
 
     def service_delete(self):
-        scenario_delete(name=self.lookup(), user=self.request.user, if_match=self.if_match)
+        scenario_delete(
+            name=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
+        )

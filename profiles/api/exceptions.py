@@ -51,6 +51,7 @@ class ErrorCode(NamedTuple):
 ERROR_CODES: dict[str, ErrorCode] = {
     "INVALID_REQUEST": ErrorCode(400, "bad request fields, malformed JSON, unknown field"),
     "INVALID_WORKSPACE": ErrorCode(400, "a write or a draft the engine rejects"),
+    "WEBHOOK_URL_REFUSED": ErrorCode(400, "a webhook URL at a private address (SSRF)"),
     "NOT_AUTHENTICATED": ErrorCode(401, "no credentials"),
     "AUTHENTICATION_FAILED": ErrorCode(401, "wrong credentials"),
     "PERMISSION_DENIED": ErrorCode(403, "not allowed for your role"),

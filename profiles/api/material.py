@@ -14,6 +14,7 @@ from profiles.material.layers import layer_create, layer_delete, layer_update
 from profiles.models import Layer
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
+from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
@@ -47,7 +48,7 @@ class ConsumerViewSet(EntryViewSet):
         return reverse("api:consumer-detail", args=[consumer.key], request=self.request)
 
     def service_create(self, document):
-        return consumer_create(document=document, user=self.request.user)
+        return consumer_create(document=document, user=self.request.user, origin=API_ORIGIN)
 
     def service_update(self, changes, *, replace):
         return consumer_update(
@@ -55,11 +56,14 @@ class ConsumerViewSet(EntryViewSet):
             changes=changes,
             replace=replace,
             user=self.request.user,
+            origin=API_ORIGIN,
             if_match=self.if_match,
         )
 
     def service_delete(self):
-        consumer_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
+        consumer_delete(
+            key=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
+        )
 
 
 @entry_schema("layers", "layers", create=s.LayerSerializer, update=s.LayerUpdateSerializer)
@@ -85,19 +89,27 @@ class LayerViewSet(EntryViewSet):
         return reverse("api:layer-detail", args=[layer.key], request=self.request)
 
     def service_create(self, document):
-        return layer_create(document=document, user=self.request.user)
+        governed = bool(document.pop("governed", False))
+        return layer_create(
+            document=document, governed=governed, user=self.request.user, origin=API_ORIGIN
+        )
 
     def service_update(self, changes, *, replace):
+        governed = changes.pop("governed", None)
         return layer_update(
             key=self.lookup(),
             changes=changes,
             replace=replace,
+            governed=governed,
             user=self.request.user,
+            origin=API_ORIGIN,
             if_match=self.if_match,
         )
 
     def service_delete(self):
-        layer_delete(key=self.lookup(), user=self.request.user, if_match=self.if_match)
+        layer_delete(
+            key=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
+        )
 
 
 @entry_schema("items", "items", create=s.ItemSerializer, update=s.ItemUpdateSerializer)
@@ -145,7 +157,9 @@ class ItemViewSet(EntryViewSet):
         return reverse("api:item-detail", args=[item.layer.key, item.path], request=self.request)
 
     def service_create(self, document):
-        return item_create(layer=self.layer().key, document=document, user=self.request.user)
+        return item_create(
+            layer=self.layer().key, document=document, user=self.request.user, origin=API_ORIGIN
+        )
 
     def service_update(self, changes, *, replace):
         return item_update(
@@ -154,6 +168,7 @@ class ItemViewSet(EntryViewSet):
             changes=changes,
             replace=replace,
             user=self.request.user,
+            origin=API_ORIGIN,
             if_match=self.if_match,
         )
 
@@ -162,5 +177,6 @@ class ItemViewSet(EntryViewSet):
             layer=self.layer().key,
             path=self.lookup(),
             user=self.request.user,
+            origin=API_ORIGIN,
             if_match=self.if_match,
         )

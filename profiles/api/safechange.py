@@ -19,6 +19,8 @@ from profiles.api.filters import query_boolean
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import safechange as s
 from profiles.api.serializers.entries import NoBodySerializer
+from profiles.api.serializers.text_diff import DIFF_TEXT_EXAMPLE
+from profiles.api.text_diff import SCENARIO_PARAMETER, version_text_record
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import ChangeRequest, Profile, ProfileVersion
 from profiles.safechange.change_requests import (
@@ -60,6 +62,7 @@ from profiles.safechange.versions import (
     version_list,
 )
 from profiles.workspace.concurrency import profile_etag
+from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
@@ -206,6 +209,7 @@ class ProfileVersionViewSet(GenericViewSet):
                 profile_key=key,
                 number=number,
                 user=request.user,
+                origin=API_ORIGIN,
                 if_match=request.headers.get("If-Match"),
             )
         except ProfileVersion.DoesNotExist:
@@ -227,9 +231,10 @@ class ProfileVersionViewSet(GenericViewSet):
                 "from", VERSION_NUMBER, description="Default: the version before `to`."
             ),
             OpenApiParameter("to", VERSION_NUMBER, description="Default: the latest version."),
+            SCENARIO_PARAMETER,
         ],
         responses={200: s.DiffSerializer},
-        examples=[s.DIFF_EXAMPLE],
+        examples=[s.DIFF_EXAMPLE, DIFF_TEXT_EXAMPLE],
     )
     def diff(self, request, key):
         _history_or_404(key)
@@ -245,14 +250,18 @@ class ProfileVersionViewSet(GenericViewSet):
         for name, number in (("from", from_number), ("to", to_number)):
             if number not in documents:
                 raise not_found(f'version {number} of profile "{key}"', name)
-        return Response(
-            {
-                "profile": key,
-                "fromVersion": from_number,
-                "toVersion": to_number,
-                "changes": document_changes(documents[from_number], documents[to_number]),
-            }
+        record = {
+            "profile": key,
+            "fromVersion": from_number,
+            "toVersion": to_number,
+            "changes": document_changes(documents[from_number], documents[to_number]),
+        }
+        text = version_text_record(
+            request, key=key, documents=documents, from_number=from_number, to_number=to_number
         )
+        if text is not None:  # ?scenario=: the rendered text diff (issue 21)
+            record["text"] = text
+        return Response(record)
 
 
 # --- impact and promotion ------------------------------------------------------------------
@@ -391,6 +400,7 @@ class EnvironmentViewSet(GenericViewSet):
                 requires_change_request=body.get("requiresChangeRequest", False),
                 approvals=body.get("approvals", 1),
                 user=request.user,
+                origin=API_ORIGIN,
             )
         except ValidationError as exc:
             name, messages = next(iter(exc.message_dict.items()))

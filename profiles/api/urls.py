@@ -4,7 +4,17 @@ objects do not, see ``profiles.api.routers``), and the resolution and workspace 
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView
 
-from profiles.api import authoring, import_export, keys, material, resolution, safechange, tokens
+from profiles.api import (
+    activity,
+    authoring,
+    import_export,
+    keys,
+    material,
+    resolution,
+    safechange,
+    tokens,
+    webhooks,
+)
 from profiles.api.routers import ApiRouter
 from profiles.api.schema import ApiDocsView
 
@@ -26,6 +36,7 @@ router.register(
 router.register("environments", safechange.EnvironmentViewSet, basename="environment")
 router.register("change-requests", safechange.ChangeRequestViewSet, basename="change-request")
 router.register("keys", keys.ApiKeyViewSet, basename="key")  # scoped API keys
+router.register("webhooks", webhooks.WebhookViewSet, basename="webhook")  # staff only
 
 urlpatterns = [
     path("resolve", resolution.ResolveView.as_view(), name="resolve"),
@@ -37,6 +48,7 @@ urlpatterns = [
     path(
         "workspace/imports/<uuid:job_id>", import_export.ImportJobView.as_view(), name="import-job"
     ),
+    path("activity", activity.ActivityView.as_view(), name="activity"),  # the activity log
     path("auth/token", tokens.TokenView.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves its start-up script as a file: no inline script, CSP allows it.

@@ -117,9 +117,12 @@ def _save(
     wanted = {canonical_string(key): rule for key, rule in (document.get("rules") or {}).items()}
     fields_changed = assign(profile, _profile_values(document, consumer))
     profile.consumer = consumer
+    # Rows and their history name the change's author: an applied change request is its
+    # requester's (as its version says), whoever pressed Apply.
+    row_author = origin.author if origin is not None and origin.author is not None else user
     if fields_changed or profile.pk is None:
-        save_row(profile, user=user)
-    rules_changed = _write_rules(profile, stored_rules, wanted, layers, user=user)
+        save_row(profile, user=row_author)
+    rules_changed = _write_rules(profile, stored_rules, wanted, layers, user=row_author)
     if fields_changed or rules_changed:
         workspace_changed(profiles=True)
         # Safe change: the new version; raises (rolling back) in a protected environment.
@@ -255,7 +258,7 @@ def profile_delete(
     with workspace_write():
         profile = profile_with_rules_get(key=key, lock=True)
         check_if_match(if_match, profile_etag(profile, profile.workspace_rules))
-        delete_row(profile, user=user)
+        delete_row(profile, user=origin.author if origin and origin.author else user)
         workspace_changed(profiles=True)
         # Records the deletion, or refuses it.
         profile_versions_record(keys=[key], user=user, origin=origin)

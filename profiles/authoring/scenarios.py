@@ -9,6 +9,7 @@ writes take the writers' lock like every other write, but do not change the work
 
 from django.db import IntegrityError
 
+from profiles.activity.records import activity_record
 from profiles.models import Profile, Scenario
 from profiles.workspace.concurrency import check_if_match, scenario_etag, workspace_write
 from profiles.workspace.mappers import (
@@ -16,6 +17,7 @@ from profiles.workspace.mappers import (
     map_scenario_to_document,
     map_scenario_values,
 )
+from profiles.workspace.origin import WriteOrigin
 from profiles.workspace.selectors import layer_keys_list, scenario_get
 from profiles.workspace.validation import WorkspaceValidationError, validate_scenario
 from profiles.workspace.writing import Conflict, assign, conflict_for, delete_row, save_row
@@ -67,8 +69,11 @@ def _checked(document, *, layer_keys, prefix: str = "") -> tuple[dict, Profile]:
     return map_scenario_values(document), profile
 
 
-def _save(scenario: Scenario, values: dict, profile: Profile, *, user) -> bool:
+def _save(
+    scenario: Scenario, values: dict, profile: Profile, *, user, origin: WriteOrigin | None = None
+) -> bool:
     """Write the scenario if anything changed (one default per profile); return whether so."""
+    before = map_scenario_to_document(scenario) if scenario.pk is not None else None
     if values["is_default"]:
         others = Scenario.objects.filter(profile=profile, is_default=True)
         if scenario.pk is not None:
@@ -82,11 +87,19 @@ def _save(scenario: Scenario, values: dict, profile: Profile, *, user) -> bool:
         scenario.profile = profile
     if changed or scenario.pk is None:
         save_row(scenario, user=user)
+        activity_record(
+            kind="scenario",
+            key=scenario.name,
+            before=before,
+            after=map_scenario_to_document(scenario),
+            user=user,
+            origin=origin,
+        )
         return True
     return False
 
 
-def scenario_create(*, document: dict, user=None) -> Scenario:
+def scenario_create(*, document: dict, user=None, origin: WriteOrigin | None = None) -> Scenario:
     """Create a scenario; raise ``ScenarioInvalid`` or ``Conflict`` (the name is taken)."""
     scenario = Scenario()
     document = _canonical(document)
@@ -94,14 +107,20 @@ def scenario_create(*, document: dict, user=None) -> Scenario:
         with workspace_write():
             values, profile = _checked(document, layer_keys=layer_keys_list())
             scenario.name = values["name"]
-            _save(scenario, values, profile, user=user)
+            _save(scenario, values, profile, user=user, origin=origin)
     except IntegrityError as exc:
         raise conflict_for(scenario) from exc
     return scenario
 
 
 def scenario_update(
-    *, name: str, changes: dict, replace: bool = False, user=None, if_match: str | None = None
+    *,
+    name: str,
+    changes: dict,
+    replace: bool = False,
+    user=None,
+    if_match: str | None = None,
+    origin: WriteOrigin | None = None,
 ) -> Scenario:
     """Change a scenario: ``changes`` replace its fields (None: back to the default); with
     ``replace`` they are the whole entry. Raise ``Scenario.DoesNotExist``,
@@ -116,21 +135,34 @@ def scenario_update(
                 key: value for key, value in {**entry, **changes}.items() if value is not None
             }
             values, profile = _checked(_canonical(document), layer_keys=layer_keys_list())
-            _save(scenario, values, profile, user=user)
+            _save(scenario, values, profile, user=user, origin=origin)
     except IntegrityError as exc:
         raise conflict_for(scenario) from exc
     return scenario
 
 
-def scenario_delete(*, name: str, user=None, if_match: str | None = None) -> None:
+def scenario_delete(
+    *, name: str, user=None, if_match: str | None = None, origin: WriteOrigin | None = None
+) -> None:
     """Delete a scenario; raise ``Scenario.DoesNotExist`` or ``PreconditionFailed``."""
     with workspace_write():
         scenario = scenario_get(name=name, lock=True)
         check_if_match(if_match, scenario_etag(scenario))
+        before = map_scenario_to_document(scenario)
         delete_row(scenario, user=user)
+        activity_record(
+            kind="scenario", key=name, before=before, after=None, user=user, origin=origin
+        )
 
 
-def scenario_save(*, profile: Profile | str, name: str, request: dict, user=None) -> Scenario:
+def scenario_save(
+    *,
+    profile: Profile | str,
+    name: str,
+    request: dict,
+    user=None,
+    origin: WriteOrigin | None = None,
+) -> Scenario:
     """Save a request (input, now, format, availability) as the profile's scenario ``name``.
 
     A new name creates the scenario; the name of one of this profile's scenarios overwrites
@@ -160,13 +192,15 @@ def scenario_save(*, profile: Profile | str, name: str, request: dict, user=None
             scenario = scenario or Scenario()
             if scenario.pk is not None:
                 values["description"] = scenario.description
-            _save(scenario, values, stored_profile, user=user)
+            _save(scenario, values, stored_profile, user=user, origin=origin)
     except IntegrityError as exc:
         raise conflict_for(scenario or Scenario(name=name)) from exc
     return scenario
 
 
-def scenarios_upsert(*, scenarios: list, user=None) -> dict[str, int]:
+def scenarios_upsert(
+    *, scenarios: list, user=None, origin: WriteOrigin | None = None
+) -> dict[str, int]:
     """Create or update saved scenarios by name (a scenario file, e.g. the demo's).
 
     Each entry is ``{name, profile, input, now, description?, format?, availability?,
@@ -192,7 +226,7 @@ def scenarios_upsert(*, scenarios: list, user=None) -> dict[str, int]:
         for values, profile in wanted:
             scenario = stored.get(values["name"]) or Scenario()
             created = scenario.pk is None
-            if not _save(scenario, values, profile, user=user):
+            if not _save(scenario, values, profile, user=user, origin=origin):
                 counts["unchanged"] += 1
             else:
                 counts["created" if created else "updated"] += 1

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import ImportSummary, workspace_import
+from profiles.material.layers import layer_update
 from profiles.models import Consumer, Layer, Profile, ProfileVersion, Scenario
 from profiles.safechange.versions import WriteOrigin
 from profiles.workspace.concurrency import workspace_write
@@ -24,6 +25,17 @@ class DemoLoad:
 
     summary: ImportSummary
     scenarios: dict[str, int]
+
+
+# The demo's policies are what a compliance reviewer reads before production does: governed
+# (their item edits need a change request while a protected profile reads them).
+DEMO_GOVERNED_LAYERS = ("policies",)
+
+
+def _govern_demo_layers(origin: WriteOrigin | None) -> None:
+    for key in DEMO_GOVERNED_LAYERS:
+        if Layer.objects.filter(key=key).exists():
+            layer_update(key=key, changes={}, governed=True, user=None, origin=origin)
 
 
 def workspace_has_material() -> bool:
@@ -41,6 +53,7 @@ def demo_load(*, workspace_text: str, scenarios: list) -> DemoLoad | None:
         if workspace_has_material():
             return None
         summary = workspace_import(text=workspace_text, mode="merge")
+        _govern_demo_layers(None)
         return DemoLoad(summary=summary, scenarios=scenarios_upsert(scenarios=scenarios))
 
 
@@ -59,4 +72,5 @@ def demo_reset(*, workspace_text: str, scenarios: list, operator_action: str) ->
         for scenario in Scenario.objects.order_by("pk"):
             delete_row(scenario, user=None)
         summary = workspace_import(text=workspace_text, mode="replace", origin=origin)
+        _govern_demo_layers(origin)
         return DemoLoad(summary=summary, scenarios=scenarios_upsert(scenarios=scenarios))

@@ -49,6 +49,7 @@ from profiles.import_export.workspace import (
     workspace_parse,
 )
 from profiles.models import ImportJob, key_validator
+from profiles.notifications.webhooks import import_job_event, webhook_event_emit
 from profiles.safechange.environments import ChangeRequestRequired
 from profiles.workspace.concurrency import workspace_write
 from profiles.workspace.mappers import canonical_string
@@ -181,7 +182,7 @@ def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
     message = "the file contains a NUL character, which YAML and JSON do not allow"
     issue = ValidationIssue("", message, line=line, column=column)
     now = timezone.now()
-    return ImportJob.objects.create(
+    job = ImportJob.objects.create(
         user=user if getattr(user, "pk", None) else None,
         mode=mode,
         layer=layer or "",
@@ -192,6 +193,8 @@ def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
         started_at=now,
         finished_at=now,
     )
+    _announce_finished(job)
+    return job
 
 
 def import_job_get(*, job_id) -> ImportJob | None:
@@ -281,6 +284,7 @@ def import_jobs_fail_stopped(*, job_ids=None, unrecorded: bool = False) -> int:
             ):
                 continue
             failed += 1
+            _announce_finished(ImportJob.objects.defer("source").get(pk=pk))
             if task_id:
                 DBTaskResult.objects.filter(id=task_id, finished_at=None).update(
                     status=TaskResultStatus.FAILED,
@@ -409,6 +413,20 @@ def _finish(job: ImportJob, status: str, **fields) -> None:
     phase = PHASE_DONE if status == ImportJob.Status.SUCCEEDED else ("failed", job.progress)
     # The source is no longer needed; the summary or the errors are what people read.
     _advance(job, phase, status=status, finished_at=timezone.now(), source="", **fields)
+    _announce_finished(job)
+
+
+def _announce_finished(job: ImportJob) -> None:
+    """Tell the webhooks subscribed to ``import.finished`` how the job ended."""
+    event = import_job_event(
+        job_id=job.pk,
+        status=job.status,
+        mode=job.mode,
+        layer=job.layer,
+        summary=job.summary,
+        error=job.error,
+    )
+    webhook_event_emit("import.finished", event)
 
 
 def _import(document, *, mode: str, layer: str | None, user) -> ImportSummary:

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from profiles.activity.records import activity_record, activity_record_many
 from profiles.models import Item, Layer, Rule, new_token
-from profiles.safechange.protection import protection_check
+from profiles.safechange.protection import governed_change_check, protection_check
 from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import check_if_match, layer_etag, workspace_write
 from profiles.workspace.entity_changes import EntityChange
@@ -53,6 +53,8 @@ def layer_create(
         with workspace_write():
             raise_if_invalid(validate_layer(document), layer)
             assign(layer, map_layer_values(document))
+            if governed:
+                governed_change_check(user=user)
             layer.governed = governed
             entry = _entry(layer)
             protection_check(
@@ -68,7 +70,12 @@ def layer_create(
             workspace_changed()
             activity_record_many(
                 [
-                    EntityChange("layer", layer.key, None, entry),
+                    EntityChange(
+                        "layer",
+                        layer.key,
+                        None,
+                        {**entry, **({"governed": True} if governed else {})},
+                    ),
                     *(
                         EntityChange(
                             "item",
@@ -120,6 +127,7 @@ def layer_update(
             raise_if_invalid(validate_layer(document), layer)
             changed = assign(layer, map_layer_values(document))
             if governed is not None and governed != layer.governed:
+                governed_change_check(user=user)
                 layer.governed = governed
                 changed.append("governed")
             if changed:

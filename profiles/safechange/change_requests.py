@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from profiles.authoring.profiles import profile_write_document
 from profiles.models import (
+    ActivityOrigin,
     ChangeRequest,
     ChangeRequestApproval,
     Environment,
@@ -24,6 +25,7 @@ from profiles.models import (
     ProfileVersion,
     key_validator,
 )
+from profiles.notifications.webhooks import change_request_event, webhook_event_emit
 from profiles.safechange.change_sets import (
     change_set_rebase,
     change_set_revise,
@@ -485,7 +487,7 @@ def change_request_create(
     _validated(key=profile_key, base_document=base_document, changes=changes, snapshot=snapshot)
     impact = _impact(key=profile_key, changes=changes, exists=creates is None, snapshot=snapshot)
     latest = latest_versions_get([profile_key]).get(profile_key)
-    return ChangeRequest.objects.create(
+    change_request = ChangeRequest.objects.create(
         profile_key=profile_key,
         environment=environment,
         title=title,
@@ -497,6 +499,8 @@ def change_request_create(
         promoted_from=promoted_from,
         impact=impact,
     )
+    webhook_event_emit("change_request.opened", change_request_event(change_request))
+    return change_request
 
 
 def _open_for_update(pk: int) -> ChangeRequest:
@@ -593,6 +597,10 @@ def change_request_approve(*, pk: int, user, if_match: str | None) -> ChangeRequ
             change_request=change_request,
             user=user,
             defaults={"revision": change_request.revision},
+        )
+        webhook_event_emit(
+            "change_request.approved",
+            change_request_event(change_request, approvedBy=user.get_username()),
         )
     return change_request
 
@@ -721,6 +729,7 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
             change_request.resolved_by = user
             change_request.resolved_at = timezone.now()
             change_request.save()
+            webhook_event_emit("change_request.applied", change_request_event(change_request))
             return None
         key = change_request.profile_key
         base, proposed = change_request_proposed(change_request)
@@ -748,6 +757,7 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
                     change_request=change_request,
                     approvers=tuple(approval.user.get_username() for approval in approvals),
                     expected_versions={key: change_request.base_version},
+                    door=ActivityOrigin.CHANGE_REQUEST,
                 ),
             )
         except VersionConflict as exc:
@@ -758,6 +768,7 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
         change_request.resolved_at = timezone.now()
         change_request.applied_version = None if latest is None else latest.number
         change_request.save()
+        webhook_event_emit("change_request.applied", change_request_event(change_request))
     return latest
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.db import transaction
 from django.db.models import Q
 
 from profiles.authoring.profiles import profile_create, profile_delete, profile_update
@@ -39,6 +40,7 @@ from profiles.models import (
     Profile,
     ProfileVersion,
 )
+from profiles.notifications.webhooks import change_request_event, webhook_event_emit
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import workspace_impact
 from profiles.safechange.protection import profiles_affected
@@ -775,7 +777,9 @@ def change_set_create(*, title=None, description="", changes, user) -> ChangeReq
         profile_key="", title=title, description=description, author=user, changes={}
     )
     _fill(change_request, changes)
-    change_request.save()
+    with transaction.atomic():
+        change_request.save()
+        webhook_event_emit("change_request.opened", change_request_event(change_request))
     return change_request
 
 

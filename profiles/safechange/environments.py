@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from profiles.activity.records import activity_record
 from profiles.models import ENVIRONMENT_MAX_APPROVALS, Environment, Profile, key_validator
 
 logger = logging.getLogger("profiles.safechange")
@@ -152,7 +153,7 @@ def environment_get(*, key: str) -> EnvironmentSettings | None:
 
 
 def environment_update(
-    *, key: str, requires_change_request: bool, approvals: int, user
+    *, key: str, requires_change_request: bool, approvals: int, user, origin=None
 ) -> EnvironmentSettings:
     """Create or change an environment's protection. Raises ValidationError naming the field."""
     try:
@@ -168,11 +169,20 @@ def environment_update(
     ):
         raise ValidationError({"approvals": [f"must be an integer from 0 to {MAX_APPROVALS}"]})
     with transaction.atomic():
-        row, _ = Environment.objects.select_for_update().get_or_create(key=key)
+        row, created = Environment.objects.select_for_update().get_or_create(key=key)
+        before = None if created else _settings_of(row, key).as_dict()
         row.requires_change_request = requires_change_request
         row.approvals = approvals
         row.updated_by = user if getattr(user, "is_authenticated", False) else None
         row.save()
+        activity_record(
+            kind="environment",
+            key=key,
+            before=before,
+            after=_settings_of(row, key).as_dict(),
+            user=user,
+            origin=origin,
+        )
     return environment_get(key=key)
 
 

@@ -29,7 +29,11 @@ import logging
 from collections.abc import Iterable
 
 from profiles.models import Environment, Layer, Profile
-from profiles.safechange.environments import ChangeRequestRequired, staff_may_bypass
+from profiles.safechange.environments import (
+    ChangeRequestRequired,
+    SafeChangeError,
+    staff_may_bypass,
+)
 from profiles.safechange.versions import profile_documents_get
 from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.origin import WriteOrigin
@@ -39,6 +43,25 @@ logger = logging.getLogger("profiles.safechange")
 # The fields of an entry that an answer depends on (SPEC §2 names).
 ANSWER_LAYER_FIELDS = ("key", "name", "availability", "appliesTo", "requiresInput", "itemFilter")
 ANSWER_CONSUMER_FIELDS = ("key", "render")
+
+
+class GovernedByStaff(SafeChangeError):
+    """Only staff mark a layer governed or not (like an environment's protection)."""
+
+    status_code = 403
+    code = "PERMISSION_DENIED"
+    path = "governed"
+
+
+def governed_change_check(*, user) -> None:
+    """Refuse a change of a layer's ``governed`` flag by anyone but staff (every door calls
+    the layer services, which call this; an operator's command, with no user, may)."""
+    if user is None or getattr(user, "is_staff", False):
+        return
+    raise GovernedByStaff(
+        "governed: only staff decide which layers are governed (their item writes then need "
+        "change requests while protected profiles read them)"
+    )
 
 
 # --- the rule, on documents ----------------------------------------------------------------

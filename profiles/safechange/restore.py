@@ -17,7 +17,12 @@ class VersionNotRestorable(Exception):
 
 
 def version_restore(
-    *, profile_key: str, number: int, user, if_match: str | None = None
+    *,
+    profile_key: str,
+    number: int,
+    user,
+    if_match: str | None = None,
+    origin: WriteOrigin | None = None,
 ) -> tuple[ProfileVersion, bool]:
     """Append a version equal to version ``number``; return (latest version, whether new).
 
@@ -40,6 +45,7 @@ def version_restore(
                 source=ProfileVersion.Source.RESTORE,
                 message=f"Restored version {number}.",
                 restored_from=number,
+                door=(origin.door if origin is not None else ""),
             ),
         )
         latest = latest_versions_get([profile_key])[profile_key]

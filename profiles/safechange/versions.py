@@ -20,6 +20,7 @@ from django.db.models import F, Max, Prefetch, Window
 
 from profiles.activity.records import activity_record_many
 from profiles.models import Profile, ProfileVersion, Rule
+from profiles.notifications.webhooks import profile_version_event, webhook_events_emit
 from profiles.safechange.environments import protected_environments, protected_write_check
 from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
@@ -183,6 +184,7 @@ def profile_versions_record(
     for version in versions:
         if version.document is not None:
             Profile.objects.filter(key=version.profile_key).update(version=version.number)
+    webhook_events_emit("profile_version.created", [profile_version_event(v) for v in versions])
     return versions
 
 

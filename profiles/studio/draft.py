@@ -390,9 +390,13 @@ def item_titles(layer_key: str, paths, cached=None) -> dict[str, str]:
 # --- scenarios ------------------------------------------------------------------------------------
 
 
-def scenario_save(*, profile: Profile, name: str, sample: SampleInputForm, user=None) -> Scenario:
+def scenario_save(
+    *, profile: Profile, name: str, sample: SampleInputForm, user=None, origin=None
+) -> Scenario:
     """Save the sample input as a named scenario of the profile (validated by the service).
 
     The name of another profile's scenario is refused (``ScenarioNameTaken``), never moved.
     """
-    return scenario_save_service(profile=profile, name=name, request=sample.as_request(), user=user)
+    return scenario_save_service(
+        profile=profile, name=name, request=sample.as_request(), user=user, origin=origin
+    )

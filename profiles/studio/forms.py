@@ -197,6 +197,12 @@ class LayerForm(EntryForm):
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text="One “metadata field = input key” per line: only matching items participate.",
     )
+    governed = forms.BooleanField(
+        label="Governed",
+        required=False,
+        help_text="Adding, editing or deleting its items needs a change request while a profile "
+        "of a protected environment reads it (policies, compliance texts). Staff only.",
+    )
     field_order = ["name", "key", "description", "availability"]
     entry_fields = {
         "key": "key",
@@ -210,9 +216,15 @@ class LayerForm(EntryForm):
         "itemFilter": "item_filter_text",
     }
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, staff: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
+        if not staff:  # only staff decide what is governed (the service checks it too)
+            del self.fields["governed"]
         self._suggest()
+
+    def governed_value(self) -> bool | None:
+        """Return the governed flag posted (None: the form does not offer it)."""
+        return self.cleaned_data.get("governed") if "governed" in self.fields else None
 
     def _suggest(self) -> None:
         """Give the free-text fields what the workspace knows (``field.suggestions``:

@@ -19,6 +19,7 @@ _WHAT = {
     "resolve": "resolutions",
     "impact": "impact checks",
     "expand": "expansions",
+    "webhook-test": "test deliveries",
 }
 
 

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from profiles.studio.views import (
+    activity,
     authoring,
     compare,
     editor,
@@ -11,6 +12,7 @@ from profiles.studio.views import (
     safechange,
     sweep,
     tokens,
+    webhooks,
 )
 
 urlpatterns = [
@@ -90,6 +92,10 @@ urlpatterns = [
         import_export.workspace_import_job,
         name="workspace-import-job",
     ),
+    # The activity log (profiles.studio.views.activity).
+    path("activity/", activity.activity_log, name="activity"),
     # Safe change: history, change requests, environments (profiles.studio.views.safechange).
     *safechange.urlpatterns,
+    # Outgoing webhooks, for staff (profiles.studio.views.webhooks).
+    *webhooks.urlpatterns,
 ]

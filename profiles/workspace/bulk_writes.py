@@ -129,6 +129,26 @@ class BulkWriter:
         return stamps
 
 
+def rows_insert(model, rows: Sequence[dict]) -> None:
+    """Insert plain rows (every concrete field but ``id``, by attname) of a model without
+    history (the activity log): ``COPY`` on PostgreSQL, ``executemany`` elsewhere."""
+    if not rows:
+        return
+    names = [field.attname for field in model._meta.concrete_fields if field.attname != "id"]
+    records = [dict(row) for row in rows]
+    _as_stored(model, records)
+    if not _postgresql():
+        dates = [
+            field.attname
+            for field in model._meta.concrete_fields
+            if isinstance(field, models.DateTimeField)
+        ]
+        for record in records:
+            for name in dates:
+                record[name] = connection.ops.adapt_datetimefield_value(record[name])
+    _insert(model, names, records)
+
+
 def _history_user_id(user) -> int | None:
     """The history's user: the author, else the signed-in user of the current request (as
     django-simple-history's default user), else none."""

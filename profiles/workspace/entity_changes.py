@@ -12,9 +12,9 @@ nothing.
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
-from profiles.models import Consumer, Item, Layer, Profile, Rule
 from profiles.workspace.mappers import (
     canonical_string,
     json_safe,
@@ -75,26 +75,34 @@ class EntityChange:
 
 
 def canonical_entry(kind: str, entry: dict) -> dict:
-    """Return a (valid) entry as the mappers give it for the stored row it would become."""
+    """Return a (valid) entry as the mappers give it for the stored row it would become.
+
+    The mappers read attributes only, so the row is a namespace of the values the row would
+    hold, not a model instance (an import's 50,000 items are canonicalised here).
+    """
     if kind == "consumer":
-        return map_consumer_to_resolver(Consumer(**map_consumer_values(entry)))
+        return map_consumer_to_resolver(_Row(**map_consumer_values(entry)))
     if kind == "layer":
-        document = map_layer_to_resolver(Layer(**map_layer_values(entry)), [])
+        document = map_layer_to_resolver(_Row(**map_layer_values(entry)), [])
         document.pop("items", None)
         return document
     if kind == "item":
-        return map_item_to_resolver(Item(**map_item_values(entry)))
+        return map_item_to_resolver(_Row(**map_item_values(entry)))
     if kind == "profile":
         values = map_profile_values(entry)
         consumer = values.pop("consumer")
         layer_keys, rules = {}, []
         for index, (layer_key, rule) in enumerate((entry.get("rules") or {}).items()):
             layer_keys[index + 1] = canonical_string(layer_key)
-            rules.append(Rule(layer_id=index + 1, **map_rule_values(rule)))
+            rules.append(_Row(layer_id=index + 1, **map_rule_values(rule)))
         return map_profile_to_resolver(
-            Profile(**values), rules, consumer_key=consumer, layer_keys=layer_keys
+            _Row(**values), rules, consumer_key=consumer, layer_keys=layer_keys
         )
     raise ValueError(f"unknown kind {kind!r}")
+
+
+class _Row(SimpleNamespace):
+    """The values of a row as the mappers read them (attributes)."""
 
 
 def _layer_entry(layer: dict) -> dict:

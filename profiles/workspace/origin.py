@@ -38,3 +38,10 @@ def origin_of(origin: "WriteOrigin | None", door: str = "") -> "WriteOrigin":
     """Return ``origin`` (a user's own write when None) with its door known."""
     origin = origin or WriteOrigin()
     return origin.through(door) if door else origin
+
+
+# Each door's own writes (ActivityOrigin values; the models' choices name them).
+STUDIO = WriteOrigin(door="studio")
+API = WriteOrigin(door="api")
+ADMIN = WriteOrigin(door="admin")
+CLI = WriteOrigin(door="cli")

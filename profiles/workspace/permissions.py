@@ -8,7 +8,8 @@ per-model permissions (``add_profile``…) are not consulted.
 |-----------|---------------------------------------------------|-------------------------|
 | anonymous | not signed in, or an inactive account             | none                    |
 | reader    | any other signed-in user                          | RESOLVE, READ_CONFIG    |
-| editor    | a member of the ``editors`` group                 | all but ADMINISTER      |
+| editor    | a member of the ``editors`` group                 | all but ADMINISTER and  |
+|           |                                                   | MANAGE_WEBHOOKS         |
 | staff     | ``is_staff`` or ``is_superuser``                  | all                     |
 
 A request signed with a **scoped API key** has its owner's capabilities **and** its scopes'
@@ -54,6 +55,9 @@ class Capability(StrEnum):
     MANAGE_KEYS = "manage_keys"
     #: the admin site, the decision log, other users' API tokens and keys
     ADMINISTER = "administer"
+    #: create, change, delete and test outgoing webhooks, read their delivery logs (each one
+    #: makes the server send requests to a URL of its choosing, with workspace events)
+    MANAGE_WEBHOOKS = "manage_webhooks"
 
 
 RESOLVE = Capability.RESOLVE
@@ -64,6 +68,7 @@ WRITE_MATERIAL = Capability.WRITE_MATERIAL
 IMPORT_EXPORT = Capability.IMPORT_EXPORT
 MANAGE_KEYS = Capability.MANAGE_KEYS
 ADMINISTER = Capability.ADMINISTER
+MANAGE_WEBHOOKS = Capability.MANAGE_WEBHOOKS
 
 
 class Role(StrEnum):
@@ -76,7 +81,7 @@ class Role(StrEnum):
 ROLE_CAPABILITIES: dict[Role, frozenset[Capability]] = {
     Role.ANONYMOUS: frozenset(),
     Role.READER: frozenset({RESOLVE, READ_CONFIG}),
-    Role.EDITOR: frozenset(Capability) - {ADMINISTER},
+    Role.EDITOR: frozenset(Capability) - {ADMINISTER, MANAGE_WEBHOOKS},
     Role.STAFF: frozenset(Capability),
 }
 
@@ -173,13 +178,14 @@ def require(user, *capabilities: Capability) -> None:
 
 # --- scoped API keys ------------------------------------------------------------------------
 
-_KEY_CAPABILITIES = frozenset(Capability) - {MANAGE_KEYS, ADMINISTER}
+_KEY_CAPABILITIES = frozenset(Capability) - {MANAGE_KEYS, ADMINISTER, MANAGE_WEBHOOKS}
 
 #: What each scope of a key grants within its owner's role: (on GET, HEAD and OPTIONS, on
 #: other methods). Each scope includes the one before it. ``resolve`` opens resolve, expand
 #: and preview only; ``read`` every read (the export too) and the dry runs that write
 #: nothing (the impact); ``write`` reads too (an update sends the ``ETag`` a read gave). No
-#: scope grants MANAGE_KEYS or ADMINISTER: a key never makes keys, nor administers.
+#: scope grants MANAGE_KEYS, ADMINISTER or MANAGE_WEBHOOKS: a key never makes keys, nor
+#: administers, nor points the server at a URL.
 SCOPE_CAPABILITIES: dict[str, tuple[frozenset[Capability], frozenset[Capability]]] = {
     "resolve": (frozenset({RESOLVE}), frozenset({RESOLVE})),
     "read": (

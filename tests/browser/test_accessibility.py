@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver
 from playwright.sync_api import expect
 
-from profiles.models import ChangeRequest, ImportJob, Item, Profile
+from profiles.models import ChangeRequest, ImportJob, Item, Profile, Webhook, WebhookDelivery
 from profiles.safechange.change_requests import change_request_create
 from tests.browser.conftest import ARTIFACTS
 
@@ -54,6 +54,10 @@ STUDIO_PAGES = {
     "environment-list": lambda ws: "/environments/",
     "help-safe-change": lambda ws: "/help/safe-change/",
     "help-reasons": lambda ws: "/help/reasons/",
+    "activity": lambda ws: "/activity/",
+    "webhook-list": lambda ws: "/webhooks/",
+    "webhook": lambda ws: f"/webhooks/{a_webhook().pk}/",  # with a delivered and a failed one
+    "webhook-delete": lambda ws: f"/webhooks/{a_webhook().pk}/delete/",
 }
 
 
@@ -134,7 +138,29 @@ NOT_PAGES = {
     "profile-save-impact",
     "profile-propose",
     "profile-promote",
+    "webhook-test",
 }
+
+
+def a_webhook() -> Webhook:
+    """Return a webhook with a delivered and a failed delivery in its log, made once."""
+    webhook, made = Webhook.objects.get_or_create(
+        url="https://hooks.example.com/context-studio",
+        defaults={"events": ["change_request.opened"], "secret": "a-secret-of-some-length"},
+    )
+    if made:
+        WebhookDelivery.objects.create(
+            webhook=webhook, event="ping", status="delivered", attempts=1, response_status=204
+        )
+        WebhookDelivery.objects.create(
+            webhook=webhook,
+            event="change_request.opened",
+            status="failed",
+            attempts=5,
+            response_status=503,
+            error="HTTP 503 Service Unavailable: try later",
+        )
+    return webhook
 
 
 def a_change_request(profile):

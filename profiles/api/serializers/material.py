@@ -93,10 +93,16 @@ class LayerSerializer(EntrySerializer):
         help_text="Only when creating a layer; then edit items through layers/<key>/items/.",
     )
     itemCount = serializers.IntegerField(read_only=True, required=False)
+    governed = serializers.BooleanField(
+        required=False,
+        help_text="Item writes need a change request while a profile of a protected environment "
+        "reads the layer. Only staff may change it; not part of the workspace document.",
+    )
 
     def represent(self, layer):
         document = map_layer_to_resolver(layer, [])
         document.pop("items")
+        document["governed"] = layer.governed
         count = getattr(layer, "item_count", None)
         document["itemCount"] = layer.items.count() if count is None else count
         return document

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from profiles.api.exceptions import error_body
 from profiles.api.serializers.authoring import ProfileSerializer, RuleSerializer
 from profiles.api.serializers.entries import key_field
+from profiles.api.serializers.text_diff import TextDiffSerializer
 from profiles.models import ProfileVersion
 from profiles.safechange.change_requests import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH
 from profiles.safechange.change_sets import MAX_SET_CHANGES
@@ -60,6 +61,9 @@ class DiffSerializer(serializers.Serializer):
     fromVersion = serializers.IntegerField()
     toVersion = serializers.IntegerField()
     changes = ChangeSerializer(many=True)
+    text = TextDiffSerializer(
+        required=False, help_text="With `?scenario=`: the rendered texts and their diff."
+    )
 
 
 VERSION_EXAMPLE = OpenApiExample(

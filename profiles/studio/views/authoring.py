@@ -19,6 +19,7 @@ from profiles.studio.entries import confirm_delete, entry_page
 from profiles.studio.forms import ProfileCreateForm, ProfileForm, lock_key
 from profiles.workspace import cache
 from profiles.workspace.concurrency import profile_etag
+from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.workspace.selectors import (
     profile_get,
@@ -169,7 +170,10 @@ def profile_create(request):
         request,
         form,
         lambda: authoring_profiles.profile_create(
-            document=form.document(), start_from=form.start_from(), user=request.user
+            document=form.document(),
+            start_from=form.start_from(),
+            user=request.user,
+            origin=STUDIO_ORIGIN,
         ),
         success="Profile created. Edit its rules here.",
         next_url=lambda profile: reverse("profile-editor", args=[profile.key]),
@@ -202,6 +206,7 @@ def profile_duplicate(request, key):
         lambda: authoring_profiles.profile_create(
             document={**form.document(), "rules": document.get("rules") or {}},
             user=request.user,
+            origin=STUDIO_ORIGIN,
         ),
         success=f"Profile {source.key} duplicated.",
         next_url=lambda profile: reverse("profile-editor", args=[profile.key]),
@@ -232,6 +237,7 @@ def profile_edit(request, key):
             key=key,
             changes={name: v for name, v in form.document().items() if name != "key"},
             user=request.user,
+            origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
         success=f"Profile {key} saved.",
@@ -269,7 +275,7 @@ def profile_delete(request, key):
     return confirm_delete(
         request,
         context,
-        lambda: authoring_profiles.profile_delete(key=key, user=request.user),
+        lambda: authoring_profiles.profile_delete(key=key, user=request.user, origin=STUDIO_ORIGIN),
         success=f"Profile {key} deleted.",
         next_url=reverse("profile-list"),
     )

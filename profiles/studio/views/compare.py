@@ -6,6 +6,7 @@ from django.views.decorators.http import require_GET
 
 from profiles.authoring.rules import RULE_FORM_FIELDS
 from profiles.resolution.services import profile_resolve
+from profiles.safechange.text_diff import output_text, text_diff
 from profiles.studio import presenters
 from profiles.studio.draft import (
     SUMMARY,
@@ -144,4 +145,11 @@ def profile_compare(request):
             context["resolutions"] = resolutions
             context["decisions"] = layer_decisions(*resolutions)
             context["changes"] = presenters.what_changed(*resolutions)
+            # The rendered text of both for the same sample, line by line (issue 21).
+            context["text"] = text_diff(
+                *(output_text(resolution) for resolution in resolutions),
+                scenario=chosen.name if chosen is not None else "the sample input",
+                before_label=a,
+                after_label=b,
+            )
     return render(request, "profiles/compare.html", context)

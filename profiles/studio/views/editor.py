@@ -40,6 +40,7 @@ from profiles.studio.draft import (
 from profiles.studio.throttling import throttled
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
+from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.workspace.selectors import (
@@ -228,6 +229,7 @@ def profile_save(request, key):
             rules=draft.rule_overrides(),
             budget=draft.budget_value(),
             user=request.user,
+            origin=STUDIO_ORIGIN,
             if_match=draft.budget.cleaned_data.get("etag") or None,
         )
     except WorkspaceValidationError as exc:
@@ -322,7 +324,11 @@ def profile_scenario_save(request, key):
     else:
         try:
             loaded = scenario_save(
-                profile=profile, name=name, sample=draft.sample, user=request.user
+                profile=profile,
+                name=name,
+                sample=draft.sample,
+                user=request.user,
+                origin=STUDIO_ORIGIN,
             )
         except WorkspaceValidationError as exc:
             draft.scenario_error = "Scenario not saved — " + "; ".join(

@@ -17,8 +17,10 @@ from profiles.material.selectors import (
     layer_profile_keys_list,
 )
 from profiles.models import Consumer, Item, Layer
+from profiles.safechange.protection import protected_profile_documents
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
 from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
+from profiles.studio.views.activity import activity_url
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
 from profiles.workspace.mappers import (
@@ -26,6 +28,7 @@ from profiles.workspace.mappers import (
     map_item_to_resolver,
     map_layer_to_resolver,
 )
+from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
@@ -61,7 +64,9 @@ def consumer_create(request):
     return entry_page(
         request,
         form,
-        lambda: material_consumers.consumer_create(document=form.document(), user=request.user),
+        lambda: material_consumers.consumer_create(
+            document=form.document(), user=request.user, origin=STUDIO_ORIGIN
+        ),
         success="Consumer created.",
         next_url=reverse("consumer-list"),
         context={
@@ -89,6 +94,7 @@ def consumer_edit(request, key):
             key=key,
             changes=form.document(),
             user=request.user,
+            origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
         success=f"Consumer {key} saved.",
@@ -100,6 +106,7 @@ def consumer_edit(request, key):
             "delete_url": reverse("consumer-delete", args=[key]) if writer else None,
             "crumbs": [("Consumers", reverse("consumer-list"))],
             "cancel_url": reverse("consumer-list"),
+            "activity_url": activity_url("consumer", key),
         },
     )
 
@@ -124,7 +131,9 @@ def consumer_delete(request, key):
     return confirm_delete(
         request,
         context,
-        lambda: material_consumers.consumer_delete(key=key, user=request.user),
+        lambda: material_consumers.consumer_delete(
+            key=key, user=request.user, origin=STUDIO_ORIGIN
+        ),
         success=f"Consumer {key} deleted.",
         next_url=reverse("consumer-list"),
     )
@@ -151,18 +160,39 @@ def layer_list(request):
     return render(request, "profiles/layer_list.html", {"page": page, "layers": page})
 
 
+def _new_layer_intro() -> str:
+    """Say, before anyone types, that protected profiles would read a new layer."""
+    readers = sorted(protected_profile_documents())
+    if not readers:
+        return ""
+    names = ", ".join(readers[:5]) + (f" and {len(readers) - 5} more" if len(readers) > 5 else "")
+    return (
+        f"Protected profiles ({names}) read a new layer on their default rule unless its "
+        "“applies to” leaves them out: creating it then needs a change request, and you will be "
+        "offered to propose it, excluding it from each of them or including it."
+    )
+
+
 @capability_required(WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def layer_create(request):
-    form = LayerForm(request.POST if request.method == "POST" else None)
+    form = LayerForm(
+        request.POST if request.method == "POST" else None, staff=request.user.is_staff
+    )
     return entry_page(
         request,
         form,
-        lambda: material_layers.layer_create(document=form.document(), user=request.user),
+        lambda: material_layers.layer_create(
+            document=form.document(),
+            governed=bool(form.governed_value()),
+            user=request.user,
+            origin=STUDIO_ORIGIN,
+        ),
         success="Layer created. Add its items next.",
         next_url=lambda layer: reverse("item-list", args=[layer.key]),
         context={
             "title": "New layer",
+            "intro": _new_layer_intro(),
             "submit": "Create layer",
             "crumbs": [("Layers", reverse("layer-list"))],
             "cancel_url": reverse("layer-list"),
@@ -176,8 +206,12 @@ def layer_edit(request, key):
     """Edit a layer's fields and conditions: availability, scope, required input, filter."""
     layer = _layer(key)
     entry = map_layer_to_resolver(layer, [])
-    initial = LayerForm.initial_of(entry) | {"etag": layer_etag(layer)}
-    form = LayerForm(request.POST if request.method == "POST" else None, initial=initial)
+    initial = LayerForm.initial_of(entry) | {"etag": layer_etag(layer), "governed": layer.governed}
+    form = LayerForm(
+        request.POST if request.method == "POST" else None,
+        initial=initial,
+        staff=request.user.is_staff,
+    )
     lock_key(form)
     writer = writable_by(form, request.user, WRITE_MATERIAL)
     return entry_page(
@@ -187,7 +221,9 @@ def layer_edit(request, key):
             key=key,
             changes={name: value for name, value in form.document().items() if name != "key"},
             replace=True,
+            governed=form.governed_value(),
             user=request.user,
+            origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
         success=f"Layer {key} saved.",
@@ -203,6 +239,7 @@ def layer_edit(request, key):
             "links": [("Items", reverse("item-list", args=[key]))]
             if user_can(request.user, READ_MATERIAL)
             else [],
+            "activity_url": activity_url("layer", key),
         },
     )
 
@@ -231,7 +268,7 @@ def layer_delete(request, key):
     return confirm_delete(
         request,
         context,
-        lambda: material_layers.layer_delete(key=key, user=request.user),
+        lambda: material_layers.layer_delete(key=key, user=request.user, origin=STUDIO_ORIGIN),
         success=f"Layer {key} deleted.",
         next_url=reverse("layer-list"),
     )
@@ -268,7 +305,9 @@ def item_create(request, key):
     return entry_page(
         request,
         form,
-        lambda: material_items.item_create(layer=key, document=form.document(), user=request.user),
+        lambda: material_items.item_create(
+            layer=key, document=form.document(), user=request.user, origin=STUDIO_ORIGIN
+        ),
         success="Item created.",
         next_url=reverse("item-list", args=[key]),
         context={
@@ -298,6 +337,7 @@ def item_edit(request, key, item_id):
             path=item.path,
             changes={name: v for name, v in form.document().items() if name != "path"},
             user=request.user,
+            origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
         success=f"Item {item.path} saved.",
@@ -309,6 +349,7 @@ def item_edit(request, key, item_id):
             "submit": "Save",
             "read_only": not writer,
             "delete_url": reverse("item-delete", args=[key, item.pk]) if writer else None,
+            "activity_url": activity_url("item", key, item.path),
             "crumbs": [("Layers", reverse("layer-list")), (key, reverse("item-list", args=[key]))],
             "cancel_url": reverse("item-list", args=[key]),
         },
@@ -329,7 +370,9 @@ def item_delete(request, key, item_id):
     return confirm_delete(
         request,
         context,
-        lambda: material_items.item_delete(layer=key, path=item.path, user=request.user),
+        lambda: material_items.item_delete(
+            layer=key, path=item.path, user=request.user, origin=STUDIO_ORIGIN
+        ),
         success=f"Item {item.path} deleted.",
         next_url=reverse("item-list", args=[key]),
     )

@@ -64,8 +64,10 @@ from profiles.studio.draft import (
 from profiles.studio.entity_rows import change_set_context
 from profiles.studio.throttling import throttled
 from profiles.studio.views.editor import editor_page
+from profiles.studio.views.text_diff import history_text_diff
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
+from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
@@ -143,10 +145,13 @@ def profile_history(request, key):
     if left not in compared or right not in compared:
         raise Http404("no such version")
     page = Paginator(versions, VERSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    # ?scenario=: the rendered text of both versions for a saved scenario (issue 21).
+    text = history_text_diff(request, key=key, left=compared[left], right=compared[right])
     return render(
         request,
         "profiles/history.html",
         {
+            **text,
             "key": key,
             "profile": profile,
             "page": page,
@@ -157,6 +162,7 @@ def profile_history(request, key):
             "protected": profile is not None and _protected(request.user, profile.environment),
             "numbers": list(versions.values_list("number", flat=True)[:500]),
         },
+        status=text.get("text_status", 200),
     )
 
 
@@ -196,6 +202,7 @@ def profile_version_restore(request, key, number):
                 profile_key=key,
                 number=number,
                 user=request.user,
+                origin=STUDIO_ORIGIN,
                 if_match=request.POST.get("etag") or None,
             )
         except PreconditionFailed:
@@ -666,6 +673,7 @@ def environment_list_page(request):
                 requires_change_request=request.POST.get("requires_change_request") == "on",
                 approvals=approvals,
                 user=request.user,
+                origin=STUDIO_ORIGIN,
             )
         except Exception as exc:  # a ValidationError naming the field
             messages.error(request, f"Not saved: {'; '.join(getattr(exc, 'messages', [str(exc)]))}")

@@ -7,7 +7,16 @@ import threading
 import pytest
 from django.db import connection, connections
 
-from profiles.models import Activity, ChangeRequest, Environment, Item, Layer, ProfileVersion
+from profiles.models import (
+    Activity,
+    ChangeRequest,
+    Environment,
+    Item,
+    Layer,
+    ProfileVersion,
+    Webhook,
+    WebhookDelivery,
+)
 from tests.profiles.api.conftest import API, token_client
 
 pytestmark = pytest.mark.django_db
@@ -273,3 +282,21 @@ def test_apply__two_sets_touching_one_entity_at_once__exactly_one_applies(
     budget = 701 if applied.pk == ids[0] else 702
     assert described["layer-00" + str(budget - 701)] == f"Set {budget}"
     assert described["layer-00" + str(702 - budget)] != f"Set {1403 - budget}"
+
+
+def test_webhooks__set_opened_and_applied__one_delivery_each(
+    protected, editor_client, reviewer_client
+):
+    Webhook.objects.create(
+        url="https://hooks.example.com/in",
+        events=["change_request.opened", "change_request.applied"],
+        secret="s" * 32,
+    )
+
+    created = propose(editor_client).json()
+    approve(reviewer_client, created["id"])
+    editor_client.post(f"{API}change-requests/{created['id']}/apply")
+
+    events = list(WebhookDelivery.objects.order_by("id").values_list("event", "payload"))
+    assert [event for event, _ in events] == ["change_request.opened", "change_request.applied"]
+    assert all(payload["changeRequest"]["id"] == created["id"] for _, payload in events)

@@ -77,6 +77,17 @@ EXCLUDED: dict[str, tuple[set[str], str]] = {
         {"positive_data_acceptance"},
         f"its environments {NAMES_STORED_ENTRIES}",
     ),
+    # A webhook's URL must be http(s) at a public address (it is looked up: SSRF), and its
+    # secret free of control characters.
+    "POST /api/v1/webhooks/": (
+        {"positive_data_acceptance"},
+        "a random URL is not http(s) or names no public host (SSRF); a secret may not hold "
+        "control characters",
+    ),
+    "PATCH /api/v1/webhooks/{webhook_id}": (
+        {"positive_data_acceptance"},
+        "the same rules as the create's, for the fields sent",
+    ),
     "POST /api/v1/change-requests/": (
         {"positive_data_acceptance"},
         f"a change set's entries {NAMES_STORED_ENTRIES}, and whether an entry takes a value "

@@ -27,8 +27,12 @@ def writable(serializer_class) -> set[str]:
         (serializers_material.ConsumerSerializer, engine.CONSUMER_FIELDS),
         # An update's key is the URL's: read-only (issue 22).
         (serializers_material.ConsumerUpdateSerializer, set(engine.CONSUMER_FIELDS) - {"key"}),
-        (serializers_material.LayerSerializer, engine.LAYER_FIELDS),
-        (serializers_material.LayerUpdateSerializer, set(engine.LAYER_FIELDS) - {"items", "key"}),
+        # ``governed`` is staff's flag beside the entry, not a field of the document (issue 21).
+        (serializers_material.LayerSerializer, {*engine.LAYER_FIELDS, "governed"}),
+        (
+            serializers_material.LayerUpdateSerializer,
+            {*engine.LAYER_FIELDS, "governed"} - {"items", "key"},
+        ),
         (serializers_material.ItemSerializer, engine.ITEM_FIELDS),
         (serializers_authoring.ProfileSerializer, engine.PROFILE_FIELDS),
         (serializers_authoring.RuleSerializer, engine.RULE_FIELDS),

@@ -9,7 +9,7 @@ whoever adds a door decides who may open it. The policy is ``profiles.workspace.
 | anonymous    | none (studio → login page, API → 401)            |
 | reader       | RESOLVE, READ_CONFIG                              |
 | token reader | the same reader with an API token and no session |
-| editor       | the editors group: all but ADMINISTER             |
+| editor       | the editors group: all but ADMINISTER, MANAGE_WEBHOOKS |
 | staff        | is_staff: all                                     |
 
 Each request runs in a savepoint that is rolled back, so a DELETE by the editor leaves the
@@ -31,6 +31,7 @@ from django.utils.regex_helper import normalize
 from django_tasks_db.models import DBTaskResult, get_date_max
 
 from profiles.models import (
+    Activity,
     ApiKey,
     ChangeRequest,
     Consumer,
@@ -43,6 +44,8 @@ from profiles.models import (
     ProfileVersion,
     Rule,
     Scenario,
+    Webhook,
+    WebhookDelivery,
     WorkspaceVersion,
 )
 from profiles.workspace.permissions import EDITORS_GROUP
@@ -146,6 +149,9 @@ API_ITEMS = Door(  # READ_MATERIAL; writes WRITE_MATERIAL
     {"GET": (401, 403, 403, 200, 200), "POST": (401, 403, 403, 400, 400)}, api=True
 )
 API_READ_ONLY = Door({"GET": (401, 200, 200, 200, 200)}, api=True)  # READ_CONFIG
+# Webhooks: MANAGE_WEBHOOKS, staff only, at every door (the studio's and the API's).
+STAFF_ONLY = (403, LOGIN, 403)  # reader, token reader, editor (studio)
+API_STAFF_ONLY = (403, 403, 403)
 API_CHANGE_REQUEST_ACTION = Door(  # WRITE_RULES
     {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 200, 200)}, api=True
 )
@@ -193,6 +199,7 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (LOGIN, 403, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 400, 400)}
     ),
     "profile-compare": STUDIO_SIGNED_IN,
+    "activity": STUDIO_SIGNED_IN,  # READ_CONFIG; item rows only with READ_MATERIAL
     "profile-playground": STUDIO_SIGNED_IN,  # RESOLVE: one input against every profile
     "profile-edit": Door(  # WRITE_RULES; an empty form: errors (400)
         {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
@@ -273,6 +280,11 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 403, 302)}
     ),
     "help-safe-change": STUDIO_SIGNED_IN,
+    # -- webhooks (profiles.studio.views.webhooks): an empty form is refused beside its fields
+    "webhook-list": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 400)}),
+    "webhook": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 400)}),
+    "webhook-delete": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 302)}),
+    "webhook-test": Door({"GET": (LOGIN, *STAFF_ONLY, 405), "POST": (LOGIN, *STAFF_ONLY, 302)}),
     "help-reasons": STUDIO_SIGNED_IN,
     # -- accounts (django.contrib.auth)
     "login": Door({"GET": everyone(200)}),
@@ -326,6 +338,7 @@ EXPECTATIONS: dict[str, Door] = {
     "api/v1/profiles/(?P<key>[^/]+)/versions$": API_READ_ONLY,
     "api:profile-version-detail": API_READ_ONLY,
     "api:profile-diff": API_READ_ONLY,
+    "api:activity": API_READ_ONLY,  # READ_CONFIG; item rows only with READ_MATERIAL
     "api:profile-version-restore": Door(  # restoring the current version changes nothing
         {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 200, 200)}, api=True
     ),
@@ -364,6 +377,25 @@ EXPECTATIONS: dict[str, Door] = {
     "api:key-detail": Door(
         {"GET": (401, 403, 403, 405, 405), "DELETE": (401, 403, 403, 204, 204)}, api=True
     ),
+    # Webhooks: MANAGE_WEBHOOKS; {} names no URL (400), changes nothing (PATCH 200).
+    "api:webhook-list": Door(
+        {"GET": (401, *API_STAFF_ONLY, 200), "POST": (401, *API_STAFF_ONLY, 400)}, api=True
+    ),
+    "api/v1/webhooks$": Door(
+        {"GET": (401, *API_STAFF_ONLY, 200), "POST": (401, *API_STAFF_ONLY, 400)}, api=True
+    ),
+    "api:webhook-detail": Door(
+        {
+            "GET": (401, *API_STAFF_ONLY, 200),
+            "PATCH": (401, *API_STAFF_ONLY, 200),
+            "DELETE": (401, *API_STAFF_ONLY, 204),
+        },
+        api=True,
+    ),
+    "api:webhook-deliveries": Door({"GET": (401, *API_STAFF_ONLY, 200)}, api=True),
+    "api:webhook-test": Door(
+        {"GET": (401, *API_STAFF_ONLY, 405), "POST": (401, *API_STAFF_ONLY, 202)}, api=True
+    ),
     # The API's description is public (drf-spectacular's SERVE_PERMISSIONS): no workspace data.
     "api:schema": Door({"GET": everyone(200)}, api=True),
     "api:docs": Door({"GET": everyone(200)}, api=True),
@@ -394,6 +426,9 @@ ADMINISTERED_READ_ONLY = {
     "profiles.profileversion",
     "profiles.changerequest",
     "profiles.apikey",  # revoked by an action, never edited: it holds no secret to show
+    "profiles.activity",  # the activity log: the write services record it
+    "profiles.webhook",  # managed in the studio and the API (their one service)
+    "profiles.webhookdelivery",
 }
 # Accounts and login lockouts keep Django's model permissions (superusers): staff alone get
 # 403, so being staff is not enough to make oneself superuser or lift a lockout.
@@ -482,6 +517,14 @@ ADMIN_OBJECTS = {
     "profiles.changerequest": lambda: ChangeRequest.objects.get(),
     "profiles.environment": lambda: Environment.objects.get(key=ENVIRONMENT),
     "profiles.apikey": lambda: ApiKey.objects.get(kind="scoped"),
+    "profiles.activity": lambda: (
+        Activity.objects.first()
+        or Activity.objects.create(origin="cli", kind="layer", key=LAYER, op="update")
+    ),
+    "profiles.webhook": lambda: matrix_webhook(),
+    "profiles.webhookdelivery": lambda: WebhookDelivery.objects.get_or_create(
+        webhook=matrix_webhook(), event="ping"
+    )[0],
     "auth.user": lambda: User.objects.get(username="reader"),
     "auth.group": lambda: Group.objects.get(name=EDITORS_GROUP),
     "django_tasks_database.dbtaskresult": lambda: DBTaskResult.objects.get_or_create(
@@ -498,6 +541,13 @@ ADMIN_OBJECTS = {
         username="reader", ip_address="192.0.2.1", user_agent="test", path_info="/accounts/login/"
     )[0],
 }
+
+
+def matrix_webhook() -> Webhook:
+    return Webhook.objects.get_or_create(
+        url="http://127.0.0.1:9/hook",
+        defaults={"events": ["import.finished"], "secret": "a-secret-of-sixteen-or-more"},
+    )[0]
 
 
 def url_kwargs(route: str) -> dict[str, str]:
@@ -534,6 +584,7 @@ def url_kwargs(route: str) -> dict[str, str]:
         "job_id": str(ImportJob.objects.get(user__username="editor").pk),
         "key_id": str(ApiKey.objects.get(kind="scoped").pk),
         "id": str(ApiKey.objects.get(kind="scoped").pk),
+        "webhook_id": str(matrix_webhook().pk),
     }
 
 

@@ -117,6 +117,10 @@ STUDIO_TEMPLATES = {
     "profiles/environments.html": (lambda: reverse("environment-list"), 200),
     "profiles/help_safe_change.html": (lambda: reverse("help-safe-change"), 200),
     "profiles/help_reasons.html": (lambda: reverse("help-reasons"), 200),
+    "profiles/activity.html": (lambda: reverse("activity"), 200),  # without item rows
+    # Webhooks are staff's (MANAGE_WEBHOOKS): refused before any webhook is looked up.
+    "profiles/webhooks.html": (lambda: reverse("webhook-list"), 403),
+    "profiles/webhook.html": (lambda: reverse("webhook", args=[1]), 403),
     # A resolution door once the user's rate is used up (API and studio together).
     "profiles/throttled.html": (
         lambda: rate_used_up("resolve") or reverse("profile-compare"),

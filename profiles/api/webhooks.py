@@ -1,0 +1,172 @@
+"""Outgoing webhooks (staff only, ``MANAGE_WEBHOOKS``): create, list, change, delete one, read
+its delivery log and send it a test. The rules are ``profiles.notifications.webhooks``'; the
+secret is in no answer, only its last characters (``secretMasked``)."""
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
+from rest_framework.response import Response
+from rest_framework.viewsets import GenericViewSet
+
+from profiles.api.base import body_object, invalid
+from profiles.api.exceptions import ApiError, not_found
+from profiles.api.schema import ApiAutoSchema
+from profiles.api.serializers import webhooks as s
+from profiles.api.throttling import ResolutionRateThrottle
+from profiles.notifications.webhooks import (
+    FIELDS,
+    WebhookInvalid,
+    secret_masked,
+    webhook_create,
+    webhook_delete,
+    webhook_deliveries_list,
+    webhook_get,
+    webhook_list,
+    webhook_test,
+    webhook_update,
+)
+from profiles.workspace.permissions import MANAGE_WEBHOOKS, capability_permission
+
+NO_BODY = None
+
+
+def webhook_record(webhook) -> dict:
+    """Return a webhook as the API shows it (the secret masked)."""
+    return {
+        "id": webhook.pk,
+        "url": webhook.url,
+        "events": list(webhook.events),
+        "secretMasked": secret_masked(webhook.secret),
+        "active": webhook.active,
+        "description": webhook.description,
+        "createdAt": webhook.created_at,
+        "createdBy": webhook.created_by.get_username() if webhook.created_by else None,
+        "deliveriesUrl": reverse("api:webhook-deliveries", kwargs={"webhook_id": webhook.pk}),
+    }
+
+
+def delivery_record(delivery) -> dict:
+    return {
+        "id": delivery.pk,
+        "event": delivery.event,
+        "status": delivery.status,
+        "attempts": delivery.attempts,
+        "responseStatus": delivery.response_status,
+        "error": delivery.error,
+        "createdAt": delivery.created_at,
+        "nextAttemptAt": delivery.next_attempt_at,
+        "deliveredAt": delivery.delivered_at,
+        "payload": delivery.payload,
+    }
+
+
+def refused(exc: WebhookInvalid) -> ApiError:
+    if exc.code == "INVALID_REQUEST":
+        return invalid(exc.field, exc.message)
+    return ApiError(400, exc.code, f"{exc.field}: {exc.message}", exc.field)
+
+
+@extend_schema(tags=["webhooks"])
+class WebhookViewSet(GenericViewSet):
+    schema = ApiAutoSchema()
+    permission_classes = [capability_permission(MANAGE_WEBHOOKS)]
+    lookup_url_kwarg = "webhook_id"
+    lookup_value_regex = "[0-9]+"
+    throttle_scope = "webhook-test"
+
+    def get_throttles(self):
+        # Each test makes the worker send a request: counted per user like the costly doors.
+        return [ResolutionRateThrottle()] if self.action == "test" else []
+
+    def _webhook(self, request, webhook_id):
+        webhook = webhook_get(user=request.user, webhook_id=webhook_id)
+        if webhook is None:
+            raise not_found(f"webhook {webhook_id}")
+        return webhook
+
+    @extend_schema(
+        operation_id="webhooks_list",
+        summary="Every webhook, oldest first (staff)",
+        responses={200: s.WebhookSerializer(many=True)},
+    )
+    def list(self, request):
+        page = self.paginate_queryset(webhook_list(user=request.user))
+        return self.get_paginated_response([webhook_record(webhook) for webhook in page])
+
+    @extend_schema(
+        operation_id="webhooks_create",
+        summary="Create a webhook: the events it receives, signed with its secret (staff)",
+        request=s.WebhookCreateSerializer,
+        responses={201: s.WebhookSerializer},
+        examples=[s.NEW_WEBHOOK_EXAMPLE, s.WEBHOOK_EXAMPLE],
+    )
+    def create(self, request):
+        body = body_object(request, FIELDS)
+        for field in ("url", "events", "secret"):
+            if field not in body:
+                raise invalid(field, "is required")
+        try:
+            webhook = webhook_create(user=request.user, **body)
+        except WebhookInvalid as exc:
+            raise refused(exc) from None
+        return Response(webhook_record(webhook), status=201)
+
+    @extend_schema(
+        operation_id="webhooks_retrieve",
+        summary="One webhook (its secret masked)",
+        responses={200: s.WebhookSerializer},
+        examples=[s.WEBHOOK_EXAMPLE],
+    )
+    def retrieve(self, request, webhook_id):
+        return Response(webhook_record(self._webhook(request, webhook_id)))
+
+    @extend_schema(
+        operation_id="webhooks_partial_update",
+        summary="Change some of a webhook's fields (a new secret replaces the old)",
+        request=s.WebhookUpdateSerializer,
+        responses={200: s.WebhookSerializer},
+        examples=[s.WEBHOOK_EXAMPLE],
+    )
+    def partial_update(self, request, webhook_id):
+        body = body_object(request, FIELDS)
+        webhook = self._webhook(request, webhook_id)
+        try:
+            webhook = webhook_update(user=request.user, webhook=webhook, **body)
+        except WebhookInvalid as exc:
+            raise refused(exc) from None
+        return Response(webhook_record(webhook))
+
+    @extend_schema(
+        operation_id="webhooks_destroy",
+        summary="Delete a webhook and its delivery log",
+        responses={204: None},
+    )
+    def destroy(self, request, webhook_id):
+        webhook_delete(user=request.user, webhook=self._webhook(request, webhook_id))
+        return Response(status=204)
+
+    @extend_schema(
+        operation_id="webhooks_deliveries",
+        summary="The webhook's deliveries, newest first: status, attempts, last answer",
+        responses={200: s.WebhookDeliverySerializer(many=True)},
+        examples=[s.DELIVERY_EXAMPLE],
+    )
+    @action(detail=True, methods=["get"])
+    def deliveries(self, request, webhook_id):
+        webhook = self._webhook(request, webhook_id)
+        page = self.paginate_queryset(webhook_deliveries_list(user=request.user, webhook=webhook))
+        return self.get_paginated_response([delivery_record(delivery) for delivery in page])
+
+    @extend_schema(
+        operation_id="webhooks_test",
+        summary="Send the webhook a `ping` delivery now (throttled: `webhook-test`)",
+        description="Enqueues a delivery of the event `ping` (which no webhook subscribes "
+        "to), whatever the webhook's events and even when it is inactive; the answer is the "
+        "delivery, pending: its outcome shows in the delivery log.",
+        request=NO_BODY,
+        responses={202: s.WebhookDeliverySerializer},
+    )
+    @action(detail=True, methods=["post"])
+    def test(self, request, webhook_id):
+        delivery = webhook_test(user=request.user, webhook=self._webhook(request, webhook_id))
+        return Response(delivery_record(delivery), status=202)
