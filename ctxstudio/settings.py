@@ -94,6 +94,33 @@ TASKS = {
     }
 }
 
+# Email (review notifications, profiles.notifications.email) through Django's mailers: the
+# console backend in development prints each message; production sets EMAIL_BACKEND (SMTP by
+# default when DEBUG is off) and EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD,
+# EMAIL_USE_TLS, EMAIL_TIMEOUT. The test runner swaps in the locmem backend.
+_SMTP = "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_BACKEND_PATH = os.environ.get(
+    "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend" if DEBUG else _SMTP
+)
+MAILERS = {
+    "default": {
+        "BACKEND": EMAIL_BACKEND_PATH,
+        "OPTIONS": {
+            "host": os.environ.get("EMAIL_HOST", "localhost"),
+            "port": int(os.environ.get("EMAIL_PORT", "25")),
+            "username": os.environ.get("EMAIL_HOST_USER", ""),
+            "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
+            "use_tls": env_bool("EMAIL_USE_TLS", False),
+            "timeout": int(os.environ.get("EMAIL_TIMEOUT", "10")),
+        }
+        if EMAIL_BACKEND_PATH == _SMTP
+        else {},
+    }
+}
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Context Studio <noreply@localhost>")
+# The site's address as its users reach it: the links in notifications start with it.
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -241,6 +268,8 @@ REST_FRAMEWORK = {
         "activity": os.environ.get("API_THROTTLE_ACTIVITY", "600/minute"),
         # "Send test" of a webhook: each one makes the worker send a request.
         "webhook-test": os.environ.get("API_THROTTLE_WEBHOOK_TEST", "10/minute"),
+        # Each comment or verdict emails the request's author: a person's pace, not a loop's.
+        "comment": os.environ.get("API_THROTTLE_COMMENT", "30/minute"),
     },
 }
 
@@ -314,8 +343,6 @@ WEBHOOKS_MAX_ATTEMPTS = int(os.environ.get("WEBHOOKS_MAX_ATTEMPTS", "5"))
 WEBHOOKS_MAX = int(os.environ.get("WEBHOOKS_MAX", "50"))
 # Delivered and failed deliveries older than this are deleted when a worker starts.
 WEBHOOKS_LOG_RETENTION_DAYS = int(os.environ.get("WEBHOOKS_LOG_RETENTION_DAYS", "30"))
-# Put before the studio paths in events (``https://studio.example.com``); "" sends paths.
-WEBHOOKS_SITE_URL = os.environ.get("WEBHOOKS_SITE_URL", "")
 
 # The cache holds throttling counters; with CACHE_URL (Redis) they are shared by every worker.
 if os.environ.get("CACHE_URL"):

@@ -67,6 +67,7 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "APPROVALS_REQUIRED": ErrorCode(409, "applying before enough approvals"),
     "STALE_CHANGE_REQUEST": ErrorCode(409, "applying on a profile that moved"),
     "CHANGE_REQUEST_NOT_OPEN": ErrorCode(409, "acting on a closed change request"),
+    "CHANGES_REQUESTED": ErrorCode(409, "applying while a reviewer requests changes"),
     "PRECONDITION_FAILED": ErrorCode(412, "stale If-Match: re-read, then send again"),
     "PAYLOAD_TOO_LARGE": ErrorCode(413, "body over MAX_BODY_BYTES"),
     "UNSUPPORTED_MEDIA_TYPE": ErrorCode(415, "a body that is not JSON (or YAML where taken)"),

@@ -17,8 +17,10 @@ from rest_framework.viewsets import GenericViewSet
 from profiles.api.exceptions import ApiError, not_found
 from profiles.api.filters import query_boolean
 from profiles.api.schema import ApiAutoSchema
+from profiles.api.serializers import reviews as review_shapes
 from profiles.api.serializers import safechange as s
 from profiles.api.serializers.entries import NoBodySerializer
+from profiles.api.serializers.reviews import review_record
 from profiles.api.serializers.text_diff import DIFF_TEXT_EXAMPLE
 from profiles.api.text_diff import SCENARIO_PARAMETER, version_text_record
 from profiles.api.throttling import ResolutionRateThrottle
@@ -26,7 +28,6 @@ from profiles.models import ChangeRequest, Profile, ProfileVersion
 from profiles.safechange.change_requests import (
     ChangeRequestStanding,
     change_request_apply,
-    change_request_approve,
     change_request_close,
     change_request_create,
     change_request_diff,
@@ -35,7 +36,6 @@ from profiles.safechange.change_requests import (
     change_request_list,
     change_request_rebase,
     change_request_reject,
-    change_request_update,
     draft_impact,
     profile_promote,
 )
@@ -49,6 +49,12 @@ from profiles.safechange.change_sets import (
 from profiles.safechange.environments import environment_get, environment_list, environment_update
 from profiles.safechange.impact import impact_max_scenarios, impact_summary
 from profiles.safechange.restore import VersionNotRestorable, version_restore
+from profiles.safechange.reviews import (
+    UNSET,
+    change_request_approve_reviewed,
+    change_request_edit,
+    change_request_open,
+)
 from profiles.safechange.selectors import (
     change_request_record_get,
     profile_history_exists,
@@ -336,9 +342,11 @@ class ProfileDraftViewSet(GenericViewSet):
         examples=[s.PROMOTE_EXAMPLE, s.CHANGE_REQUEST_EXAMPLE],
     )
     def promote(self, request, key):
-        body = _body(request, ("to", "title", "description", "key"))
+        body = _body(request, ("to", "title", "description", "key", "reviewers"))
         try:
-            change_request = profile_promote(
+            change_request = change_request_open(
+                opener=profile_promote,
+                reviewers=body.get("reviewers"),
                 profile_key=key,
                 to=body.get("to"),
                 user=request.user,
@@ -470,6 +478,7 @@ def change_request_record(
         record["entityChanges"] = change_set_diff(change_request) if set_form else []
         record["staleEntities"] = stale_entities
         record["impact"] = change_request.impact
+    record.update(review_record(change_request, detail=detail))
     return record
 
 
@@ -524,6 +533,12 @@ class ChangeRequestViewSet(GenericViewSet):
                 bool,
                 description="Open requests of others you have not approved (true or false).",
             ),
+            OpenApiParameter(
+                "reviewer",
+                str,
+                enum=["me"],
+                description="`me`: the requests whose review is requested of you.",
+            ),
         ],
         responses={200: s.ChangeRequestListItemSerializer(many=True)},
     )
@@ -537,7 +552,11 @@ class ChangeRequestViewSet(GenericViewSet):
                 "status: must be one of " + ", ".join(ChangeRequest.Status.values),
                 "status",
             )
+        reviewer = params.get("reviewer")
+        if reviewer not in (None, "", "me"):
+            raise ApiError(400, "INVALID_REQUEST", "reviewer: must be me", "reviewer")
         queryset = change_request_list(
+            requested_of=request.user if reviewer == "me" else None,
             status=status or None,
             profile=params.get("profile") or None,
             author=request.user if query_boolean(params, "mine") else None,
@@ -577,7 +596,7 @@ class ChangeRequestViewSet(GenericViewSet):
         ],
     )
     def create(self, request):
-        body = _body(request, ("profile", "title", "description", "changes"))
+        body = _body(request, ("profile", "title", "description", "changes", "reviewers"))
         if isinstance(body.get("changes"), list):
             if "profile" in body:
                 raise ApiError(
@@ -586,7 +605,9 @@ class ChangeRequestViewSet(GenericViewSet):
                     "profile: a change set names its entities in changes (leave profile out)",
                     "profile",
                 )
-            change_request = change_set_create(
+            change_request = change_request_open(
+                opener=change_set_create,
+                reviewers=body.get("reviewers"),
                 title=body.get("title"),
                 description=body.get("description") or "",
                 changes=body["changes"],
@@ -597,7 +618,9 @@ class ChangeRequestViewSet(GenericViewSet):
         if not isinstance(key, str) or not key:
             raise ApiError(400, "INVALID_REQUEST", "profile: is required", "profile")
         try:
-            change_request = change_request_create(
+            change_request = change_request_open(
+                opener=change_request_create,
+                reviewers=body.get("reviewers"),
                 profile_key=key,
                 title=body.get("title"),
                 description=body.get("description") or "",
@@ -620,18 +643,27 @@ class ChangeRequestViewSet(GenericViewSet):
     @extend_schema(
         operation_id="change_requests_partial_update",
         summary="Edit an open request (its author); any edit withdraws the approvals",
-        description="A change set takes a new list of `changes` (validated again, bases and "
-        "impact recomputed); a profile's request a new changes object.",
+        description="`title`, `description`, `changes` and `reviewers`: the author. `applyAt` "
+        "(schedule the apply, or `null` to clear it): anyone allowed to apply. A change of "
+        "the reviewers or the schedule is not a new revision. A change set takes a new list "
+        "of `changes` (validated again, bases and impact recomputed).",
         request=s.ChangeRequestUpdateSerializer,
         responses={200: s.ChangeRequestSerializer},
     )
     def partial_update(self, request, pk):
-        body = _body(request, ("title", "description", "changes"))
+        body = _body(request, ("title", "description", "changes", "reviewers", "applyAt"))
         self._get(pk)
+        reviewers = body.pop("reviewers", UNSET)
+        apply_at = body.pop("applyAt", UNSET)
         return _change_request_response(
             request,
-            change_request_update(
-                pk=pk, user=request.user, if_match=request.headers.get("If-Match"), **body
+            change_request_edit(
+                pk=pk,
+                user=request.user,
+                if_match=request.headers.get("If-Match"),
+                reviewers=reviewers,
+                apply_at=apply_at,
+                **body,
             ),
         )
 
@@ -648,15 +680,21 @@ class ChangeRequestViewSet(GenericViewSet):
         "when the request was edited or rebased since, 412 `PRECONDITION_FAILED` and nothing "
         "is approved; without it, 428 `PRECONDITION_REQUIRED`.",
         parameters=[IF_MATCH_APPROVE],
-        request=NO_BODY,
+        request=review_shapes.ApproveSerializer,
         responses={200: s.ChangeRequestSerializer},
         examples=s.SAFE_CHANGE_ERROR_EXAMPLES + s.APPROVE_ERROR_EXAMPLES,
     )
     @action(detail=True, methods=["post"])
     def approve(self, request, pk):
-        return self._action(
-            request, pk, change_request_approve, if_match=request.headers.get("If-Match")
+        body = _body(request, ("body",))
+        self._get(pk)
+        change_request_approve_reviewed(
+            pk=pk,
+            user=request.user,
+            if_match=request.headers.get("If-Match"),
+            body=body.get("body", ""),
         )
+        return _change_request_response(request, self._get(pk))
 
     @extend_schema(
         operation_id="change_requests_reject",
@@ -691,16 +729,22 @@ class ChangeRequestViewSet(GenericViewSet):
     @extend_schema(
         operation_id="change_requests_apply",
         summary="Apply an approved request: one new version by its author, naming approvers",
-        description="Needs the approvals its environment asks for (409 `APPROVALS_REQUIRED`); "
-        "when the profile moved past `baseVersion`, 409 `STALE_CHANGE_REQUEST` and nothing "
-        "is written (rebase, review again, apply). A change set needs what the protected "
-        "environments of the profiles it affects ask for (the most of them); every entity it "
-        "touches must be as it was written against (else 409 `STALE_CHANGE_REQUEST` with "
-        "`entities`), and its entries apply in one transaction through the ordinary writes: "
-        "one refused entry (400, `changes[i]…`) writes nothing.",
+        description="Needs the approvals its environment asks for (409 `APPROVALS_REQUIRED`) "
+        "and no reviewer asking for changes on the current revision (409 "
+        "`CHANGES_REQUESTED`); when the profile moved past `baseVersion`, 409 "
+        "`STALE_CHANGE_REQUEST` and nothing is written (rebase, review again, apply). A "
+        "change set needs what the protected environments of the profiles it affects ask "
+        "for (the most of them); every entity it touches must be as it was written against "
+        "(else 409 `STALE_CHANGE_REQUEST` with `entities`), and its entries apply in one "
+        "transaction through the ordinary writes: one refused entry (400, `changes[i]…`) "
+        "writes nothing.",
         request=NO_BODY,
         responses={200: s.ChangeRequestSerializer},
-        examples=[*s.SAFE_CHANGE_ERROR_EXAMPLES, s.STALE_CHANGE_SET_EXAMPLE],
+        examples=[
+            *s.SAFE_CHANGE_ERROR_EXAMPLES,
+            review_shapes.CHANGES_REQUESTED_EXAMPLE,
+            s.STALE_CHANGE_SET_EXAMPLE,
+        ],
     )
     @action(detail=True, methods=["post"])
     def apply(self, request, pk):

@@ -11,6 +11,7 @@ from profiles.api import (
     keys,
     material,
     resolution,
+    reviews,
     safechange,
     tokens,
     webhooks,
@@ -43,6 +44,7 @@ urlpatterns = [
     path("expand", resolution.ExpandView.as_view(), name="expand"),
     path("profiles/<str:key>/preview", resolution.PreviewView.as_view(), name="profile-preview"),
     *safechange.urlpatterns,  # diff, impact, promote
+    *reviews.urlpatterns,  # a change request's comments, request-changes
     *router.urls,
     path("workspace", import_export.WorkspaceView.as_view(), name="workspace"),
     path(

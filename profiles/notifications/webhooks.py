@@ -265,7 +265,7 @@ def webhook_events_emit(event: str, payloads: list[dict]) -> None:
 
 
 def _site_url(path: str) -> str:
-    return getattr(settings, "WEBHOOKS_SITE_URL", "").rstrip("/") + path
+    return settings.SITE_URL.rstrip("/") + path
 
 
 def change_request_payload(change_request) -> dict:

@@ -25,6 +25,7 @@ from profiles.models import (
     ProfileVersion,
     key_validator,
 )
+from profiles.notifications.email import change_request_applied_email
 from profiles.notifications.webhooks import change_request_event, webhook_event_emit
 from profiles.safechange.change_sets import (
     change_set_rebase,
@@ -34,6 +35,7 @@ from profiles.safechange.change_sets import (
 )
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import profile_impact
+from profiles.safechange.verdicts import check_no_changes_requested
 from profiles.safechange.versions import (
     RULE_DOCUMENT_FIELDS,
     VersionConflict,
@@ -387,12 +389,20 @@ def change_request_get(*, pk: int, lock: bool = False) -> ChangeRequest:
 
 
 def change_request_list(
-    *, status: str | None = None, profile: str | None = None, author=None, reviewer=None
+    *,
+    status: str | None = None,
+    profile: str | None = None,
+    author=None,
+    reviewer=None,
+    requested_of=None,
 ):
-    """Return change requests, newest first; ``reviewer``: open ones they may still approve."""
-    queryset = ChangeRequest.objects.select_related("author", "resolved_by").prefetch_related(
-        "approvals__user"
-    )
+    """Return change requests, newest first; ``reviewer``: open ones they may still approve;
+    ``requested_of``: those whose review is requested of this user."""
+    queryset = ChangeRequest.objects.select_related(
+        "author", "resolved_by", "apply_scheduled_by"
+    ).prefetch_related("approvals__user", "reviewers")
+    if requested_of is not None:
+        queryset = queryset.filter(reviewers=requested_of)
     if status:
         queryset = queryset.filter(status=status)
     if profile:
@@ -686,13 +696,15 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
 
     Raises NotOpen, ApprovalsMissing (fewer approvals than the environment its profile is in
     now asks for, counting only approvals of the current revision by users who may still
-    review), StaleChangeRequest (the profile moved past ``baseVersion``; nothing is written)
-    and the write path's own errors (e.g. EntryInvalid when a layer it names was deleted
-    since). Two applications racing on the same base: the writers' lock orders them and the
-    second finds the profile moved.
+    review), StaleChangeRequest (the profile moved past ``baseVersion``; nothing is written),
+    ChangesRequested (a reviewer asked for changes on the current revision, see
+    ``profiles.safechange.verdicts``) and the write path's own errors (e.g. EntryInvalid when
+    a layer it names was deleted since). Two applications racing on the same base: the
+    writers' lock orders them and the second finds the profile moved.
     """
     with transaction.atomic():
         change_request = _open_for_update(pk)
+        check_no_changes_requested(change_request)
         # Approvals and the environment are read as they are now, under the request's lock:
         # a profile moved into a stricter environment, a reviewer deactivated or removed
         # from the editors since they approved, count as they stand at this moment.
@@ -769,6 +781,7 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
         change_request.applied_version = None if latest is None else latest.number
         change_request.save()
         webhook_event_emit("change_request.applied", change_request_event(change_request))
+        change_request_applied_email(change_request, actor=user)
     return latest
 
 
@@ -787,12 +800,10 @@ def _promoted_key(source_key: str, source_environment: str | None, to: str) -> s
     return f"{source_key}-{to}"[:64]
 
 
-def profile_promote(
-    *, profile_key: str, to, user, title=None, description="", key=None
-) -> ChangeRequest:
-    """Open a change request that gives the profile of the same consumer and objective in
-    environment ``to`` this profile's budget and rules (creating that profile on apply when
-    it does not exist, under ``key`` or a key derived from this one)."""
+def promotion_planned(*, profile_key: str, to, key=None) -> dict:
+    """Return what promoting the profile to environment ``to`` would propose, writing nothing:
+    ``{"target", "changes", "creates"}`` (``creates``: the profile created on apply, None when
+    the target exists). Raises what ``profile_promote`` raises before it opens the request."""
     source = profile_documents_get([profile_key]).get(profile_key)
     if source is None:
         raise Profile.DoesNotExist(profile_key)
@@ -813,7 +824,6 @@ def profile_promote(
         .values_list("key", flat=True)
         .first()
     )
-    title = title or f"Promote {profile_key} to {to}"
     carried = {"budget": source["budget"], "rules": source.get("rules") or {}}
     if target is not None:
         current = profile_documents_get([target])[target]
@@ -848,6 +858,18 @@ def profile_promote(
         changes = {"budget": carried["budget"]}
         if carried["rules"]:
             changes["rules"] = carried["rules"]
+    return {"target": target, "changes": changes, "creates": creates}
+
+
+def profile_promote(
+    *, profile_key: str, to, user, title=None, description="", key=None
+) -> ChangeRequest:
+    """Open a change request that gives the profile of the same consumer and objective in
+    environment ``to`` this profile's budget and rules (creating that profile on apply when
+    it does not exist, under ``key`` or a key derived from this one)."""
+    plan = promotion_planned(profile_key=profile_key, to=to, key=key)
+    target, changes, creates = plan["target"], plan["changes"], plan["creates"]
+    title = title or f"Promote {profile_key} to {to}"
     return change_request_create(
         profile_key=target,
         title=title,

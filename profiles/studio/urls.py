@@ -9,6 +9,7 @@ from profiles.studio.views import (
     material,
     pages,
     playground,
+    reviews,
     safechange,
     sweep,
     tokens,
@@ -98,4 +99,6 @@ urlpatterns = [
     *safechange.urlpatterns,
     # Outgoing webhooks, for staff (profiles.studio.views.webhooks).
     *webhooks.urlpatterns,
+    # Reviews: confirming a proposal, the thread, verdicts, reviewers, scheduled apply.
+    *reviews.urlpatterns,
 ]

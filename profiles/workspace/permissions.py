@@ -116,6 +116,21 @@ def user_can(user, capability: Capability) -> bool:
     return Capability(capability) in user_capabilities(user)
 
 
+def users_with(capability: Capability):
+    """Return the active users who have the capability now, as a queryset (the same roles as
+    ``user_role``)."""
+    roles = {role for role, granted in ROLE_CAPABILITIES.items() if capability in granted}
+    users = get_user_model().objects.filter(is_active=True)
+    if Role.READER not in roles:
+        holds = Q(pk__in=[])
+        if Role.STAFF in roles:
+            holds |= Q(is_staff=True) | Q(is_superuser=True)
+        if Role.EDITOR in roles:
+            holds |= Q(groups__name=EDITORS_GROUP)
+        users = users.filter(holds)
+    return users.distinct()
+
+
 def users_who_can(capability: Capability, user_ids: Iterable[int]) -> set[int]:
     """Return the ids among ``user_ids`` of the users who have the capability now (one query).
 
@@ -125,16 +140,7 @@ def users_who_can(capability: Capability, user_ids: Iterable[int]) -> set[int]:
     ids = set(user_ids)
     if not ids:
         return set()
-    roles = {role for role, granted in ROLE_CAPABILITIES.items() if capability in granted}
-    users = get_user_model().objects.filter(pk__in=ids, is_active=True)
-    if Role.READER not in roles:
-        holds = Q(pk__in=[])
-        if Role.STAFF in roles:
-            holds |= Q(is_staff=True) | Q(is_superuser=True)
-        if Role.EDITOR in roles:
-            holds |= Q(groups__name=EDITORS_GROUP)
-        users = users.filter(holds)
-    return set(users.values_list("pk", flat=True).distinct())
+    return set(users_with(capability).filter(pk__in=ids).values_list("pk", flat=True))
 
 
 def _as_tuple(capabilities: Capability | Iterable[Capability]) -> tuple[Capability, ...]:

@@ -139,6 +139,15 @@ NOT_PAGES = {
     "profile-propose",
     "profile-promote",
     "webhook-test",
+    # Reviews: the confirmation steps answer a POST (checked in tests/browser/test_reviews.py);
+    # the rest are actions of a change request's page.
+    "profile-propose-confirm",
+    "profile-promote-confirm",
+    "change-request-comment",
+    "change-request-review",
+    "change-request-reviewers",
+    "change-request-schedule",
+    "change-request-update-changes",
 }
 
 

@@ -52,6 +52,8 @@ def test_change_request__propose_approve_as_another_user_apply__one_new_version(
     page.get_by_label("layer-000 maxItems", exact=True).fill("1")
     expect(page.locator("#unsaved-badge")).to_have_text("Unsaved changes")
     page.get_by_role("button", name="Propose change").click()
+    # A confirmation step first (tests/browser/test_reviews.py goes through it in detail).
+    page.get_by_role("button", name="Open change request").click()
 
     # The request shows the rules diff and its impact before anyone reviews it.
     expect(page.get_by_role("heading", name="Impact on the saved scenarios")).to_be_visible()

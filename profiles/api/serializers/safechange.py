@@ -8,6 +8,7 @@ from rest_framework import serializers
 from profiles.api.exceptions import error_body
 from profiles.api.serializers.authoring import ProfileSerializer, RuleSerializer
 from profiles.api.serializers.entries import key_field
+from profiles.api.serializers.reviews import apply_at_field, reviewers_field
 from profiles.api.serializers.text_diff import TextDiffSerializer
 from profiles.models import ProfileVersion
 from profiles.safechange.change_requests import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH
@@ -220,6 +221,7 @@ class ChangeRequestCreateSerializer(serializers.Serializer):
         required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
     )
     changes = ChangesSerializer()
+    reviewers = reviewers_field(required=False)
 
 
 class ChangeSetEntrySerializer(serializers.Serializer):
@@ -251,6 +253,7 @@ class ChangeSetCreateSerializer(serializers.Serializer):
         required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
     )
     changes = ChangeSetEntrySerializer(many=True, max_length=MAX_SET_CHANGES)
+    reviewers = reviewers_field(required=False)
 
 
 @extend_schema_field(
@@ -279,6 +282,8 @@ class ChangeRequestUpdateSerializer(serializers.Serializer):
         required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
     )
     changes = ChangesOrSetField(required=False)
+    reviewers = reviewers_field(required=False)
+    applyAt = apply_at_field(required=False)
 
 
 class EntityChangeSerializer(serializers.Serializer):
@@ -336,10 +341,18 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
     resolvedAt = serializers.DateTimeField(allow_null=True)
     resolvedBy = serializers.CharField(allow_null=True)
     appliedVersion = serializers.IntegerField(allow_null=True)
+    reviewers = reviewers_field()
+    applyAt = apply_at_field()
+    applyScheduledBy = serializers.CharField(allow_null=True)
 
 
 class ChangeRequestSerializer(ChangeRequestListItemSerializer):
     description = serializers.CharField(allow_blank=True)
+    changesRequestedBy = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Reviewers whose latest verdict on the current revision asks for changes: "
+        "while any does, apply answers 409 CHANGES_REQUESTED.",
+    )
     diff = ChangeSerializer(many=True)
     entityChanges = EntityChangeSerializer(
         many=True, help_text="A change set: each entry's field diff (empty for one profile)."
@@ -358,6 +371,7 @@ CHANGE_REQUEST_CREATE_EXAMPLE = OpenApiExample(
         "title": "Three KB articles and a larger budget",
         "description": "Refund questions need the card-refund article too.",
         "changes": {"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
+        "reviewers": ["lee"],
     },
     request_only=True,
 )
@@ -396,6 +410,10 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
         "resolvedAt": None,
         "resolvedBy": None,
         "appliedVersion": None,
+        "reviewers": ["lee"],
+        "applyAt": None,
+        "applyScheduledBy": None,
+        "changesRequestedBy": [],
     },
     response_only=True,
 )
@@ -468,6 +486,7 @@ class PromoteSerializer(serializers.Serializer):
     key = key_field(
         required=False, help_text="Key of the profile to create when the target has none."
     )
+    reviewers = reviewers_field(required=False)
 
 
 PROMOTE_EXAMPLE = OpenApiExample(

@@ -124,9 +124,12 @@ def _safe_change(request, profile: Profile) -> dict:
     }
 
 
-def editor_page(request, profile, draft, cached, *, loaded=None, status=200, scenarios=None):
+def editor_page(
+    request, profile, draft, cached, *, loaded=None, status=200, scenarios=None, preview_of=None
+):
     """Return the whole editor page on ``draft`` (the safe-change views open it too: the
-    preview of a change request, a proposal refused as stale)."""
+    preview of a change request, a proposal refused as stale). ``preview_of``: the change
+    request previewed, read-only (no Save, Propose or Discard)."""
     scenarios = _scenarios(profile) if scenarios is None else scenarios
     context = preview_context(profile, draft, cached)
     context.update(_scenario_context(profile, draft, scenarios, loaded))
@@ -135,6 +138,7 @@ def editor_page(request, profile, draft, cached, *, loaded=None, status=200, sce
         for record in profile_history_list_with_changes(profile=profile)
     ]
     context["safe"] = _safe_change(request, profile)
+    context["preview_of"] = preview_of
     context["row_filters"] = item_rows.ROW_FILTERS
     return render(request, "profiles/editor.html", context, status=status)
 

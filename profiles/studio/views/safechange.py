@@ -21,7 +21,6 @@ from profiles.safechange.change_requests import (
     ChangeRequestStanding,
     ChangesInvalid,
     change_request_apply,
-    change_request_approve,
     change_request_close,
     change_request_create,
     change_request_diff,
@@ -48,6 +47,7 @@ from profiles.safechange.impact import (
     profile_impact,
 )
 from profiles.safechange.restore import version_restore
+from profiles.safechange.reviews import change_request_approve_reviewed, change_request_open
 from profiles.safechange.selectors import scenario_ids_by_name_get
 from profiles.safechange.versions import (
     document_changes,
@@ -64,6 +64,7 @@ from profiles.studio.draft import (
 from profiles.studio.entity_rows import change_set_context
 from profiles.studio.throttling import throttled
 from profiles.studio.views.editor import editor_page
+from profiles.studio.views.reviews import review_context
 from profiles.studio.views.text_diff import history_text_diff
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
@@ -91,6 +92,7 @@ TABS = {
     "open": "Open",
     "mine": "Mine",
     "review": "To review",
+    "requested": "Review requests for me",
 }
 
 
@@ -247,6 +249,9 @@ def change_request_list_page(request):
         "open": lambda: change_request_list(status=ChangeRequest.Status.OPEN),
         "mine": lambda: change_request_list(author=request.user),
         "review": lambda: change_request_list(reviewer=request.user),
+        "requested": lambda: change_request_list(
+            requested_of=request.user, status=ChangeRequest.Status.OPEN
+        ),
     }[tab]()
     page = Paginator(queryset, 50).get_page(request.GET.get("page"))
     current = {
@@ -274,7 +279,7 @@ def change_request_list_page(request):
 
 
 ACTIONS = {
-    "approve": (change_request_approve, "Approved."),
+    "approve": (change_request_approve_reviewed, "Approved."),
     "reject": (change_request_reject, "Rejected."),
     "close": (change_request_close, "Closed."),
     "rebase": (change_request_rebase, "Rebased on the current version; the impact is fresh."),
@@ -433,11 +438,13 @@ def change_request_page(request, pk):
     change_set = change_set_context(change_request) if change_request.is_change_set else None
     if change_set is not None:
         stale = bool(change_set["stale_entities"])
+    review = review_context(request, change_request, approved=len(counted) >= required, stale=stale)
     return render(
         request,
         "profiles/change_request.html",
         {
             "change_set": change_set,
+            **review,
             "change_request": change_request,
             "diff": _diff_rows(change_request_diff(change_request)),
             "impact": _impact_rows(change_request.impact, scenario_ids),
@@ -456,7 +463,11 @@ def change_request_page(request, pk):
             "can_approve": is_open and can_write and not is_author and not approved_by_me,
             "can_reject": is_open and can_write and not is_author,
             "can_close": is_open and can_write and (is_author or request.user.is_superuser),
-            "can_apply": is_open and can_write and len(counted) >= required and not stale,
+            "can_apply": is_open
+            and can_write
+            and len(counted) >= required
+            and not stale
+            and not review["changes_requested_by"],
             "can_rebase": is_open and can_write and stale,
             "is_author": is_author,
         },
@@ -498,7 +509,7 @@ def change_request_preview(request, pk):
         f"Previewing change request #{change_request.pk} “{change_request.title}”: its changes "
         "are the unsaved edits below.",
     )
-    return editor_page(request, profile, draft, cached, loaded=scenario)
+    return editor_page(request, profile, draft, cached, loaded=scenario, preview_of=change_request)
 
 
 # --- the editor's hooks --------------------------------------------------------------------
@@ -573,11 +584,18 @@ def profile_propose(request, key):
         {**saved, "budget": draft.budget_value(), "rules": draft.rules.rules_document()},
         fields=("budget", "rules"),
     )
-    title = request.POST.get("title", "").strip() or f"Change {key}"
+    # The confirmation step (profile_propose_confirm) posts the title, description and
+    # reviewers with the draft.
+    title = request.POST.get("title")
+    if title is None:
+        title = f"Change {key}"
     try:
-        change_request = change_request_create(
+        change_request = change_request_open(
+            opener=change_request_create,
+            reviewers=request.POST.getlist("reviewers"),
             profile_key=key,
-            title=title[:200],
+            title=title,
+            description=request.POST.get("description", ""),
             changes=changes,
             user=request.user,
             if_match=draft.budget.cleaned_data.get("etag") or None,
@@ -697,8 +715,14 @@ def profile_promote_page(request, key):
     """Open the change request that promotes this profile's budget and rules."""
     require(request.user, WRITE_RULES)
     try:
-        change_request = profile_promote(
-            profile_key=key, to=request.POST.get("to"), user=request.user
+        change_request = change_request_open(
+            opener=profile_promote,
+            reviewers=request.POST.getlist("reviewers"),
+            profile_key=key,
+            to=request.POST.get("to"),
+            user=request.user,
+            title=request.POST.get("title") or None,
+            description=request.POST.get("description", ""),
         )
     except Profile.DoesNotExist:
         raise Http404("no such profile") from None

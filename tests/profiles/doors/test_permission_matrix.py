@@ -275,6 +275,17 @@ EXPECTATIONS: dict[str, Door] = {
         }
     ),
     "change-request-preview": Door({"GET": (LOGIN, 200, LOGIN, 200, 200)}),
+    # -- reviews (profiles.studio.views.reviews): POST only; an empty form is refused (a message
+    # and back to the page), the confirmation of an empty draft re-shows the editor (400)
+    "profile-propose-confirm": Door(
+        {"GET": (LOGIN, 403, LOGIN, 405, 405), "POST": (LOGIN, 403, LOGIN, 400, 400)}
+    ),
+    "profile-promote-confirm": STUDIO_POST_WRITE_RULES,
+    "change-request-comment": STUDIO_POST_WRITE_RULES,
+    "change-request-review": STUDIO_POST_WRITE_RULES,
+    "change-request-reviewers": STUDIO_POST_WRITE_RULES,
+    "change-request-schedule": STUDIO_POST_WRITE_RULES,
+    "change-request-update-changes": STUDIO_POST_WRITE_RULES,
     "change-request-impact-more": Door({"GET": (LOGIN, 200, LOGIN, 200, 200)}),
     "environment-list": Door(  # protecting an environment is ADMINISTER
         {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 403, 302)}
@@ -369,6 +380,13 @@ EXPECTATIONS: dict[str, Door] = {
     ),
     "api:change-request-apply": Door(  # WRITE_RULES, then 409: nobody approved it yet
         {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 409, 409)}, api=True
+    ),
+    # Reviews (profiles.api.reviews): the thread is read like the request; {} has no body (400).
+    "api:change-request-comments": Door(
+        {"GET": (401, 200, 200, 200, 200), "POST": (401, 403, 403, 400, 400)}, api=True
+    ),
+    "api:change-request-request-changes": Door(
+        {"GET": (401, 405, 405, 405, 405), "POST": (401, 403, 403, 400, 400)}, api=True
     ),
     "api:auth-token": Door({"GET": everyone(405), "POST": everyone(400)}, api=True),
     # Scoped keys: MANAGE_KEYS; {} names no key (400). The fixture's key is the editor's.

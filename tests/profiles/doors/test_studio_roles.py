@@ -115,6 +115,11 @@ STUDIO_TEMPLATES = {
         200,
     ),
     "profiles/environments.html": (lambda: reverse("environment-list"), 200),
+    # The confirmation of Propose and Promote (profiles.studio.views.reviews): editors only.
+    "profiles/change_request_propose.html": (
+        lambda: reverse("profile-propose-confirm", args=[PROFILE]),
+        403,
+    ),
     "profiles/help_safe_change.html": (lambda: reverse("help-safe-change"), 200),
     "profiles/help_reasons.html": (lambda: reverse("help-reasons"), 200),
     "profiles/activity.html": (lambda: reverse("activity"), 200),  # without item rows

@@ -64,7 +64,7 @@ def test_change_request__opened_approved_applied__one_delivery_each(workspace, s
         "id": change_request.pk,
         "title": "A larger budget",
         "profile": "profile-0",
-        "url": f"/changes/{change_request.pk}/",
+        "url": f"http://127.0.0.1:8000/changes/{change_request.pk}/",  # SITE_URL
     }
     assert opened.payload == {"changeRequest": {**expected, "status": "open"}}
     assert approved.payload == {
