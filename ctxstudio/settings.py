@@ -298,6 +298,8 @@ SPECTACULAR_SETTINGS = {
         "ResolutionDetailEnum": ["summary"],
         "CurrentnessActionEnum": "profiles.models.CurrentnessAction",
         "ChangeRequestStatusEnum": "profiles.models.ChangeRequestStatus",
+        "EntityKindEnum": "profiles.workspace.entity_changes.KINDS",
+        "EntityOpEnum": "profiles.workspace.entity_changes.OPS",
         "ResolutionStatusEnum": ["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"],
         "ImportJobModeEnum": "profiles.import_export.workspace.IMPORT_MODES",
     },

@@ -3,7 +3,7 @@
 /api/v1/workspace/imports/<id>`` (status, progress, result)."""
 
 from django.http import Http404, StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -11,11 +11,20 @@ from rest_framework.views import APIView
 
 from profiles.api.base import ApiView, invalid
 from profiles.api.conditional import none_match_fails, not_modified, weak_etag
-from profiles.api.exceptions import error_body, not_found
+from profiles.api.exceptions import ApiError, error_body, not_found
+from profiles.api.filters import query_boolean
 from profiles.api.renderers import WORKSPACE_PARSERS, WorkspaceText, YAMLRenderer
+from profiles.api.safechange import change_request_response
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import import_export as s
+from profiles.api.serializers import safechange as safechange_shapes
 from profiles.api.serializers.entries import KEY_PATTERN
+from profiles.api.throttling import ResolutionRateThrottle
+from profiles.import_export.dry_run import (
+    DRY_RUN_CHANGES_LISTED,
+    workspace_import_preview,
+    workspace_import_propose,
+)
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
 from profiles.import_export.jobs import (
@@ -25,17 +34,24 @@ from profiles.import_export.jobs import (
     import_job_start,
     import_layer_refusal,
 )
-from profiles.import_export.workspace import IMPORT_MODES, workspace_export
+from profiles.import_export.workspace import (
+    IMPORT_MODES,
+    WorkspaceImportError,
+    workspace_export,
+)
 from profiles.models import ImportJob
 from profiles.workspace.cache import content_version
+from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
     READ_MATERIAL,
+    WRITE_RULES,
     capability_permission,
     request_can,
 )
 from profiles.workspace.selectors import layer_exists
+from profiles.workspace.validation import issues_in_text
 
 # A YAML document is text to a client: its schema is a string (the JSON one is the object).
 # The upload is declared as binary (UTF-8 bytes): generators send it as the raw body, which
@@ -79,11 +95,64 @@ class ImportJobView(APIView):
         return import_job_response(request, job)
 
 
+def _whole_number(request, name: str) -> int:
+    text = request.query_params.get(name)
+    if text in (None, ""):
+        return 0
+    number = whole_number(text)
+    if number is None:
+        raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a whole number (0-9)", name)
+    return number
+
+
+DRY_RUN_PARAMETERS = [
+    OpenApiParameter(
+        "dryRun",
+        bool,
+        description="true: answer 200 with what the import would change (entity changes with "
+        "their field diffs, counts, the impact on every saved scenario of the profiles it may "
+        "change) and write nothing.",
+    ),
+    OpenApiParameter(
+        "propose",
+        bool,
+        description="true: open the import as one change set (201 with the change request); "
+        "for a file that touches protected profiles, which a plain import refuses. Needs the "
+        "right to propose changes.",
+    ),
+    OpenApiParameter(
+        "offset",
+        {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
+        description=f"Dry run: the first entity change listed (at most "
+        f"{DRY_RUN_CHANGES_LISTED} an answer; `moreChanges` counts the rest).",
+    ),
+    OpenApiParameter(
+        "impactOffset",
+        {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
+        description="Dry run: the first scenario the impact resolves (one answer resolves at "
+        "most IMPACT_MAX_RESOLUTIONS / 2; the others are `skipped`).",
+    ),
+    OpenApiParameter(
+        "title",
+        str,
+        description="Proposal: the change request's title (default: what the set does).",
+    ),
+]
+
+
 class WorkspaceView(ApiView):
     # An export shows every customer's material: it is READ_MATERIAL as well.
     permission_classes = [capability_permission(READ_MATERIAL, IMPORT_EXPORT, unsafe=IMPORT_EXPORT)]
     renderer_classes = [JSONRenderer, YAMLRenderer, BrowsableAPIRenderer]
     parser_classes = WORKSPACE_PARSERS
+    # A dry run or a proposal resolves scenarios in the request: throttled like the impact.
+    throttle_scope = "impact"
+
+    def get_throttles(self):
+        params = self.request.query_params
+        if self.request.method == "POST" and (params.get("dryRun") or params.get("propose")):
+            return [ResolutionRateThrottle()]
+        return []
 
     @extend_schema(
         operation_id="workspace_export",
@@ -127,7 +196,12 @@ class WorkspaceView(ApiView):
         description=(
             "Answers 202 with the import job (its `url` is also the `Location`); GET the job "
             "until its status is `succeeded` (with the summary) or `failed` (with every error "
-            "and its path in the file). All or nothing: a failed import writes nothing."
+            "and its path in the file). All or nothing: a failed import writes nothing. "
+            "With `dryRun=true`: 200 with what it would change and the impact, writing "
+            "nothing; with `propose=true`: 201 with the change set it opened (a file that "
+            "touches protected profiles, which a plain import refuses with 409 "
+            "`CHANGE_REQUEST_REQUIRED`). Both read the file in the request (not a job) and "
+            "are throttled like the impact."
         ),
         parameters=[
             OpenApiParameter(
@@ -145,9 +219,19 @@ class WorkspaceView(ApiView):
                     "document); with replace, its items not in the file are deleted."
                 ),
             ),
+            *DRY_RUN_PARAMETERS,
         ],
         request={"application/json": s.WorkspaceSerializer, "application/yaml": YAML_UPLOAD},
-        responses={202: s.ImportJobSerializer},
+        responses={
+            202: s.ImportJobSerializer,
+            200: s.ImportDryRunSerializer,
+            201: safechange_shapes.ChangeRequestSerializer,
+        },
+        examples=[
+            OpenApiExample(
+                "A dry run", value=s.DRY_RUN_EXAMPLE, response_only=True, status_codes=["200"]
+            )
+        ],
         tags=["workspace"],
     )
     def post(self, request):
@@ -158,9 +242,13 @@ class WorkspaceView(ApiView):
         refusal = import_layer_refusal(layer)
         if refusal is not None:
             raise invalid("layer", refusal)
+        dry_run = query_boolean(request.query_params, "dryRun")
+        propose = query_boolean(request.query_params, "propose")
         data = request.data
         if not isinstance(data, WorkspaceText):
             raise invalid("", "send the workspace document as JSON or YAML")
+        if dry_run or propose:
+            return self._preview(request, str(data), mode=mode, layer=layer, propose=propose)
         try:
             job = import_job_start(text=str(data), mode=mode, layer=layer, user=request.user)
         except ImportQueueFull as exc:
@@ -170,3 +258,27 @@ class WorkspaceView(ApiView):
                 headers={"Retry-After": str(exc.retry_after)},
             )
         return import_job_response(request, job, status=202)
+
+    def _preview(self, request, text: str, *, mode: str, layer, propose: bool) -> Response:
+        """Answer a dry run (200, nothing written) or a proposal (201, the change set)."""
+        if layer:
+            raise invalid("layer", "a dry run or proposal takes the whole file: leave layer out")
+        if propose and not request_can(request, WRITE_RULES):
+            raise ApiError(
+                403, "PERMISSION_DENIED", "proposing a change request needs the editors' rights"
+            )
+        offset = _whole_number(request, "offset")
+        impact_offset = _whole_number(request, "impactOffset")
+        try:
+            if propose:
+                change_request = workspace_import_propose(
+                    text=text,
+                    mode=mode,
+                    user=request.user,
+                    title=request.query_params.get("title") or None,
+                )
+                return change_request_response(request, change_request, 201)
+            preview = workspace_import_preview(text=text, mode=mode, impact_offset=impact_offset)
+        except WorkspaceImportError as exc:
+            raise WorkspaceImportError(issues_in_text(exc.issues, text=text)) from None
+        return Response(preview.as_dict(offset=offset))

@@ -39,6 +39,13 @@ from profiles.safechange.change_requests import (
     draft_impact,
     profile_promote,
 )
+from profiles.safechange.change_sets import (
+    change_set_changes,
+    change_set_create,
+    change_set_diff,
+    change_set_refs,
+    change_set_stale,
+)
 from profiles.safechange.environments import environment_get, environment_list, environment_update
 from profiles.safechange.impact import impact_max_scenarios, impact_summary
 from profiles.safechange.restore import VersionNotRestorable, version_restore
@@ -454,9 +461,22 @@ def change_request_record(
         "resolvedBy": _username(change_request.resolved_by),
         "appliedVersion": change_request.applied_version,
     }
+    record["affectedProfiles"] = list(change_request.affected_profiles) or [
+        change_request.profile_key
+    ]
+    record["entities"] = change_set_refs(change_request)
+    stale_entities = []
+    if change_request.is_change_set:
+        record["changes"] = change_set_changes(change_request)
+        is_open = change_request.status == ChangeRequest.Status.OPEN
+        stale_entities = change_set_stale(change_request) if is_open else []
+        record["stale"] = bool(stale_entities)
     if detail:
         record["description"] = change_request.description
-        record["diff"] = change_request_diff(change_request)
+        set_form = change_request.is_change_set
+        record["diff"] = [] if set_form else change_request_diff(change_request)
+        record["entityChanges"] = change_set_diff(change_request) if set_form else []
+        record["staleEntities"] = stale_entities
         record["impact"] = change_request.impact
     record.update(review_record(change_request, detail=detail))
     return record
@@ -480,6 +500,11 @@ def _change_request_response(request, change_request: ChangeRequest, status=200)
             "api:change-request-detail", args=[change_request.pk], request=request
         )
     return Response(record, status=status, headers=headers)
+
+
+def change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
+    """Answer with a change request's record (its detail) and ETag (the import's proposal)."""
+    return _change_request_response(request, change_request, status)
 
 
 @extend_schema(tags=["change requests"])
@@ -551,16 +576,44 @@ class ChangeRequestViewSet(GenericViewSet):
 
     @extend_schema(
         operation_id="change_requests_create",
-        summary="Propose a change of a profile; answers with its impact on every scenario",
-        description="`changes` is validated like a direct write (errors name the field, e.g. "
-        "`changes.rules.kb.mode`). `impact` has one entry per saved scenario of the profile, "
-        "resolved before and after the change; nothing is written.",
-        request=s.ChangeRequestCreateSerializer,
+        summary="Propose a change of a profile, or a change set over any entities; answers "
+        "with its impact on every scenario",
+        description="Two shapes. **One profile**: `{profile, title, changes: {name, "
+        "description, budget, rules}}`, validated like a direct write (errors name the field, "
+        "e.g. `changes.rules.kb.mode`). **A change set**: `{title?, description?, changes: "
+        "[{kind, op, key | layer+path, value}, …]}` (at most 1,000 entries, one per entity) "
+        "over consumers, layers, items and profiles, validated against the whole workspace "
+        "(errors name `changes[i].value.<field>`); the title defaults to what it does. "
+        "`impact` has one entry per saved scenario of every profile the request may change "
+        "(with `profile`), resolved before and after; nothing is written.",
+        request=s.CHANGE_REQUEST_OR_SET_CREATE,
         responses={201: s.ChangeRequestSerializer},
-        examples=[s.CHANGE_REQUEST_CREATE_EXAMPLE, s.CHANGE_REQUEST_EXAMPLE],
+        examples=[
+            s.CHANGE_REQUEST_CREATE_EXAMPLE,
+            s.CHANGE_SET_CREATE_EXAMPLE,
+            s.CHANGE_REQUEST_EXAMPLE,
+            s.CHANGE_SET_EXAMPLE,
+        ],
     )
     def create(self, request):
         body = _body(request, ("profile", "title", "description", "changes", "reviewers"))
+        if isinstance(body.get("changes"), list):
+            if "profile" in body:
+                raise ApiError(
+                    400,
+                    "INVALID_REQUEST",
+                    "profile: a change set names its entities in changes (leave profile out)",
+                    "profile",
+                )
+            change_request = change_request_open(
+                opener=change_set_create,
+                reviewers=body.get("reviewers"),
+                title=body.get("title"),
+                description=body.get("description") or "",
+                changes=body["changes"],
+                user=request.user,
+            )
+            return _change_request_response(request, change_request, 201)
         key = body.get("profile")
         if not isinstance(key, str) or not key:
             raise ApiError(400, "INVALID_REQUEST", "profile: is required", "profile")
@@ -592,7 +645,8 @@ class ChangeRequestViewSet(GenericViewSet):
         summary="Edit an open request (its author); any edit withdraws the approvals",
         description="`title`, `description`, `changes` and `reviewers`: the author. `applyAt` "
         "(schedule the apply, or `null` to clear it): anyone allowed to apply. A change of "
-        "the reviewers or the schedule is not a new revision.",
+        "the reviewers or the schedule is not a new revision. A change set takes a new list "
+        "of `changes` (validated again, bases and impact recomputed).",
         request=s.ChangeRequestUpdateSerializer,
         responses={200: s.ChangeRequestSerializer},
     )
@@ -678,10 +732,19 @@ class ChangeRequestViewSet(GenericViewSet):
         description="Needs the approvals its environment asks for (409 `APPROVALS_REQUIRED`) "
         "and no reviewer asking for changes on the current revision (409 "
         "`CHANGES_REQUESTED`); when the profile moved past `baseVersion`, 409 "
-        "`STALE_CHANGE_REQUEST` and nothing is written (rebase, review again, apply).",
+        "`STALE_CHANGE_REQUEST` and nothing is written (rebase, review again, apply). A "
+        "change set needs what the protected environments of the profiles it affects ask "
+        "for (the most of them); every entity it touches must be as it was written against "
+        "(else 409 `STALE_CHANGE_REQUEST` with `entities`), and its entries apply in one "
+        "transaction through the ordinary writes: one refused entry (400, `changes[i]…`) "
+        "writes nothing.",
         request=NO_BODY,
         responses={200: s.ChangeRequestSerializer},
-        examples=[*s.SAFE_CHANGE_ERROR_EXAMPLES, review_shapes.CHANGES_REQUESTED_EXAMPLE],
+        examples=[
+            *s.SAFE_CHANGE_ERROR_EXAMPLES,
+            review_shapes.CHANGES_REQUESTED_EXAMPLE,
+            s.STALE_CHANGE_SET_EXAMPLE,
+        ],
     )
     @action(detail=True, methods=["post"])
     def apply(self, request, pk):

@@ -240,6 +240,24 @@ def request_components(result: dict) -> set[str]:
     return names
 
 
+def _component(schemas: dict, reference: str) -> dict:
+    return schemas.get(reference.rsplit("/", 1)[-1], {})
+
+
+def body_of_shapes_required(operation: dict, schemas: dict) -> None:
+    """Mark a request body whose schema is a ``oneOf`` of shapes with required fields as
+    required (drf-spectacular sees no required field on the proxy of the shapes)."""
+    body = operation.get("requestBody")
+    if not isinstance(body, dict) or body.get("required"):
+        return
+    for media in body.get("content", {}).values():
+        shapes = _component(schemas, media.get("schema", {}).get("$ref", "")).get("oneOf")
+        if shapes and all(
+            _component(schemas, shape.get("$ref", "")).get("required") for shape in shapes
+        ):
+            body["required"] = True
+
+
 def postprocess_schema(result, generator, request, public):
     """Tighten the generated schema where drf-spectacular cannot see what the server does.
 
@@ -249,10 +267,13 @@ def postprocess_schema(result, generator, request, public):
     * A query or path parameter, or a field of a request body, of text follows SPEC §2.2's
       text rule (``TEXT_RULE_PATTERN``: the server answers 400 to a NUL).
     * Only links to operations that exist are kept.
+    * A body of several shapes (a ``oneOf`` of components, e.g. a change request of one
+      profile or a change set) is required when every shape has required fields.
     """
     schemas = result.get("components", {}).get("schemas", {})
     for path in result.get("paths", {}).values():
         for operation in path.values():
+            body_of_shapes_required(operation, schemas)
             for parameter in operation.get("parameters", []):
                 schema = parameter.get("schema", {})
                 if parameter["in"] in ("query", "path"):

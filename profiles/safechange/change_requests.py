@@ -27,6 +27,12 @@ from profiles.models import (
 )
 from profiles.notifications.email import change_request_applied_email
 from profiles.notifications.webhooks import change_request_event, webhook_event_emit
+from profiles.safechange.change_sets import (
+    change_set_rebase,
+    change_set_revise,
+    change_set_write,
+    change_sets_approvals_required,
+)
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import profile_impact
 from profiles.safechange.verdicts import check_no_changes_requested
@@ -360,6 +366,8 @@ class ChangeRequestStanding:
         self.environments = change_request_environments(change_requests)
         required = _approvals_of(set(self.environments.values()))
         self.required = {pk: required[key] for pk, key in self.environments.items()}
+        # A change set asks for what the environments of the profiles it affects ask for.
+        self.required.update(change_sets_approvals_required(change_requests))
         self.counted = approvals_counted(
             (change_request, approval)
             for change_request in change_requests
@@ -548,7 +556,11 @@ def change_request_update(*, pk: int, user, if_match: str | None = None, **field
             fields.get("description", change_request.description),
         )
         edited = title != change_request.title or description != change_request.description
-        if "changes" in fields and fields["changes"] != change_request.changes:
+        if change_request.is_change_set:
+            if "changes" in fields:
+                change_set_revise(change_request, fields["changes"])
+                edited = True
+        elif "changes" in fields and fields["changes"] != change_request.changes:
             changes = fields["changes"]
             snapshot = cache.workspace_get()
             base, _ = change_request_proposed(change_request)
@@ -633,6 +645,12 @@ def change_request_rebase(*, pk: int, user) -> ChangeRequest:
     """
     with transaction.atomic():
         change_request = _open_for_update(pk)
+        if change_request.is_change_set:
+            if change_set_rebase(change_request):
+                change_request.approvals.all().delete()
+                change_request.revision += 1
+            change_request.save()
+            return change_request
         document, current = _current_base(change_request)
         if change_request.creates is not None:
             if document is not None:
@@ -695,11 +713,13 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
         approvals = [approval for approval in given if approval.pk in counted]
         environment = change_request_environments([change_request])[change_request.pk]
         required = _approvals_of({environment})[environment]
+        if change_request.is_change_set:
+            required = change_sets_approvals_required([change_request])[change_request.pk]
         if len(approvals) < required:
             ignored = len(given) - len(approvals)
             raise ApprovalsMissing(
                 f"change request #{change_request.pk} has {len(approvals)} of the {required} "
-                f"approvals {_environment_words(environment)} requires"
+                f"approvals {_environment_words(environment, change_request)} requires"
                 + (
                     f" ({ignored} given by users who may no longer review, or of an earlier "
                     "revision, do not count)"
@@ -710,6 +730,19 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
                 approvalsRequired=required,
             )
         change_request.environment = environment
+        if change_request.is_change_set:
+            # Every entity as it was written against, every entry through its service.
+            change_set_write(
+                change_request,
+                user=user,
+                approvers=tuple(approval.user.get_username() for approval in approvals),
+            )
+            change_request.status = ChangeRequest.Status.APPLIED
+            change_request.resolved_by = user
+            change_request.resolved_at = timezone.now()
+            change_request.save()
+            webhook_event_emit("change_request.applied", change_request_event(change_request))
+            return None
         key = change_request.profile_key
         base, proposed = change_request_proposed(change_request)
         if change_request.creates is None and base is None:
@@ -752,7 +785,9 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
     return latest
 
 
-def _environment_words(environment: str | None) -> str:
+def _environment_words(environment: str | None, change_request=None) -> str:
+    if change_request is not None and change_request.is_change_set:
+        return "the environments of the profiles it affects"
     return f'environment "{environment}"' if environment else "a profile without environment"
 
 

@@ -154,3 +154,42 @@ def impact_gained_lost(entry: dict) -> tuple[list[str], list[str]]:
     before = entry["before"]["admitted"]
     after = entry["after"]["admitted"]
     return [ref for ref in after if ref not in before], [ref for ref in before if ref not in after]
+
+
+def workspace_impact(
+    *,
+    profiles: list[str],
+    before: CompiledWorkspace,
+    after: CompiledWorkspace,
+    now: str | None = None,
+    offset: int = 0,
+) -> list[dict]:
+    """Return one entry per saved scenario of each of these profiles (by profile key, then as
+    ``profile_impact`` orders them), resolved against two compiled workspaces (a change set or
+    an import's dry run: the workspace now and the one it leaves).
+
+    Entries are ``profile_impact``'s with ``"profile"`` first; the same bound applies across
+    all the profiles (``impact_max_scenarios()`` from the ``offset``-th on). A scenario whose
+    profile the change removes answers with its ``error``. Writes nothing.
+    """
+    if not profiles:
+        return []
+    if now is None:
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    scenarios = (
+        Scenario.objects.filter(profile__key__in=list(profiles))
+        .select_related("profile")
+        .order_by("profile__key", "-is_default", "name")
+    )
+    end = offset + impact_max_scenarios()
+    return [
+        {
+            "profile": scenario.profile.key,
+            **(
+                _scenario_impact(scenario, before, after, now)
+                if offset <= position < end
+                else _skipped(scenario)
+            ),
+        }
+        for position, scenario in enumerate(scenarios)
+    ]

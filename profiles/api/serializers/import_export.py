@@ -4,6 +4,11 @@ from rest_framework import serializers
 
 from profiles.api.serializers.authoring import ProfileSerializer
 from profiles.api.serializers.material import ConsumerSerializer, ItemSerializer, LayerSerializer
+from profiles.api.serializers.safechange import (
+    EntityChangeSerializer,
+    ImpactEntrySerializer,
+    ImpactSummarySerializer,
+)
 from profiles.import_export.workspace import IMPORT_MODES, NAMES_LISTED
 from profiles.models import ImportJob
 
@@ -117,3 +122,88 @@ class ImportJobSerializer(serializers.Serializer):
         allow_null=True, help_text="When succeeded: what changed, counted and named per kind."
     )
     error = ImportErrorSerializer(allow_null=True, help_text="When failed; nothing was written.")
+
+
+# --- dry run (issue 21) --------------------------------------------------------------------
+
+
+class CountsByOpSerializer(serializers.Serializer):
+    create = serializers.IntegerField()
+    update = serializers.IntegerField()
+    delete = serializers.IntegerField()
+
+
+class DryRunCountsSerializer(serializers.Serializer):
+    consumer = CountsByOpSerializer()
+    layer = CountsByOpSerializer()
+    item = CountsByOpSerializer()
+    profile = CountsByOpSerializer()
+
+
+class ImportDryRunSerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(IMPORT_MODES)
+    counts = DryRunCountsSerializer(help_text="Entity changes per kind and op (exact).")
+    changes = EntityChangeSerializer(
+        many=True,
+        help_text="The entity changes from `offset` on (at most 500 an answer), each with its "
+        "field diff; long texts are cut.",
+    )
+    offset = serializers.IntegerField()
+    moreChanges = serializers.IntegerField(
+        help_text="Changes after these (ask again with `offset`)."
+    )
+    affectedProfiles = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Profiles whose answer the import may change (the impact covers them).",
+    )
+    protectedProfiles = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Protected profiles it touches: a plain import is refused (409 "
+        "CHANGE_REQUEST_REQUIRED); `propose=true` opens it as a change set.",
+    )
+    summary = ImpactSummarySerializer()
+    impact = ImpactEntrySerializer(many=True)
+
+
+DRY_RUN_EXAMPLE = {
+    "mode": "merge",
+    "counts": {
+        "consumer": {"create": 0, "update": 0, "delete": 0},
+        "layer": {"create": 1, "update": 1, "delete": 0},
+        "item": {"create": 12, "update": 0, "delete": 0},
+        "profile": {"create": 0, "update": 0, "delete": 0},
+    },
+    "changes": [
+        {
+            "kind": "layer",
+            "op": "update",
+            "key": "tickets",
+            "fields": [{"path": "itemFilter.customer_id", "from": "customer_id", "to": None}],
+        },
+        {
+            "kind": "item",
+            "op": "create",
+            "layer": "release-notes",
+            "path": "2026-12.md",
+            "fields": [{"path": "title", "from": None, "to": "December"}],
+        },
+    ],
+    "offset": 0,
+    "moreChanges": 12,
+    "affectedProfiles": ["support-answer", "support-staging"],
+    "protectedProfiles": ["support-answer"],
+    "summary": {"scenarios": 4, "changed": 2, "skipped": 0},
+    "impact": [
+        {
+            "profile": "support-answer",
+            "scenario": "Dana asks about a late refund",
+            "before": {"status": "RESOLVED", "estimatedTokens": 980, "admitted": ["tickets/T-1"]},
+            "after": {
+                "status": "RESOLVED",
+                "estimatedTokens": 2410,
+                "admitted": ["tickets/T-1", "tickets/T-9"],
+            },
+            "changed": True,
+        }
+    ],
+}

@@ -2,7 +2,7 @@
 for the OpenAPI schema. The services validate the bodies (with the engine's messages); these
 serializers describe them."""
 
-from drf_spectacular.utils import OpenApiExample
+from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from profiles.api.exceptions import error_body
@@ -12,6 +12,8 @@ from profiles.api.serializers.reviews import apply_at_field, reviewers_field
 from profiles.api.serializers.text_diff import TextDiffSerializer
 from profiles.models import ProfileVersion
 from profiles.safechange.change_requests import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH
+from profiles.safechange.change_sets import MAX_SET_CHANGES
+from profiles.workspace.entity_changes import KINDS, OPS
 
 CREATED_AT = "2026-11-29T12:00:00Z"
 
@@ -129,6 +131,10 @@ class ResolutionSummarySerializer(serializers.Serializer):
 
 
 class ImpactEntrySerializer(serializers.Serializer):
+    profile = serializers.CharField(
+        required=False,
+        help_text="The scenario's profile (change sets and import dry runs span profiles).",
+    )
     scenario = serializers.CharField()
     before = ResolutionSummarySerializer(allow_null=True)
     after = ResolutionSummarySerializer(allow_null=True)
@@ -218,14 +224,77 @@ class ChangeRequestCreateSerializer(serializers.Serializer):
     reviewers = reviewers_field(required=False)
 
 
+class ChangeSetEntrySerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(KINDS)
+    op = serializers.ChoiceField(OPS)
+    key = serializers.CharField(
+        required=False,
+        help_text="The consumer, layer or profile (a create takes it from value.key).",
+    )
+    layer = serializers.CharField(required=False, help_text="An item's layer key.")
+    path = serializers.CharField(
+        required=False, help_text="An item's path (a create takes it from value.path)."
+    )
+    value = serializers.DictField(
+        required=False,
+        allow_null=True,
+        help_text="create: the whole SPEC §2 entry; update: the fields that replace the "
+        "entry's (null removes one; a profile's rules are partial per layer); delete: none.",
+    )
+
+
+class ChangeSetCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(
+        max_length=TITLE_MAX_LENGTH,
+        required=False,
+        help_text='Default: what the set does ("Create layer release-notes; change …").',
+    )
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
+    )
+    changes = ChangeSetEntrySerializer(many=True, max_length=MAX_SET_CHANGES)
+    reviewers = reviewers_field(required=False)
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="ChangeRequestChanges",
+        serializers=[ChangeSetEntrySerializer(many=True), ChangesSerializer],
+        resource_type_field_name=None,
+        many=False,
+    )
+)
+class ChangesOrSetField(serializers.JSONField):
+    """A single profile's changes (an object) or a change set's (a list)."""
+
+
+CHANGE_REQUEST_OR_SET_CREATE = PolymorphicProxySerializer(
+    component_name="ChangeRequestOrSetCreate",
+    serializers=[ChangeRequestCreateSerializer, ChangeSetCreateSerializer],
+    resource_type_field_name=None,
+    many=False,
+)
+
+
 class ChangeRequestUpdateSerializer(serializers.Serializer):
     title = serializers.CharField(max_length=TITLE_MAX_LENGTH, required=False)
     description = serializers.CharField(
         required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
     )
-    changes = ChangesSerializer(required=False)
+    changes = ChangesOrSetField(required=False)
     reviewers = reviewers_field(required=False)
     applyAt = apply_at_field(required=False)
+
+
+class EntityChangeSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(KINDS)
+    op = serializers.ChoiceField(OPS)
+    key = serializers.CharField(required=False)
+    layer = serializers.CharField(required=False)
+    path = serializers.CharField(required=False)
+    fields = ChangeSerializer(
+        many=True, help_text="What differs, SPEC §2 paths relative to the entry; long texts cut."
+    )
 
 
 class ChangeRequestListItemSerializer(serializers.Serializer):
@@ -248,7 +317,16 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
     stale = serializers.BooleanField(
         help_text="The profile moved past baseVersion: rebase before applying."
     )
-    changes = ChangesSerializer()
+    changes = ChangesOrSetField()
+    affectedProfiles = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The profiles whose answer the request may change (its impact covers them).",
+    )
+    entities = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="A change set: the entities it touches (layer:tickets, item:kb/a, …); the "
+        "stale check compares each one's ETag at apply.",
+    )
     creates = serializers.DictField(
         allow_null=True, help_text="For a promotion to a new profile: the profile created."
     )
@@ -276,6 +354,13 @@ class ChangeRequestSerializer(ChangeRequestListItemSerializer):
         "while any does, apply answers 409 CHANGES_REQUESTED.",
     )
     diff = ChangeSerializer(many=True)
+    entityChanges = EntityChangeSerializer(
+        many=True, help_text="A change set: each entry's field diff (empty for one profile)."
+    )
+    staleEntities = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="A change set: the entities that moved since it was written (rebase).",
+    )
     impact = ImpactEntrySerializer(many=True)
 
 
@@ -306,8 +391,12 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
         "currentVersion": 4,
         "stale": False,
         "changes": {"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
+        "affectedProfiles": ["support-answer"],
+        "entities": [],
         "creates": None,
         "promotedFrom": None,
+        "entityChanges": [],
+        "staleEntities": [],
         "diff": [
             {"path": "budget", "from": 1200, "to": 1400},
             {"path": "rules.kb.maxItems", "from": 2, "to": 3},
@@ -427,4 +516,100 @@ class EnvironmentUpdateSerializer(serializers.Serializer):
 ENVIRONMENT_EXAMPLE = OpenApiExample(
     "Production, protected",
     value={"key": "production", "requiresChangeRequest": True, "approvals": 1},
+)
+
+
+# --- change sets ---------------------------------------------------------------------------
+
+CHANGE_SET_CHANGES = [
+    {
+        "kind": "layer",
+        "op": "create",
+        "value": {"key": "release-notes", "name": "Release notes", "items": []},
+    },
+    {
+        "kind": "profile",
+        "op": "update",
+        "key": "support-answer",
+        "value": {"rules": {"release-notes": {"participation": "exclude"}}},
+    },
+    {
+        "kind": "profile",
+        "op": "update",
+        "key": "support-staging",
+        "value": {"rules": {"tickets": {"maxItems": 3}}},
+    },
+]
+
+CHANGE_SET_CREATE_EXAMPLE = OpenApiExample(
+    "Propose a change set",
+    value={
+        "title": "Release notes, kept out of production",
+        "description": "A new layer; production excludes it until it is reviewed.",
+        "changes": CHANGE_SET_CHANGES,
+    },
+    request_only=True,
+)
+
+CHANGE_SET_EXAMPLE = OpenApiExample(
+    "An open change set",
+    value={
+        **CHANGE_REQUEST_EXAMPLE.value,
+        "id": 13,
+        "profile": "",
+        "environment": None,
+        "title": "Release notes, kept out of production",
+        "baseVersion": None,
+        "currentVersion": None,
+        "changes": CHANGE_SET_CHANGES,
+        "affectedProfiles": ["support-answer", "support-staging"],
+        "entities": ["layer:release-notes", "profile:support-answer", "profile:support-staging"],
+        "entityChanges": [
+            {
+                "kind": "layer",
+                "op": "create",
+                "key": "release-notes",
+                "fields": [
+                    {"path": "key", "from": None, "to": "release-notes"},
+                    {"path": "name", "from": None, "to": "Release notes"},
+                ],
+            },
+            {
+                "kind": "profile",
+                "op": "update",
+                "key": "support-answer",
+                "fields": [
+                    {
+                        "path": "rules.release-notes",
+                        "from": None,
+                        "to": {"participation": "exclude"},
+                    }
+                ],
+            },
+            {
+                "kind": "profile",
+                "op": "update",
+                "key": "support-staging",
+                "fields": [{"path": "rules.tickets.maxItems", "from": 5, "to": 3}],
+            },
+        ],
+        "diff": [],
+        "impact": [{"profile": "support-staging", **IMPACT_ENTRY}],
+        "summary": {"scenarios": 4, "changed": 1, "skipped": 0},
+        "approvalsRequired": 2,
+    },
+    response_only=True,
+)
+
+STALE_CHANGE_SET_EXAMPLE = OpenApiExample(
+    "Stale change set",
+    value=error_body(
+        "STALE_CHANGE_REQUEST",
+        "layer:tickets changed since change request #13 was written: rebase it to recompute "
+        "its impact, then apply it",
+        "entities",
+        entities=["layer:tickets"],
+    ),
+    response_only=True,
+    status_codes=["409"],
 )

@@ -1,26 +1,48 @@
 """The workspace file: download (streamed a layer at a time) and upload (an import job in the
-background, whose page shows its progress and then its result)."""
+background, whose page shows its progress and then its result).
+
+The upload form first previews the import (its dry run: what it would change, the impact on
+the saved scenarios) and keeps the file for ``PREVIEW_SECONDS`` in the cache under a token;
+the preview's Import starts the job, or — when the file touches protected profiles — its
+"Propose as a change request" opens the file as one change set. A POST without ``action``
+imports at once (as the API does); protection refuses it all the same.
+"""
+
+import secrets
 
 from django.conf import settings
+from django.contrib import messages
+from django.core.cache import cache as django_cache
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from profiles.import_export.dry_run import workspace_import_preview, workspace_import_propose
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
 from profiles.import_export.jobs import ImportQueueFull, import_job_get, import_job_start
+from profiles.import_export.workspace import WorkspaceImportError
+from profiles.safechange.environments import SafeChangeError
+from profiles.safechange.impact import impact_max_scenarios
+from profiles.studio.entity_rows import counts_rows, entity_change_rows, impact_rows
 from profiles.studio.forms import WorkspaceUploadForm
+from profiles.studio.throttling import throttle_refusal
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
     READ_MATERIAL,
+    WRITE_RULES,
     capability_required,
     user_can,
 )
+from profiles.workspace.validation import issues_in_text
 from resolver import ValidationIssue
+
+# How long an upload's preview keeps the file for its Import or Propose.
+PREVIEW_SECONDS = 30 * 60
 
 
 @capability_required(READ_MATERIAL, IMPORT_EXPORT)
@@ -49,7 +71,12 @@ def workspace_upload(request):
                 status=413,
                 content_type="text/plain; charset=utf-8",
             )
+    action = request.POST.get("action", "")
+    if request.method == "POST" and action in ("import", "propose"):
+        return _previewed(request, action)
     form = WorkspaceUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid() and action == "preview":
+        return _preview(request, form)
     if request.method == "POST" and form.is_valid():
         # The import runs in the background; its page shows the progress, then the result.
         try:
@@ -67,6 +94,85 @@ def workspace_upload(request):
             return HttpResponseClientRedirect(url)
         return redirect(url)
     return render(request, "profiles/workspace.html", {"form": form, "issues": []})
+
+
+def _preview_key(token: str) -> str:
+    return f"studio:import-preview:{token}"
+
+
+def _preview(request, form):
+    """Show what the upload would change (its dry run), the file kept for the next step."""
+    refusal = throttle_refusal(request, scope="preview")
+    if refusal is not None:
+        return refusal
+    text, mode = form.cleaned_data["text"], form.cleaned_data["mode"]
+    try:
+        preview = workspace_import_preview(text=text, mode=mode)
+    except WorkspaceImportError as exc:
+        issues = [_issue_shown(issue.as_dict()) for issue in issues_in_text(exc.issues, text=text)]
+        context = {"form": form, "issues": issues}
+        return render(request, "profiles/workspace.html", context, status=400)
+    token = secrets.token_urlsafe(16)
+    django_cache.set(
+        _preview_key(token),
+        {"user": request.user.pk, "text": text, "mode": mode},
+        PREVIEW_SECONDS,
+    )
+    changes = [change.as_dict() for change in preview.changes]
+    context = {
+        "form": WorkspaceUploadForm(initial={"mode": mode}),
+        "issues": [],
+        "preview": {
+            "token": token,
+            "mode": mode,
+            "name": getattr(form.cleaned_data.get("file"), "name", "") or "the file",
+            "counts": counts_rows(preview.counts),
+            "changes": entity_change_rows(changes),
+            "total": len(changes),
+            "affected": preview.affected,
+            "protected": preview.protected,
+            "impact": impact_rows(preview.impact),
+            "can_propose": user_can(request.user, WRITE_RULES),
+        },
+        "impact_max_scenarios": impact_max_scenarios(),
+    }
+    return render(request, "profiles/workspace.html", context)
+
+
+def _previewed(request, action: str):
+    """Import the previewed file (the job), or propose it as one change set."""
+    token = request.POST.get("token") or ""
+    kept = django_cache.get(_preview_key(token)) if token else None
+    if kept is None or kept.get("user") != request.user.pk:
+        messages.error(request, "That preview is no longer kept: upload the file again.")
+        return redirect("workspace-upload")
+    if action == "propose":
+        if not user_can(request.user, WRITE_RULES):
+            messages.error(request, "Proposing a change request needs the editors' rights.")
+            return redirect("workspace-upload")
+        try:
+            change_request = workspace_import_propose(
+                text=kept["text"],
+                mode=kept["mode"],
+                user=request.user,
+                title=(request.POST.get("title") or "").strip() or None,
+            )
+        except (SafeChangeError, WorkspaceImportError) as exc:
+            messages.error(request, f"The change request was not opened: {exc}")
+            return redirect("workspace-upload")
+        django_cache.delete(_preview_key(token))
+        messages.success(request, "The import is proposed as a change request.")
+        return redirect("change-request", pk=change_request.pk)
+    try:
+        job = import_job_start(text=kept["text"], mode=kept["mode"], user=request.user)
+    except ImportQueueFull as exc:
+        messages.error(request, f"The upload was not queued: {exc}.")
+        return redirect("workspace-upload")
+    django_cache.delete(_preview_key(token))
+    url = reverse("workspace-import-job", kwargs={"job_id": job.pk})
+    if request.htmx:
+        return HttpResponseClientRedirect(url)
+    return redirect(url)
 
 
 @capability_required(IMPORT_EXPORT)

@@ -61,6 +61,7 @@ from profiles.studio.draft import (
     draft_from_saved,
     sample_values_from_scenario,
 )
+from profiles.studio.entity_rows import change_set_context
 from profiles.studio.throttling import throttled
 from profiles.studio.views.editor import editor_page
 from profiles.studio.views.reviews import review_context
@@ -434,11 +435,15 @@ def change_request_page(request, pk):
     can_write = user_can(request.user, WRITE_RULES)
     approved_by_me = any(approval.user_id == request.user.pk for approval in counted)
     stale = is_open and current != change_request.base_version
+    change_set = change_set_context(change_request) if change_request.is_change_set else None
+    if change_set is not None:
+        stale = bool(change_set["stale_entities"])
     review = review_context(request, change_request, approved=len(counted) >= required, stale=stale)
     return render(
         request,
         "profiles/change_request.html",
         {
+            "change_set": change_set,
             **review,
             "change_request": change_request,
             "diff": _diff_rows(change_request_diff(change_request)),

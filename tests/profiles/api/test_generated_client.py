@@ -298,3 +298,46 @@ def test_editor__through_the_generated_client__as_docs_say(
     assert failed.status == m.ImportJobStatusEnum.FAILED
     issue = failed.error.issues[0]
     assert (issue.path, issue.line) == ("layers[0].availability", 4)
+
+
+def test_change_set__through_the_generated_client__opened_approved_applied(
+    generated, connect, demo, editor, reviewer
+):
+    m = models(generated)
+    create = api(generated, "change_requests", "change_requests_create")
+    author, other = connect(editor), connect(reviewer)
+    entry = m.ChangeSetEntryRequest.from_dict(
+        {
+            "kind": "layer",
+            "op": "create",
+            "value": {"key": "holiday-notes", "name": "Holiday notes", "items": []},
+        }
+    )
+    rule = m.ChangeSetEntryRequest.from_dict(
+        {
+            "kind": "profile",
+            "op": "update",
+            "key": "support-answer-staging",
+            "value": {"rules": {"holiday-notes": {"participation": "exclude"}}},
+        }
+    )
+
+    opened = create.sync_detailed(
+        client=author, body=m.ChangeSetCreateRequest(changes=[entry, rule])
+    )
+
+    assert opened.status_code == HTTPStatus.CREATED
+    change_set = opened.parsed
+    assert change_set.entities == ["layer:holiday-notes", "profile:support-answer-staging"]
+    assert [change.kind for change in change_set.changes] == [
+        m.EntityKindEnum.LAYER,
+        m.EntityKindEnum.PROFILE,
+    ]
+    assert all(row.profile for row in change_set.impact)
+    api(generated, "change_requests", "change_requests_approve").sync_detailed(
+        change_set.id, client=other, if_match=opened.headers["ETag"]
+    )
+    applied = api(generated, "change_requests", "change_requests_apply").sync(
+        change_set.id, client=author
+    )
+    assert applied.status == m.ChangeRequestStatusEnum.APPLIED

@@ -69,7 +69,7 @@ def write_controls() -> dict[str, str]:
         "Download": f'href="{reverse("workspace-download")}"',
         "Admin link": f'href="{reverse("admin:index")}"',
         "Save button": ">Save</button>",
-        "Upload button": ">Upload</button>",
+        "Upload button": ">Preview the import</button>",
         "New layer": f'href="{reverse("layer-create")}"',
         "New consumer": f'href="{reverse("consumer-create")}"',
         "Delete layer": f'href="{reverse("layer-delete", args=[LAYER])}"',
