@@ -9,8 +9,16 @@ on top. A delete asks first and, when something still uses the object, says what
 from django.contrib import messages
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
+from django.urls import reverse
 
-from profiles.safechange.environments import ChangeRequestRequired
+from profiles.safechange.change_sets import change_set_create
+from profiles.safechange.environments import ChangeRequestRequired, SafeChangeError
+from profiles.studio.proposals import (
+    DESCRIPTION_FIELD,
+    PROPOSE_FIELD,
+    TITLE_FIELD,
+    read_choice_field,
+)
 from profiles.workspace.concurrency import PreconditionFailed
 from profiles.workspace.permissions import user_can
 from profiles.workspace.writing import Conflict, EntryInvalid
@@ -21,12 +29,28 @@ STALE = (
 )
 
 
-def save_entry(request, form, write, *, success: str, next_url):
+def save_entry(request, form, write, *, success: str, next_url, proposal=None):
     """Run ``write()`` (a write service call) for a valid form; on success, say so and go to
     ``next_url`` (a URL, or a function of what ``write()`` returned). Return the response,
-    or None when the form shows errors."""
+    or None when the form shows errors.
+
+    With a ``proposal`` (``profiles.studio.proposals``), a write refused for needing a change
+    request leaves ``form.refusal`` set, so the page offers "Propose change"; a form posted
+    with that button opens the change set and goes to it.
+    """
     if not form.is_valid():
         return None
+    if proposal is not None and request.POST.get(PROPOSE_FIELD):
+        try:
+            change_request = proposal.open(request, form)
+        except (SafeChangeError, EntryInvalid) as exc:
+            form.add_error(None, f"Nothing was proposed: {exc}")
+            form.refusal = None
+            return None
+        messages.success(
+            request, f"Change request #{change_request.pk} opened: it applies once approved."
+        )
+        return HttpResponseRedirect(reverse("change-request", args=[change_request.pk]))
     try:
         written = write()
     except EntryInvalid as exc:
@@ -37,6 +61,7 @@ def save_entry(request, form, write, *, success: str, next_url):
         form.add_error(None, STALE)
     except ChangeRequestRequired as exc:  # a profile of a protected environment (safe change)
         form.add_error("environment" if "environment" in form.fields else None, str(exc))
+        form.refusal = exc
     else:
         messages.success(request, success)
         for warning in form.save_warnings():  # kept, but worth knowing (a field on no item)
@@ -45,13 +70,30 @@ def save_entry(request, form, write, *, success: str, next_url):
     return None
 
 
-def entry_page(request, form, write, *, success: str, next_url, context: dict):
+def entry_page(request, form, write, *, success: str, next_url, context: dict, proposal=None):
     """Return the create or edit page of one entry: a valid posted form is saved through
     ``write()`` (see ``save_entry``), else the form is shown with its errors beside the
-    fields (``profiles/entry_form.html`` with ``context``: title, submit, crumbs…)."""
-    response = save_entry(request, form, write, success=success, next_url=next_url)
+    fields (``profiles/entry_form.html`` with ``context``: title, submit, crumbs…) and, when
+    the save needs a change request and a ``proposal`` says how, the offer to propose it."""
+    response = save_entry(
+        request, form, write, success=success, next_url=next_url, proposal=proposal
+    )
     if response is not None:
         return response
+    refusal = getattr(form, "refusal", None)
+    if refusal is not None and proposal is not None:
+        context = {
+            **context,
+            "proposal": {
+                "profiles": refusal.profiles,
+                "title": proposal.title(form),
+                "readers": [
+                    {"profile": key, "field": read_choice_field(key)}
+                    for key in proposal.readers(form)
+                ],
+                "fields": (TITLE_FIELD, DESCRIPTION_FIELD, PROPOSE_FIELD),
+            },
+        }
     return render(
         request, "profiles/entry_form.html", {"form": form, **context}, status=form_status(form)
     )
@@ -74,9 +116,28 @@ def form_status(form) -> int:
     return 409 if STALE in form.non_field_errors() else 400
 
 
-def confirm_delete(request, context: dict, delete, *, success: str, next_url: str):
+def confirm_delete(
+    request, context: dict, delete, *, success: str, next_url: str, proposal: dict | None = None
+):
     """Ask before deleting; on POST run ``delete()``. A ``Conflict`` (something still uses
-    the object) answers 409 with its explanation; nothing is deleted then."""
+    the object) answers 409 with its explanation; nothing is deleted then. A deletion that
+    needs a change request offers to propose ``proposal`` (its change-set entry) instead."""
+    if request.method == "POST" and proposal is not None and request.POST.get(PROPOSE_FIELD):
+        what = f"{context['kind']} {context['key']}"
+        try:
+            change_request = change_set_create(
+                title=request.POST.get(TITLE_FIELD) or f"Delete {what}",
+                description=request.POST.get(DESCRIPTION_FIELD, ""),
+                changes=[proposal],
+                user=request.user,
+            )
+        except SafeChangeError as exc:
+            context["conflict"] = f"Nothing was proposed: {exc}"
+            return render(request, "profiles/confirm_delete.html", context, status=409)
+        messages.success(
+            request, f"Change request #{change_request.pk} opened: it applies once approved."
+        )
+        return HttpResponseRedirect(reverse("change-request", args=[change_request.pk]))
     if request.method == "POST":
         try:
             delete()
@@ -88,6 +149,11 @@ def confirm_delete(request, context: dict, delete, *, success: str, next_url: st
             return render(request, "profiles/confirm_delete.html", context, status=409)
         except ChangeRequestRequired as exc:
             context["conflict"] = str(exc)
+            if proposal is not None:
+                context["proposal"] = {
+                    "title": f"Delete {context['kind']} {context['key']}",
+                    "fields": (TITLE_FIELD, DESCRIPTION_FIELD, PROPOSE_FIELD),
+                }
             return render(request, "profiles/confirm_delete.html", context, status=409)
         messages.success(request, success)
         return HttpResponseRedirect(next_url)

@@ -18,6 +18,7 @@ from profiles.material.selectors import (
 )
 from profiles.models import Consumer, Item, Layer
 from profiles.safechange.protection import protected_profile_documents
+from profiles.studio import proposals
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
 from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
 from profiles.studio.views.activity import activity_url
@@ -97,6 +98,7 @@ def consumer_edit(request, key):
             origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
+        proposal=proposals.consumer_update_proposal(key),
         success=f"Consumer {key} saved.",
         next_url=reverse("consumer-list"),
         context={
@@ -188,6 +190,7 @@ def layer_create(request):
             user=request.user,
             origin=STUDIO_ORIGIN,
         ),
+        proposal=proposals.layer_create_proposal(),
         success="Layer created. Add its items next.",
         next_url=lambda layer: reverse("item-list", args=[layer.key]),
         context={
@@ -226,6 +229,7 @@ def layer_edit(request, key):
             origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
+        proposal=proposals.layer_update_proposal(key),
         success=f"Layer {key} saved.",
         next_url=reverse("layer-list"),
         context={
@@ -269,6 +273,7 @@ def layer_delete(request, key):
         request,
         context,
         lambda: material_layers.layer_delete(key=key, user=request.user, origin=STUDIO_ORIGIN),
+        proposal=proposals.delete_change("layer", key),
         success=f"Layer {key} deleted.",
         next_url=reverse("layer-list"),
     )
@@ -308,6 +313,7 @@ def item_create(request, key):
         lambda: material_items.item_create(
             layer=key, document=form.document(), user=request.user, origin=STUDIO_ORIGIN
         ),
+        proposal=proposals.item_create_proposal(key),
         success="Item created.",
         next_url=reverse("item-list", args=[key]),
         context={
@@ -340,6 +346,7 @@ def item_edit(request, key, item_id):
             origin=STUDIO_ORIGIN,
             if_match=form.cleaned_data["etag"] or None,
         ),
+        proposal=proposals.item_update_proposal(key, item.path),
         success=f"Item {item.path} saved.",
         next_url=reverse("item-list", args=[key]),
         context={
@@ -373,6 +380,7 @@ def item_delete(request, key, item_id):
         lambda: material_items.item_delete(
             layer=key, path=item.path, user=request.user, origin=STUDIO_ORIGIN
         ),
+        proposal=proposals.delete_change("item", key, item.path),
         success=f"Item {item.path} deleted.",
         next_url=reverse("item-list", args=[key]),
     )

@@ -495,3 +495,90 @@ def test_studio_new_layer_page__protected_profiles__says_so_before_anyone_types(
 
 def test_studio_new_layer_page__nothing_protected__no_warning(release, editor_session):
     assert "Protected profiles" not in editor_session.get("/layers/_new/").content.decode()
+
+
+# --- "Propose change" where the studio refused -----------------------------------------------
+
+
+def test_studio_layer_create__propose_with_exclude__one_change_set_nothing_written(
+    protected, editor_session
+):
+    from profiles.models import ChangeRequest
+
+    unchanged = Unchanged()
+    refused_page = editor_session.post("/layers/_new/", layer_form("release-notes"))
+    assert 'name="proposal_read_profile-0"' in refused_page.content.decode()
+
+    response = editor_session.post(
+        "/layers/_new/",
+        layer_form(
+            "release-notes",
+            propose="1",
+            proposal_title="Release notes, not in production",
+            **{"proposal_read_profile-0": "exclude"},
+        ),
+    )
+
+    change_request = ChangeRequest.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/changes/{change_request.pk}/"
+    assert change_request.title == "Release notes, not in production"
+    assert [(c["kind"], c["op"], c.get("key")) for c in change_request.entity_changes] == [
+        ("layer", "create", "release-notes"),
+        ("profile", "update", "profile-0"),
+    ]
+    assert change_request.entity_changes[1]["value"] == {
+        "rules": {"release-notes": {"participation": "exclude"}}
+    }
+    assert not Layer.objects.filter(key="release-notes").exists()
+    unchanged.check()
+
+
+def test_studio_layer_create__propose_including__no_exclude_rule(protected, editor_session):
+    from profiles.models import ChangeRequest
+
+    editor_session.post(
+        "/layers/_new/",
+        layer_form("release-notes", propose="1", **{"proposal_read_profile-0": "include"}),
+    )
+
+    kinds = [c["kind"] for c in ChangeRequest.objects.get().entity_changes]
+    assert kinds == ["layer"]
+
+
+def test_studio_governed_item_edit__propose__change_set_of_that_item(protected, editor_session):
+    from profiles.models import ChangeRequest
+
+    Layer.objects.filter(key="layer-000").update(governed=True)
+    item = Item.objects.get(layer__key="layer-000", path="docs/item-0000.md")
+
+    editor_session.post(
+        f"/layers/layer-000/items/{item.pk}/",
+        {"path": item.path, "title": item.title, "body": "Refunds take 3 days.",
+         "metadata_text": "{}", "etag": "", "propose": "1"},
+    )  # fmt: skip
+
+    (change,) = ChangeRequest.objects.get().entity_changes
+    assert (change["kind"], change["op"], change["layer"], change["path"]) == (
+        "item",
+        "update",
+        "layer-000",
+        "docs/item-0000.md",
+    )
+    assert change["value"]["body"] == "Refunds take 3 days."
+    assert Item.objects.get(pk=item.pk).body != "Refunds take 3 days."
+
+
+def test_studio_layer_delete__refused__offers_and_proposes_the_deletion(protected, editor_session):
+    from profiles.models import ChangeRequest
+
+    refused_page = editor_session.post("/layers/layer-001/delete/")
+    assert refused_page.status_code == 409
+    assert "Propose deletion" in refused_page.content.decode()
+
+    response = editor_session.post("/layers/layer-001/delete/", {"propose": "1"})
+
+    assert response.status_code == 302
+    (change,) = ChangeRequest.objects.get().entity_changes
+    assert (change["kind"], change["op"], change["key"]) == ("layer", "delete", "layer-001")
+    assert Layer.objects.filter(key="layer-001").exists()

@@ -1,0 +1,78 @@
+"""Governed change in a real browser: a new layer with a protected profile present is refused,
+proposed as a change set with an exclude rule for that profile, approved by another editor and
+applied; production's text is what it was, and the layer is there for everyone else. Each
+state passes axe, light and dark."""
+
+import pytest
+from playwright.sync_api import expect
+
+from profiles.models import Activity, ChangeRequest, Environment, Layer, Profile
+from profiles.resolution.services import workspace_resolve
+from profiles.workspace import cache
+from tests.browser.conftest import screenshot
+from tests.browser.test_accessibility import check, report
+from tests.browser.test_safe_change import release, sign_in  # noqa: F401 (a fixture)
+from tests.profiles.conftest import REQUEST
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def production_text() -> str:
+    cache.workspace_cache_clear()
+    return workspace_resolve(request=REQUEST)["output"]["text"]
+
+
+@pytest.mark.usefixtures("release")
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_new_layer__protected_reader__proposed_with_exclude_approved_applied__text_unchanged(
+    page, live_server, scheme
+):
+    Environment.objects.create(key="production", requires_change_request=True)
+    page.emulate_media(color_scheme=scheme)
+    found = {}
+    before = production_text()
+
+    # Dana creates a layer that production would read on its default rule: refused, offered.
+    sign_in(page, live_server, "dana")
+    page.goto(f"{live_server.url}/layers/_new/")
+    page.get_by_label("Key").fill("release-notes")
+    page.get_by_label("Name").fill("Release notes")
+    page.get_by_role("button", name="Create layer").click()
+    proposal = page.locator("fieldset.proposal")
+    expect(proposal).to_contain_text("profile-0")
+    expect(proposal.get_by_label("exclude it", exact=False)).to_be_checked()
+    assert not Layer.objects.filter(key="release-notes").exists()
+    check(page, f"new layer refused, proposal offered ({scheme})", found)
+    screenshot(page, f"governed-new-layer-proposal-{scheme}")
+
+    # She proposes it with the exclude rule: a change set, with its impact.
+    proposal.get_by_role("button", name="Propose change request").click()
+    expect(page.locator(".messages")).to_contain_text("opened")
+    change_request = ChangeRequest.objects.get()
+    assert change_request.is_change_set
+    kinds = [(c["kind"], c["op"]) for c in change_request.entity_changes]
+    assert kinds == [("layer", "create"), ("profile", "update")]
+    check(page, f"change set proposed ({scheme})", found)
+    page.get_by_role("button", name="Sign out").click()
+
+    # Lee approves and applies it.
+    sign_in(page, live_server, "lee")
+    page.goto(f"{live_server.url}/changes/{change_request.pk}/")
+    page.get_by_role("button", name="Approve").click()
+    expect(page.locator(".messages")).to_contain_text("Approved")
+    page.get_by_role("button", name="Apply").click()
+    expect(page.locator(".messages")).to_contain_text("Applied")
+    check(page, f"change set applied ({scheme})", found)
+
+    # The layer exists, production excludes it, and its text is what it was.
+    change_request.refresh_from_db()
+    assert change_request.status == "applied"
+    assert Layer.objects.filter(key="release-notes").exists()
+    rule = Profile.objects.get(key="profile-0").rules.get(layer__key="release-notes")
+    assert rule.participation == "exclude"
+    assert production_text() == before
+    origins = set(
+        Activity.objects.filter(change_request=change_request).values_list("kind", "origin")
+    )
+    assert origins == {("layer", "change-request"), ("profile", "change-request")}
+    assert not found, report(found)
