@@ -31,7 +31,9 @@ def test_axe__api_docs__no_serious_or_critical_violation_in_any_state(page, live
     # badges, version badges, the schema link, "Authorize"), 62 nested-interactive (a deep
     # link inside each operation's toggle) and html-has-lang; "Try it out" and the
     # "Authorize" dialog added 2 color-contrast, a label and a button-name. Swagger UI has
-    # no dark theme: the page is light whatever the scheme.
+    # no dark theme: the page is light whatever the scheme. Issue 21's first operation (the
+    # activity log) brought unnamed value lists, an examples list, a grey parameter place, a
+    # scrolling example and its numbers' red: named, darkened, made focusable.
     open_docs(page, live_server)
     found = {}
     check(page, "api docs", found)
@@ -41,6 +43,12 @@ def test_axe__api_docs__no_serious_or_critical_violation_in_any_state(page, live
     page.get_by_role("button", name="Try it out").first.click()
     page.get_by_role("button", name="Execute").wait_for()
     check(page, "api docs, trying an operation out", found)
+    # A write with a body of several shapes (its examples list, its JSON editor) open too.
+    page.locator(".opblock-post .opblock-summary-control").first.click()
+    page.locator(".opblock-post .opblock-body").first.wait_for()
+    page.locator(".opblock-post").first.get_by_role("button", name="Try it out").click()
+    page.locator(".opblock-post textarea.body-param__text").first.wait_for()
+    check(page, "api docs, a write with a body tried out", found)
     page.get_by_role("button", name="Authorize").first.click()
     page.locator(".modal-ux").wait_for()
     check(page, "api docs, the Authorize dialog", found)
