@@ -8,14 +8,12 @@ other door; showing a protected profile read-only spares a form that cannot be s
 
 import json
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
-from django.http import HttpResponseRedirect
 from django.utils.html import format_html
 
 from profiles.models import ChangeRequest, ChangeRequestApproval, Environment, ProfileVersion
-from profiles.safechange.environments import ChangeRequestRequired, profile_write_refusal
+from profiles.safechange.environments import profile_write_refusal
 from profiles.workspace.permissions import AdministerAdminMixin, ReadOnlyAdminMixin
 
 
@@ -32,8 +30,9 @@ def _protected(request, profile) -> bool:
 class ProtectedWritesAdmin(admin.ModelAdmin):
     """Shared by the profile and rule admins. Their saves go through the services, which
     record the version and refuse protected environments; here a protected row is shown
-    read-only, and a refusal the form could not foresee (a new profile placed in a protected
-    environment, a revert) is reported above the form instead of failing the page."""
+    read-only; a refusal the form could not foresee (a new profile placed in a protected
+    environment, a revert) is reported above the form by ``WorkspaceAdmin``, as at every
+    workspace entry's page."""
 
     def profile_of(self, obj):
         raise NotImplementedError
@@ -48,29 +47,10 @@ class ProtectedWritesAdmin(admin.ModelAdmin):
             return False
         return super().has_delete_permission(request, obj)
 
-    def _refused(self, request, exc, what: str):
-        messages.error(request, f"Nothing was {what}: {exc}. Propose a change request.")
-        return HttpResponseRedirect(request.get_full_path())
-
-    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        try:
-            return super().changeform_view(request, object_id, form_url, extra_context)
-        except ChangeRequestRequired as exc:  # the form's transaction rolled back
-            return self._refused(request, exc, "saved")
-
     def delete_queryset(self, request, queryset):
         if any(_protected(request, self.profile_of(obj)) for obj in queryset):
             raise PermissionDenied("a selected row belongs to a protected environment")
         super().delete_queryset(request, queryset)
-
-    def history_form_view(self, request, object_id, version_id, extra_context=None):
-        """simple-history's revert saves through ``save_model`` (the services) outside a
-        transaction of its own: give it one, so a refusal leaves nothing behind."""
-        try:
-            with transaction.atomic():
-                return super().history_form_view(request, object_id, version_id, extra_context)
-        except ChangeRequestRequired as exc:
-            return self._refused(request, exc, "reverted")
 
 
 class ProtectedProfileAdmin(ProtectedWritesAdmin):

@@ -16,6 +16,15 @@ from profiles.workspace.writing import Conflict
 
 TEXT_INPUT = forms.TextInput(attrs={"size": 60})
 
+# What the write services refuse after a form was valid: reported, nothing written.
+SAVE_REFUSALS = (
+    WorkspaceValidationError,
+    Conflict,
+    PreconditionFailed,
+    WriteConflict,
+    SafeChangeError,
+)
+
 
 class WorkspaceModelForm(forms.ModelForm):
     """A model form whose row is validated by the engine inside the stored workspace.
@@ -70,19 +79,29 @@ class WorkspaceAdmin(AdministerAdminMixin, SimpleHistoryAdmin):
         for obj in queryset:
             self.service_delete(request, obj)
 
+    def _refused(self, request, exc: Exception, what: str):
+        """Report a write the services refused above the page it came from; nothing was written."""
+        message = f"Nothing was {what}: {exc}"
+        if isinstance(exc, SafeChangeError):  # e.g. a protected answer depends on it: propose it
+            message += ". Propose it as a change request in the studio."
+        self.message_user(request, message, messages.ERROR)
+        return HttpResponseRedirect(request.get_full_path())
+
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         try:
             return super().changeform_view(request, object_id, form_url, extra_context)
-        except (WorkspaceValidationError, Conflict, PreconditionFailed, WriteConflict) as exc:
-            self.message_user(request, f"Nothing was saved: {exc}", messages.ERROR)
-            return HttpResponseRedirect(request.get_full_path())
-        except SafeChangeError as exc:  # e.g. a protected answer depends on it: propose it
-            self.message_user(
-                request,
-                f"Nothing was saved: {exc}. Propose it as a change request in the studio.",
-                messages.ERROR,
-            )
-            return HttpResponseRedirect(request.get_full_path())
+        except SAVE_REFUSALS as exc:
+            return self._refused(request, exc, "saved")
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        """simple-history's revert saves through ``save_model`` (the services) outside a
+        transaction of its own: give it one, so a refusal leaves nothing behind and is
+        reported like a save's."""
+        try:
+            with transaction.atomic():
+                return super().history_form_view(request, object_id, version_id, extra_context)
+        except SAVE_REFUSALS as exc:
+            return self._refused(request, exc, "reverted")
 
     def delete_view(self, request, object_id, extra_context=None):
         try:
