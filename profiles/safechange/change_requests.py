@@ -441,10 +441,22 @@ def change_request_diff(change_request: ChangeRequest) -> list[dict]:
 # --- writing -----------------------------------------------------------------------------
 
 
+def default_title(*, profile_key: str, paths) -> str:
+    """Return the title a proposal gets unless its author writes one: what it changes, by the
+    SPEC §2 paths of its diff ("Change support-answer: budget, rules.kb.maxItems")."""
+    paths = list(dict.fromkeys(paths))
+    title = f"Change {profile_key}" + (": " + ", ".join(paths) if paths else "")
+    if len(title) > TITLE_MAX_LENGTH:
+        title = title[: TITLE_MAX_LENGTH - 1].rstrip(", ") + "…"
+    return title
+
+
 def _clean_title(title, description) -> tuple[str, str]:
     """Return the stripped title and the description; raise naming the field that breaks
     the text rule of SPEC §2.2 or its length."""
-    if not isinstance(title, str) or not title.strip():
+    if not isinstance(title, str):
+        raise SafeChangeError("title: must be a string", path="title")
+    if not title.strip():
         raise SafeChangeError("title: is required", path="title")
     if description is None:
         description = ""
@@ -481,7 +493,8 @@ def change_request_create(
     is no longer the profile's: changes computed against an older version would revert
     whatever was saved since.
     """
-    title, description = _clean_title(title, description)
+    untitled = title is None or (isinstance(title, str) and not title.strip())
+    title, description = _clean_title("untitled" if untitled else title, description)
     snapshot = cache.workspace_get()
     if creates is None:
         base_document = profile_documents_get([profile_key]).get(profile_key)
@@ -494,7 +507,12 @@ def change_request_create(
     else:
         base_document = dict(creates)
         environment = creates.get("environment")
-    _validated(key=profile_key, base_document=base_document, changes=changes, snapshot=snapshot)
+    proposed = _validated(
+        key=profile_key, base_document=base_document, changes=changes, snapshot=snapshot
+    )
+    if untitled:  # what it changes ("Change support-answer: budget, rules.kb.maxItems")
+        paths = [change["path"] for change in document_changes(base_document, proposed)]
+        title = default_title(profile_key=profile_key, paths=paths)
     impact = _impact(key=profile_key, changes=changes, exists=creates is None, snapshot=snapshot)
     latest = latest_versions_get([profile_key]).get(profile_key)
     change_request = ChangeRequest.objects.create(

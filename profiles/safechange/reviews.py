@@ -39,7 +39,6 @@ from profiles.notifications.email import (
 )
 from profiles.notifications.webhooks import change_request_event, webhook_event_emit
 from profiles.safechange.change_requests import (
-    TITLE_MAX_LENGTH,
     ChangeRequestChanged,
     NotAllowed,
     NotOpen,
@@ -80,16 +79,6 @@ Kind = ChangeRequestComment.Kind
 
 
 # --- titles ----------------------------------------------------------------------------------
-
-
-def default_title(*, profile_key: str, paths) -> str:
-    """Return the title a proposal gets unless its author writes one: what it changes, by the
-    SPEC §2 paths of its diff ("Change support-answer: budget, rules.kb.maxItems")."""
-    paths = list(dict.fromkeys(paths))
-    title = f"Change {profile_key}" + (": " + ", ".join(paths) if paths else "")
-    if len(title) > TITLE_MAX_LENGTH:
-        title = title[: TITLE_MAX_LENGTH - 1].rstrip(", ") + "…"
-    return title
 
 
 # --- reviewers -------------------------------------------------------------------------------

@@ -216,7 +216,12 @@ class ApprovalSerializer(serializers.Serializer):
 
 class ChangeRequestCreateSerializer(serializers.Serializer):
     profile = key_field(help_text="Key of the profile to change.")
-    title = serializers.CharField(max_length=TITLE_MAX_LENGTH)
+    title = serializers.CharField(
+        max_length=TITLE_MAX_LENGTH,
+        required=False,
+        help_text='Default: what the request changes ("Change support-answer: budget, '
+        'rules.kb.maxItems").',
+    )
     description = serializers.CharField(
         required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
     )

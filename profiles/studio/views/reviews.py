@@ -28,6 +28,7 @@ from profiles.safechange.change_requests import (
     change_request_update,
     changes_applied,
     changes_to_reach,
+    default_title,
     draft_impact,
     promotion_planned,
 )
@@ -42,7 +43,6 @@ from profiles.safechange.reviews import (
     change_request_reviewers_set,
     change_request_schedule_apply,
     changes_requested_by,
-    default_title,
     reviewer_candidates_list,
 )
 from profiles.safechange.versions import (

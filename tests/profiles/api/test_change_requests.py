@@ -159,8 +159,20 @@ def test_create__unknown_profile__404(protected, editor_client):
     assert response.json()["error"]["path"] == "profile"
 
 
-def test_create__no_title__400(protected, editor_client):
-    response = propose(editor_client, title="  ")
+@pytest.mark.parametrize("title", [None, "  "])
+def test_create__no_title__titled_by_what_it_changes(protected, editor_client, title):
+    body = {"profile": "profile-0", "changes": FEWER_ITEMS}
+    if title is not None:
+        body["title"] = title
+
+    response = editor_client.post(CHANGE_REQUESTS, body, format="json")
+
+    assert response.status_code == 201, response.content
+    assert response.json()["title"] == "Change profile-0: budget, rules.layer-000.maxItems"
+
+
+def test_create__title_not_a_string__400(protected, editor_client):
+    response = propose(editor_client, title=["Fewer items"])
 
     assert response.status_code == 400
     assert response.json()["error"]["path"] == "title"

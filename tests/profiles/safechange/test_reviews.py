@@ -30,6 +30,7 @@ from profiles.safechange.change_requests import (
     change_request_create,
     change_request_etag,
     change_request_update,
+    default_title,
 )
 from profiles.safechange.reviews import (
     change_request_approve_reviewed,
@@ -37,7 +38,6 @@ from profiles.safechange.reviews import (
     change_request_open,
     change_request_request_changes,
     change_request_schedule_apply,
-    default_title,
     scheduled_apply_run,
 )
 from profiles.safechange.verdicts import ChangesRequested, changes_requested_by
