@@ -6,6 +6,7 @@ state passes axe, light and dark."""
 import pytest
 from playwright.sync_api import expect
 
+from profiles.material.items import item_create
 from profiles.models import Activity, ChangeRequest, Environment, Layer, Profile
 from profiles.resolution.services import workspace_resolve
 from profiles.workspace import cache
@@ -17,9 +18,9 @@ from tests.profiles.conftest import REQUEST
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-def production_text() -> str:
+def production_text(profile: str = "profile-0") -> str:
     cache.workspace_cache_clear()
-    return workspace_resolve(request=REQUEST)["output"]["text"]
+    return workspace_resolve(request={**REQUEST, "profile": profile})["output"]["text"]
 
 
 @pytest.mark.usefixtures("release")
@@ -71,6 +72,13 @@ def test_new_layer__protected_reader__proposed_with_exclude_approved_applied__te
     rule = Profile.objects.get(key="profile-0").rules.get(layer__key="release-notes")
     assert rule.participation == "exclude"
     assert production_text() == before
+    # The exclude rule is what keeps it so: an item of the new layer reaches staging (on the
+    # default rule) and not production.
+    item_create(
+        layer="release-notes", document={"path": "v2.md", "body": "Version 2 refunds in a day."}
+    )
+    assert production_text() == before
+    assert "Version 2 refunds in a day." in production_text("profile-0-staging")
     origins = set(
         Activity.objects.filter(change_request=change_request).values_list("kind", "origin")
     )
