@@ -199,9 +199,10 @@ class WorkspaceView(ApiView):
             "and its path in the file). All or nothing: a failed import writes nothing. "
             "With `dryRun=true`: 200 with what it would change and the impact, writing "
             "nothing; with `propose=true`: 201 with the change set it opened (a file that "
-            "touches protected profiles, which a plain import refuses with 409 "
-            "`CHANGE_REQUEST_REQUIRED`). Both read the file in the request (not a job) and "
-            "are throttled like the impact."
+            "touches protected profiles: a plain import of it is refused, its job failing "
+            "with the error `CHANGE_REQUEST_REQUIRED` and the `profiles` affected, the body "
+            "other writes answer with 409). Both read the file in the request (not a job) "
+            "and are throttled like the impact."
         ),
         parameters=[
             OpenApiParameter(

@@ -11,12 +11,11 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
-from profiles.safechange.change_sets import change_set_create
 from profiles.safechange.environments import ChangeRequestRequired, SafeChangeError
 from profiles.studio.proposals import (
-    DESCRIPTION_FIELD,
     PROPOSE_FIELD,
-    TITLE_FIELD,
+    proposal_context,
+    proposal_open,
     read_choice_field,
 )
 from profiles.workspace.concurrency import PreconditionFailed
@@ -84,15 +83,15 @@ def entry_page(request, form, write, *, success: str, next_url, context: dict, p
     if refusal is not None and proposal is not None:
         context = {
             **context,
-            "proposal": {
-                "profiles": refusal.profiles,
-                "title": proposal.title(form),
-                "readers": [
+            "proposal": proposal_context(
+                request,
+                title=proposal.title(form),
+                profiles=refusal.profiles,
+                readers=[
                     {"profile": key, "field": read_choice_field(key)}
                     for key in proposal.readers(form)
                 ],
-                "fields": (TITLE_FIELD, DESCRIPTION_FIELD, PROPOSE_FIELD),
-            },
+            ),
         }
     return render(
         request, "profiles/entry_form.html", {"form": form, **context}, status=form_status(form)
@@ -125,12 +124,7 @@ def confirm_delete(
     if request.method == "POST" and proposal is not None and request.POST.get(PROPOSE_FIELD):
         what = f"{context['kind']} {context['key']}"
         try:
-            change_request = change_set_create(
-                title=request.POST.get(TITLE_FIELD) or f"Delete {what}",
-                description=request.POST.get(DESCRIPTION_FIELD, ""),
-                changes=[proposal],
-                user=request.user,
-            )
+            change_request = proposal_open(request, title=f"Delete {what}", changes=[proposal])
         except SafeChangeError as exc:
             context["conflict"] = f"Nothing was proposed: {exc}"
             return render(request, "profiles/confirm_delete.html", context, status=409)
@@ -150,10 +144,9 @@ def confirm_delete(
         except ChangeRequestRequired as exc:
             context["conflict"] = str(exc)
             if proposal is not None:
-                context["proposal"] = {
-                    "title": f"Delete {context['kind']} {context['key']}",
-                    "fields": (TITLE_FIELD, DESCRIPTION_FIELD, PROPOSE_FIELD),
-                }
+                context["proposal"] = proposal_context(
+                    request, title=f"Delete {context['kind']} {context['key']}"
+                )
             return render(request, "profiles/confirm_delete.html", context, status=409)
         messages.success(request, success)
         return HttpResponseRedirect(next_url)

@@ -13,11 +13,41 @@ from dataclasses import dataclass
 from profiles.models import ChangeRequest
 from profiles.safechange.change_sets import change_set_create
 from profiles.safechange.protection import protected_profiles_affected
+from profiles.safechange.reviews import change_request_open, reviewer_candidates_list
 from profiles.workspace.entity_changes import EntityChange, canonical_entry
 
 TITLE_FIELD = "proposal_title"
 DESCRIPTION_FIELD = "proposal_description"
 PROPOSE_FIELD = "propose"
+REVIEWERS_FIELD = "proposal_reviewers"
+
+
+def proposal_context(request, *, title: str, **extra) -> dict:
+    """Return what a page's "Propose change" form shows: the default title, the names of
+    its fields and the users who may be asked to review (never the author)."""
+    return {
+        "title": title,
+        "fields": (TITLE_FIELD, DESCRIPTION_FIELD, PROPOSE_FIELD),
+        "reviewers_field": REVIEWERS_FIELD,
+        "reviewer_choices": [
+            user.get_username() for user in reviewer_candidates_list(exclude=request.user)
+        ],
+        **extra,
+    }
+
+
+def proposal_open(request, *, title: str, changes: list[dict]) -> ChangeRequest:
+    """Open the change set ``changes`` from a posted "Propose change" form: its title (or
+    ``title``), description and requested reviewers (emailed once it is stored); raise what
+    ``change_set_create`` and the reviewers' check raise, opening nothing."""
+    return change_request_open(
+        opener=change_set_create,
+        reviewers=request.POST.getlist(REVIEWERS_FIELD),
+        title=request.POST.get(TITLE_FIELD) or title,
+        description=request.POST.get(DESCRIPTION_FIELD, ""),
+        changes=changes,
+        user=request.user,
+    )
 
 
 def read_choice_field(profile_key: str) -> str:
@@ -46,8 +76,8 @@ class Proposal:
         return protected_profiles_affected([EntityChange("layer", entry["key"], None, entry)])
 
     def open(self, request, form) -> ChangeRequest:
-        """Open the change set from the posted form (its data, title, description and the
-        include/exclude choices); raise what ``change_set_create`` raises."""
+        """Open the change set from the posted form (its data, title, description, reviewers
+        and the include/exclude choices); raise what ``proposal_open`` raises."""
         changes = list(self.changes(form))
         if self.new_layer is not None:
             layer_key = self.new_layer(form)
@@ -61,12 +91,7 @@ class Proposal:
                             "value": {"rules": {layer_key: {"participation": "exclude"}}},
                         }
                     )
-        return change_set_create(
-            title=request.POST.get(TITLE_FIELD) or self.title(form),
-            description=request.POST.get(DESCRIPTION_FIELD, ""),
-            changes=changes,
-            user=request.user,
-        )
+        return proposal_open(request, title=self.title(form), changes=changes)
 
 
 def layer_create_proposal() -> Proposal:

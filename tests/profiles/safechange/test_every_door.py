@@ -20,10 +20,12 @@ from profiles.import_export.workspace import workspace_export, workspace_import
 from profiles.material.layers import layer_update
 from profiles.models import Consumer, Environment, ImportJob, Item, Layer
 from profiles.safechange.environments import ChangeRequestRequired
+from tests.profiles.safechange.conftest import reviewer  # noqa: F401 (a fixture)
 from tests.profiles.safechange.test_governed_writes import (  # noqa: F401 (fixtures)
     Unchanged,
     admin_client,
     editor_session,
+    layer_form,
     protected,
     release,
 )
@@ -245,3 +247,50 @@ def test_import_command__new_layer_production_would_read__error_and_nothing_impo
 
     assert not Layer.objects.filter(key="release-notes").exists()
     unchanged.check()
+
+
+# --- "Propose change" where a material write is refused: with reviewers ---------------------
+
+
+def test_studio_refused_layer_edit__propose_with_a_reviewer__asked_and_emailed(
+    protected, editor_session, reviewer, mailoutbox, django_capture_on_commit_callbacks
+):
+    from profiles.models import ChangeRequest
+
+    reviewer.email = "reviewer@example.com"
+    reviewer.save()
+    refused = editor_session.post(
+        "/layers/layer-001/", layer_form("layer-001", name="Layer 1", item_filter_text="")
+    )
+    assert 'name="proposal_reviewers"' in refused.content.decode()
+    assert '<option value="reviewer">' in refused.content.decode()
+    assert '<option value="editor">' not in refused.content.decode()  # never the author
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = editor_session.post(
+            "/layers/layer-001/",
+            layer_form(
+                "layer-001", name="Layer 1", item_filter_text="", propose="1",
+                proposal_reviewers=["reviewer"],
+            ),
+        )  # fmt: skip
+
+    change_request = ChangeRequest.objects.get()
+    assert response.status_code == 302
+    assert [user.username for user in change_request.reviewers.all()] == ["reviewer"]
+    assert [message.to for message in mailoutbox] == [["reviewer@example.com"]]
+    assert Layer.objects.get(key="layer-001").item_filter == {"customer_id": "customer_id"}
+
+
+def test_studio_refused_delete__propose_naming_someone_who_may_not_review__nothing_opened(
+    protected, editor_session
+):
+    from profiles.models import ChangeRequest
+
+    response = editor_session.post(
+        "/layers/layer-001/delete/", {"propose": "1", "proposal_reviewers": ["nobody"]}
+    )
+
+    assert response.status_code == 409
+    assert "Nothing was proposed" in response.content.decode()
+    assert not ChangeRequest.objects.exists()
