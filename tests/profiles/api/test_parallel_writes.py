@@ -105,9 +105,13 @@ def test_replace_imports__two_in_parallel__the_result_equals_one_of_the_files(se
             ]
         )
 
-        # then both succeed and the workspace is exactly one of them, never a mix.
+        # then both succeed and the workspace is exactly one of them, never a mix. (Each
+        # request's task runs the job due next, which may be the other request's: an answer
+        # can say "running" while the other thread finishes it. Both are done once both
+        # requests have answered.)
         assert [status for status, _, _ in answers] == [202, 202], answers
-        assert [json.loads(body)["status"] for _, _, body in answers] == ["succeeded"] * 2
+        jobs = [f"workspace/imports/{json.loads(body)['id']}" for _, _, body in answers]
+        assert [json.loads(server("GET", job)[2])["status"] for job in jobs] == ["succeeded"] * 2
         assert normalize_document(workspace_export()) in expected
 
 
