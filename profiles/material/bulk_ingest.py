@@ -235,7 +235,9 @@ def _entry_name(value: object, layer: str) -> str | None:
         return None
     item = value.get("item") if value.get("op") == UPSERT else value
     path = item.get("path") if isinstance(item, dict) else None
-    return f"item {layer}/{path}" if isinstance(path, str) and layer else None
+    # A path longer than any stored one is not repeated (its issue says it is too long).
+    named = isinstance(path, str) and len(path) <= Item._meta.get_field("path").max_length
+    return f"item {layer}/{path}" if named and layer else None
 
 
 def _located(issues: list[ValidationIssue], text: str, *, ndjson: bool) -> list[ValidationIssue]:
