@@ -323,3 +323,15 @@ def test_bulk_ingest_parse__blank_lines__skipped_and_lines_still_counted(small):
 
     (issue,) = caught.value.issues
     assert (issue.path, issue.line) == ("[1].path", 5)
+
+
+def test_bulk_ingest_parse__150_bad_lines__100_listed_each_with_its_line(small):
+    text = ndjson([{"op": "delete"} for _ in range(150)])
+
+    with pytest.raises(BatchInvalid) as caught:
+        bulk_ingest_parse(text=text, ndjson=True)
+
+    error = caught.value.as_dict()["error"]
+    assert len(error["issues"]) == 100
+    assert error["moreIssues"] == 50
+    assert [issue["line"] for issue in error["issues"]] == list(range(1, 101))
