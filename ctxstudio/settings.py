@@ -270,6 +270,8 @@ REST_FRAMEWORK = {
         "webhook-test": os.environ.get("API_THROTTLE_WEBHOOK_TEST", "10/minute"),
         # Each comment or verdict emails the request's author: a person's pace, not a loop's.
         "comment": os.environ.get("API_THROTTLE_COMMENT", "30/minute"),
+        # Bulk ingest: each request writes up to BULK_INGEST_MAX_LINES items.
+        "bulk": os.environ.get("API_THROTTLE_BULK", "60/minute"),
     },
 }
 
@@ -315,6 +317,10 @@ IMPORT_MAX_QUEUED_JOBS_PER_USER = int(os.environ.get("IMPORT_MAX_QUEUED_JOBS_PER
 IMPORT_MAX_QUEUED_BYTES_PER_USER = int(
     os.environ.get("IMPORT_MAX_QUEUED_BYTES_PER_USER", str(30 * 1024 * 1024))
 )
+
+# Bulk ingest (POST /api/v1/layers/<key>/bulk): the most operations one request may carry; a
+# larger batch is refused (413) with the advice to split it (profiles.material.bulk_ingest).
+BULK_INGEST_MAX_LINES = int(os.environ.get("BULK_INGEST_MAX_LINES", "10000"))
 
 # Decision log: every API resolution (and, optionally, studio previews) is recorded.
 DECISION_LOG_ENABLED = env_bool("DECISION_LOG_ENABLED", True)

@@ -1,13 +1,24 @@
 """Consumers, layers and items over the API: entry viewsets on the material services (an
-item's URL ends with its path, slashes and all)."""
+item's URL ends with its path, slashes and all), and a layer's bulk ingest."""
 
+from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, extend_schema
 from rest_framework.filters import SearchFilter
+from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from profiles.api.base import ApiView, invalid
 from profiles.api.entries import EntryViewSet, entry_schema
-from profiles.api.exceptions import not_found
+from profiles.api.exceptions import ApiError, not_found
 from profiles.api.filters import ItemSearchFilter, MetadataFilter
+from profiles.api.parsers import BATCH_PARSERS, BatchText
 from profiles.api.serializers import material as s
+from profiles.api.throttling import ResolutionRateThrottle
+from profiles.material.bulk_ingest import (
+    BatchNotReadable,
+    BatchTooLarge,
+    bulk_ingest_parse,
+    items_bulk_ingest,
+)
 from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_create, layer_delete, layer_update
@@ -15,6 +26,7 @@ from profiles.models import Layer
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
 from profiles.workspace.origin import API as API_ORIGIN
+from profiles.workspace.origin import BULK as BULK_ORIGIN
 from profiles.workspace.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
@@ -180,3 +192,78 @@ class ItemViewSet(EntryViewSet):
             origin=API_ORIGIN,
             if_match=self.if_match,
         )
+
+
+BULK_EXAMPLE = [
+    {
+        "op": "upsert",
+        "item": {
+            "path": "T-1042",
+            "title": "Refund not received",
+            "body": "The card refund from 3 November has not arrived.",
+            "metadata": {"customer_id": "C-1001", "updated_at": "2026-11-28"},
+        },
+    },
+    {"op": "delete", "path": "T-0007"},
+]
+
+
+@extend_schema(tags=["items"])
+class ItemBulkView(ApiView):
+    """Upsert and delete many items of one layer, all or nothing (a helpdesk sync)."""
+
+    permission_classes = [capability_permission(READ_MATERIAL, unsafe=WRITE_MATERIAL)]
+    parser_classes = BATCH_PARSERS
+    throttle_classes = [ResolutionRateThrottle]
+    throttle_scope = "bulk"
+
+    @extend_schema(
+        operation_id="items_bulk",
+        summary="Upsert and delete many items of a layer (bulk ingest)",
+        description=(
+            'A batch of operations, applied all or nothing: `{"op": "upsert", "item": '
+            "{...}}` makes the item at `item.path` exactly this item (created, or replaced: "
+            'fields left out go back to their defaults); `{"op": "delete", "path": '
+            '"..."}` deletes it (a path not stored: nothing to do). A plain item object '
+            "means an upsert. Send a JSON array (`application/json`) or NDJSON "
+            "(`application/x-ndjson`, one operation a line, blank lines skipped). "
+            "Idempotent by path: items already equal are not written, so the same batch sent "
+            "again answers with everything `unchanged` and records nothing. Every line is "
+            "validated as a single item write is; one bad line (400 `INVALID_WORKSPACE`, "
+            "each issue with the operation's path `[16].item.metadata`, its `line` and "
+            "`column`) or a path given twice writes nothing. At most `BULK_INGEST_MAX_LINES` "
+            "operations (10,000 by default) a request: a larger batch is refused (413 "
+            "`PAYLOAD_TOO_LARGE`), split it. A governed layer that protected profiles read "
+            "answers 409 `CHANGE_REQUEST_REQUIRED`, as its single item writes do. Throttled "
+            "(scope `bulk`)."
+        ),
+        request=PolymorphicProxySerializer(
+            component_name="BulkOperation",
+            serializers={"upsert": s.BulkUpsertSerializer, "delete": s.BulkDeleteSerializer},
+            resource_type_field_name="op",
+            many=True,
+        ),
+        responses={200: s.BulkIngestSummarySerializer},
+        examples=[
+            OpenApiExample("An upsert and a delete", value=BULK_EXAMPLE, request_only=True),
+        ],
+    )
+    def post(self, request, key):
+        if not selectors.layer_exists(key=key):
+            raise not_found(f'layer "{key}"')
+        text = request.data
+        if not isinstance(text, BatchText):
+            raise invalid("", "send the batch as a JSON array or NDJSON")
+        try:
+            operations = bulk_ingest_parse(text=str(text), ndjson=text.ndjson, layer=key)
+        except BatchNotReadable as exc:
+            raise invalid("", str(exc)) from None
+        except BatchTooLarge as exc:
+            raise ApiError(413, "PAYLOAD_TOO_LARGE", str(exc), "", maxLines=exc.limit) from None
+        try:
+            summary = items_bulk_ingest(
+                layer=key, operations=operations, user=request.user, origin=BULK_ORIGIN
+            )
+        except Layer.DoesNotExist as exc:  # deleted since the check
+            raise not_found(f'layer "{key}"') from exc
+        return Response(s.BulkIngestSummarySerializer(summary.as_dict()).data)

@@ -45,6 +45,8 @@ urlpatterns = [
     path("profiles/<str:key>/preview", resolution.PreviewView.as_view(), name="profile-preview"),
     *safechange.urlpatterns,  # diff, impact, promote
     *reviews.urlpatterns,  # a change request's comments, request-changes
+    # A layer's bulk ingest: not under items/, where "bulk" may be an item's path.
+    path("layers/<str:key>/bulk", material.ItemBulkView.as_view(), name="item-bulk"),
     *router.urls,
     path("workspace", import_export.WorkspaceView.as_view(), name="workspace"),
     path(

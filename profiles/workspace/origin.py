@@ -45,3 +45,4 @@ STUDIO = WriteOrigin(door="studio")
 API = WriteOrigin(door="api")
 ADMIN = WriteOrigin(door="admin")
 CLI = WriteOrigin(door="cli")
+BULK = WriteOrigin(door="bulk")  # bulk ingest (profiles.material.bulk_ingest), any door

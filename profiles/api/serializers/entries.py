@@ -34,6 +34,16 @@ def text_field(max_length: int, **kwargs) -> serializers.CharField:
 class IssueSerializer(serializers.Serializer):
     path = serializers.CharField(allow_blank=True)
     message = serializers.CharField()
+    # Where an issue of a text body is written (an import's dry run, a bulk ingest batch).
+    entry = serializers.CharField(
+        required=False, help_text='The entry it concerns, e.g. "item tickets/T-17".'
+    )
+    line = serializers.IntegerField(
+        required=False, min_value=1, help_text="Line of the value in the body (1-based)."
+    )
+    column = serializers.IntegerField(
+        required=False, min_value=1, help_text="Column of the value (1-based)."
+    )
 
 
 class ErrorDetailSerializer(serializers.Serializer):

@@ -126,3 +126,31 @@ class LayerUpdateSerializer(update_serializer(LayerSerializer)):
 
 
 LayerUpdateSerializer.__name__ = "LayerUpdateSerializer"
+
+
+# --- bulk ingest (profiles.material.bulk_ingest) -------------------------------------------
+
+
+class BulkUpsertSerializer(serializers.Serializer):
+    op = serializers.ChoiceField(choices=["upsert"])
+    item = ItemSerializer(help_text="The whole item at its path (created, or replaced).")
+
+
+class BulkDeleteSerializer(serializers.Serializer):
+    op = serializers.ChoiceField(choices=["delete"])
+    path = serializers.RegexField(
+        ITEM_PATH_PATTERN,
+        max_length=ITEM_PATH_MAX_LENGTH,
+        help_text="The item to delete (a path not stored: nothing to do).",
+    )
+
+
+class BulkIngestSummarySerializer(serializers.Serializer):
+    layer = serializers.CharField()
+    operations = serializers.IntegerField(help_text="Operations in the batch.")
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    deleted = serializers.IntegerField()
+    unchanged = serializers.IntegerField(
+        help_text="Upserts equal to the stored item, deletes of paths not stored: not written."
+    )

@@ -341,3 +341,43 @@ def test_change_set__through_the_generated_client__opened_approved_applied(
         change_set.id, client=author
     )
     assert applied.status == m.ChangeRequestStatusEnum.APPLIED
+
+
+def test_bulk_ingest__through_the_generated_client__upserts_deletes_and_names_a_bad_line(
+    generated, connect, demo, editor
+):
+    m = models(generated)
+    bulk = api(generated, "items", "items_bulk")
+    sync = connect(editor, scopes=["write"])  # a helpdesk sync's key
+    batch = [
+        m.BulkUpsertRequest.from_dict(
+            {
+                "op": "upsert",
+                "item": {
+                    "path": "T-9001",
+                    "title": "Parcel lost",
+                    "body": "The replacement parcel never arrived.",
+                    "metadata": {"customer_id": "C-1001", "updated_at": "2026-11-28"},
+                },
+            }
+        ),
+        m.BulkDeleteRequest.from_dict({"op": "delete", "path": "T-9002"}),
+    ]
+
+    done = bulk.sync_detailed("tickets", client=sync, body=batch)
+    again = bulk.sync_detailed("tickets", client=sync, body=batch)
+    bad = bulk.sync_detailed(
+        "tickets",
+        client=sync,
+        body=[m.BulkUpsertRequest.from_dict({"op": "upsert", "item": {"path": " T-1 "}})],
+    )
+
+    assert done.status_code == HTTPStatus.OK
+    assert (done.parsed.created, done.parsed.unchanged) == (1, 1)  # T-9002 was never stored
+    assert (again.parsed.created, again.parsed.unchanged) == (0, 2)
+    assert bad.status_code == HTTPStatus.BAD_REQUEST
+    assert bad.parsed.error.code == m.ErrorCodeEnum.INVALID_WORKSPACE
+    assert (bad.parsed.error.issues[0].path, bad.parsed.error.issues[0].line) == (
+        "[0].item.path",
+        1,
+    )

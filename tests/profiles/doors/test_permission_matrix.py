@@ -324,6 +324,10 @@ EXPECTATIONS: dict[str, Door] = {
     ),
     "api:item-list": API_ITEMS,
     "api/v1/layers/(?P<key>[^/]+)/items$": API_ITEMS,
+    # Bulk ingest: POST only, like the item writes; {} is not a batch (an array or NDJSON).
+    "api:item-bulk": Door(
+        {"GET": (401, 403, 403, 405, 405), "POST": (401, 403, 403, 400, 400)}, api=True
+    ),
     "api:item-detail": Door(
         {
             "GET": (401, 403, 403, 200, 200),

@@ -1,0 +1,363 @@
+"""Bulk ingest: many item upserts and deletes of one layer in one write (a helpdesk sync).
+
+A batch is a list of operations, read from NDJSON (one JSON object a line; blank lines are
+skipped) or from a JSON array (``bulk_ingest_parse``):
+
+* ``{"op": "upsert", "item": {...}}`` — the item document as a single item write takes it
+  (``path``, ``title``, ``body``, ``metadata``); it becomes the whole item at that path
+  (created, or replaced like a ``PUT``: fields left out go back to their defaults). A plain item
+  object (no ``op``) means the same;
+* ``{"op": "delete", "path": "..."}`` — the item at that path is deleted (a path not stored
+  is already deleted: nothing to do).
+
+``items_bulk_ingest`` writes a batch all or nothing: every line is validated with the single
+item write's own validation (``validate_item``) and a batch with any bad line writes nothing;
+each issue names the operation (``[16].item.metadata.customer_id``), the line and the column.
+It is idempotent by path: items whose stored values already equal the batch's are not
+written, and sending the same batch again changes nothing, records nothing.
+
+O(batch), never O(layer): one read of the batch's stored paths (per ``DELETE_BATCH`` paths),
+then rows, history records, item change log entries and activity entries written in bulk
+(``BulkWriter``, ``workspace_changed``, ``activity_record_many``). A governed layer that
+protected profiles read is refused as its single item writes are (``protection_check``).
+"""
+
+from dataclasses import dataclass, field, replace
+
+from django.conf import settings
+from django.utils import timezone
+
+from profiles.activity.records import activity_record_many
+from profiles.models import ActivityOrigin, Item, ItemChange, Layer
+from profiles.safechange.protection import protection_check
+from profiles.workspace.bulk_writes import DELETE_BATCH, BulkWriter
+from profiles.workspace.concurrency import workspace_write
+from profiles.workspace.entity_changes import EntityChange
+from profiles.workspace.mappers import map_item_to_resolver, map_item_values
+from profiles.workspace.origin import WriteOrigin, origin_of
+from profiles.workspace.selectors import layer_get
+from profiles.workspace.validation import WorkspaceValidationError, validate_item
+from profiles.workspace.writing import author, workspace_changed
+from resolver import RequestError, ValidationIssue
+from resolver.documents import load_json
+from resolver.limits import MAX_DOCUMENT_DEPTH
+from resolver.locations import locate_issues
+
+Op = ItemChange.Op
+
+UPSERT = "upsert"
+DELETE = "delete"
+OPERATIONS = (UPSERT, DELETE)
+# An operation's own fields (a line without ``op`` is an item document).
+_FIELDS = {UPSERT: ("op", "item"), DELETE: ("op", "path")}
+# Issues located in the text (line and column); the others keep the line only.
+LOCATED_ISSUES = 100
+# The item fields a bulk write compares and writes (``map_item_values``).
+ITEM_VALUES = ("path", "title", "body", "metadata")
+
+
+def bulk_ingest_max_lines() -> int:
+    """Return the most operations one request may carry (``BULK_INGEST_MAX_LINES``)."""
+    return settings.BULK_INGEST_MAX_LINES
+
+
+class BatchInvalid(WorkspaceValidationError):
+    """The batch has bad lines; nothing was written. Each issue names the operation
+    (``[16].item.metadata.customer_id``), its line and column in the body."""
+
+
+class BatchNotReadable(Exception):
+    """The body is not a batch at all (not UTF-8, not a JSON array); nothing was written."""
+
+
+class BatchTooLarge(Exception):
+    """The batch has more operations than one request may carry; nothing was written."""
+
+    def __init__(self, count: int, limit: int):
+        self.count, self.limit = count, limit
+        super().__init__(
+            f"the batch has {count:,} operations, more than the {limit:,} one request may carry "
+            f"(BULK_INGEST_MAX_LINES): split it into batches of at most {limit:,} and send them "
+            "one after another; nothing was written"
+        )
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of a batch: its position (``index``, 0-based) and line (1-based)."""
+
+    index: int
+    line: int | None  # None in a JSON array (found when an issue needs it)
+    op: str
+    path: str
+    item: dict | None = None  # the item document of an upsert
+    prefix: str = ""  # the document path of the item in the line: "[3].item" or "[3]"
+
+
+@dataclass
+class IngestSummary:
+    """What a batch did, counted per operation."""
+
+    layer: str
+    operations: int = 0
+    created: int = 0
+    updated: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    changes: list[EntityChange] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict:
+        return {
+            "layer": self.layer,
+            "operations": self.operations,
+            "created": self.created,
+            "updated": self.updated,
+            "deleted": self.deleted,
+            "unchanged": self.unchanged,
+        }
+
+
+# --- reading a batch ---------------------------------------------------------------------
+
+
+def _joined(prefix: str, path: str) -> str:
+    if not path:
+        return prefix
+    return f"{prefix}{path}" if path.startswith("[") else f"{prefix}.{path}"
+
+
+def _raw_lines(text: str, *, ndjson: bool) -> list[tuple[int | None, object]]:
+    """Return the batch's (line, value) pairs; values the JSON reader refused are a
+    ``RequestError`` (NDJSON: that line's)."""
+    if ndjson:
+        lines = [
+            (number, line) for number, line in enumerate(text.split("\n"), start=1) if line.strip()
+        ]
+        limit = bulk_ingest_max_lines()
+        if len(lines) > limit:  # counted before a line is read
+            raise BatchTooLarge(len(lines), limit)
+        values = []
+        for number, line in lines:
+            try:
+                values.append((number, _load(line)))
+            except RequestError as exc:
+                values.append((number, exc))
+        return values
+    try:
+        document = _load(text)
+    except RequestError as exc:
+        raise BatchNotReadable(str(exc)) from None
+    if not isinstance(document, list):
+        raise BatchNotReadable(
+            "send a JSON array of operations (or NDJSON, application/x-ndjson: one a line)"
+        )
+    limit = bulk_ingest_max_lines()
+    if len(document) > limit:
+        raise BatchTooLarge(len(document), limit)
+    return [(None, value) for value in document]  # located when an issue needs a line
+
+
+def _load(text: str) -> object:
+    return load_json(text, max_depth=MAX_DOCUMENT_DEPTH, allow_nan=False)
+
+
+def _operation(index: int, line: int | None, value: object) -> tuple[Operation | None, list]:
+    """Return the operation a line gives, or the issues that keep it from being one (paths
+    from the batch: ``[index]…``)."""
+    at = f"[{index}]"
+    if isinstance(value, RequestError):
+        return None, [ValidationIssue(at, str(value))]
+    if not isinstance(value, dict):
+        return None, [ValidationIssue(at, "must be an object (an operation or an item)")]
+    if "op" not in value:  # a plain item: an upsert
+        op, item, prefix = UPSERT, value, at
+    else:
+        op = value["op"]
+        if op not in OPERATIONS:
+            return None, [ValidationIssue(f"{at}.op", 'must be "upsert" or "delete"')]
+        unknown = [name for name in value if name not in _FIELDS[op]]
+        if unknown:
+            message = f"unknown field (a {op} has " + " and ".join(_FIELDS[op]) + ")"
+            return None, [ValidationIssue(_joined(at, str(name)), message) for name in unknown]
+        if op == UPSERT:
+            item, prefix = value.get("item"), f"{at}.item"
+            if not isinstance(item, dict):
+                return None, [ValidationIssue(prefix, "must be an object (the item)")]
+        else:
+            item, prefix = {"path": value.get("path")}, at
+    issues = [
+        ValidationIssue(_joined(prefix, issue.path), issue.message) for issue in validate_item(item)
+    ]
+    if issues:
+        return None, issues
+    path = map_item_values(item)["path"]
+    return Operation(index, line, op, path, item if op == UPSERT else None, prefix), []
+
+
+def bulk_ingest_parse(*, text: str, ndjson: bool, layer: str = "") -> list[Operation]:
+    """Return the operations of a batch (NDJSON, else a JSON array), each validated as a
+    single item write validates its item; raise ``BatchNotReadable``, ``BatchTooLarge`` or
+    ``BatchInvalid`` (every bad line, with its line and column; a path given twice is one).
+
+    ``layer`` names the items in the issues (``item tickets/T-17``).
+    """
+    operations, issues = [], []
+    lines_of: dict[str, tuple[int, int | None]] = {}
+    for index, (line, value) in enumerate(_raw_lines(text, ndjson=ndjson)):
+        operation, found = _operation(index, line, value)
+        entry = _entry_name(value, layer)
+        for issue in found:
+            issues.append(replace(issue, line=line, entry=entry))
+        if operation is None:
+            continue
+        if operation.path in lines_of:
+            first, first_line = lines_of[operation.path]
+            where = f"[{first}]" + (f", line {first_line}" if first_line else "")
+            issues.append(
+                ValidationIssue(
+                    _joined(operation.prefix, "path"),
+                    f"the batch gives this path twice (first at {where}): one operation a path",
+                    entry=entry,
+                    line=line,
+                )
+            )
+            continue
+        lines_of[operation.path] = (index, line)
+        operations.append(operation)
+    if issues:
+        raise BatchInvalid(_located(issues, text, ndjson=ndjson))
+    return operations
+
+
+def _entry_name(value: object, layer: str) -> str | None:
+    """Return the item a line concerns (``item tickets/T-17``), None when it names none."""
+    if not isinstance(value, dict):
+        return None
+    item = value.get("item") if value.get("op") == UPSERT else value
+    path = item.get("path") if isinstance(item, dict) else None
+    # A path longer than any stored one is not repeated (its issue says it is too long).
+    named = isinstance(path, str) and len(path) <= Item._meta.get_field("path").max_length
+    return f"item {layer}/{path}" if named and layer else None
+
+
+def _located(issues: list[ValidationIssue], text: str, *, ndjson: bool) -> list[ValidationIssue]:
+    """Return the issues with their line and column in the text (the first
+    ``LOCATED_ISSUES`` of them; the others keep the line they have)."""
+    head, rest = issues[:LOCATED_ISSUES], issues[LOCATED_ISSUES:]
+    if ndjson:
+        lines = text.split("\n")
+        located = []
+        for issue in head:
+            line = lines[issue.line - 1]
+            # The issue's path inside its line: "[16].item.title" -> "item.title".
+            inner = issue.path.partition("]")[2].removeprefix(".")
+            column = None
+            if inner:
+                (found,) = locate_issues(line, [replace(issue, path=inner)])
+                column = found.column
+            located.append(replace(issue, column=column or len(line) - len(line.lstrip()) + 1))
+    else:
+        found = locate_issues(text, head)
+        # The batch's paths are no workspace document's: keep the item each issue named.
+        located = [
+            replace(issue, entry=kept.entry) for issue, kept in zip(found, head, strict=True)
+        ]
+    return located + rest
+
+
+# --- writing a batch -----------------------------------------------------------------------
+
+
+def _stored(layer: Layer, paths: list[str]) -> dict[str, dict]:
+    """Return the stored items of ``layer`` at ``paths`` (id and tracked values), by path:
+    one query per ``DELETE_BATCH`` paths, whatever the size of the layer."""
+    tracked = [name.attname for name in Item.history.model.tracked_fields]
+    stored = {}
+    for start in range(0, len(paths), DELETE_BATCH):
+        rows = Item.objects.filter(layer_id=layer.pk, path__in=paths[start : start + DELETE_BATCH])
+        for row in rows.values(*tracked):
+            stored[row["path"]] = row
+    return stored
+
+
+def _entry(values: dict) -> dict:
+    """Return an item's SPEC §2 entry from its values."""
+    return map_item_to_resolver(Item(**{name: values[name] for name in ITEM_VALUES}))
+
+
+def items_bulk_ingest(
+    *,
+    layer: str,
+    operations: list[Operation],
+    user=None,
+    origin: WriteOrigin | None = None,
+) -> IngestSummary:
+    """Apply a parsed batch (``bulk_ingest_parse``) to the layer ``layer`` (a key), all or
+    nothing; return what it did. Raise ``Layer.DoesNotExist`` or ``ChangeRequestRequired``
+    (a governed layer that protected profiles read, as for its single item writes).
+
+    New items go at the end of the layer, in the batch's order; an updated item keeps its
+    place. Items equal to the batch's are not written: no history, no activity, no change.
+    """
+    origin = origin_of(origin, ActivityOrigin.BULK)
+    summary = IngestSummary(layer=layer, operations=len(operations))
+    with workspace_write():
+        stored_layer = layer_get(key=layer)
+        stored = _stored(stored_layer, [operation.path for operation in operations])
+        created, updated, deleted, fields = [], [], [], set()
+        for operation in operations:
+            row = stored.get(operation.path)
+            if operation.op == DELETE:
+                if row is None:
+                    summary.unchanged += 1
+                    continue
+                deleted.append(row)
+                summary.changes.append(
+                    EntityChange("item", layer, _entry(row), None, path=operation.path)
+                )
+                continue
+            values = map_item_values(operation.item)
+            if row is None:
+                created.append(values)
+                summary.changes.append(
+                    EntityChange("item", layer, None, _entry(values), path=operation.path)
+                )
+                continue
+            changed = [name for name in ITEM_VALUES if row[name] != values[name]]
+            if not changed:
+                summary.unchanged += 1
+                continue
+            fields.update(changed)
+            updated.append(row | values)
+            summary.changes.append(
+                EntityChange("item", layer, _entry(row), _entry(values), path=operation.path)
+            )
+        summary.created, summary.updated, summary.deleted = len(created), len(updated), len(deleted)
+        if not summary.changes:
+            return summary
+        if stored_layer.governed:
+            protection_check(summary.changes, user=user, origin=origin)
+        writer = BulkWriter(user=_author(origin, user), now=timezone.now())
+        if created:
+            start = Item(layer=stored_layer)._next_position(
+                Item.objects.filter(layer_id=stored_layer.pk)
+            )
+            writer.create(
+                Item,
+                [
+                    {**values, "layer_id": stored_layer.pk, "position": start + offset}
+                    for offset, values in enumerate(created)
+                ],
+            )
+        writer.update(Item, updated, sorted(fields))
+        writer.delete(Item, [row["id"] for row in deleted])
+        ops = {"create": Op.CREATE, "update": Op.UPDATE, "delete": Op.DELETE}
+        workspace_changed(
+            items=[(stored_layer.pk, change.path, ops[change.op]) for change in summary.changes]
+        )
+        activity_record_many(summary.changes, user=user, origin=origin)
+    return summary
+
+
+def _author(origin: WriteOrigin, user):
+    return author(origin.author or user)
