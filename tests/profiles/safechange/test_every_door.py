@@ -294,3 +294,10 @@ def test_studio_refused_delete__propose_naming_someone_who_may_not_review__nothi
     assert response.status_code == 409
     assert "Nothing was proposed" in response.content.decode()
     assert not ChangeRequest.objects.exists()
+
+
+def test_studio_refused_layer_create__the_alert_links_to_the_proposal(protected, editor_session):
+    page = editor_session.post("/layers/_new/", layer_form("release-notes")).content.decode()
+
+    assert '<a href="#proposal">Propose it as a change request instead' in page
+    assert '<fieldset class="proposal" id="proposal"' in page
