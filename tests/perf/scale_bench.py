@@ -292,6 +292,10 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
+def workers_cpu_ns(server: Server) -> int:
+    return sum(cpu_ns(pid) for pid in server.worker_pids())
+
+
 def worker_memory(server: Server) -> tuple[list[float], list[float]]:
     statuses = [proc_status(pid) for pid in server.worker_pids()]
     return (
@@ -333,8 +337,10 @@ def first_answers(server: Server, desk: Desk, figures: Figures, log) -> None:
     server.stop()
     log("    gunicorn started again (fresh workers)…")
     figures["start_to_healthy_s"] = round(server.start(), 2)
+    cpu = workers_cpu_ns(server)
     reply = server.resolve(warm[0]).expect(200)
     figures["first_answer_s"] = round(reply.seconds, 2)
+    figures["first_answer_cpu_s"] = round((workers_cpu_ns(server) - cpu) / 1e9, 2)
     # Two clients at once until every worker has answered: a sync worker that is busy does
     # not accept, so the cold one gets a request (the slowest answer is its first one).
     latencies, deadline = [], time.monotonic() + 900
@@ -394,13 +400,14 @@ def load(server: Server, desk: Desk, figures: Figures, *, clients, count, second
             else:
                 errors.append(reply.status)
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), workers_cpu_ns(server)
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     elapsed = time.perf_counter() - started
+    cpu = workers_cpu_ns(server) - cpu
     figures["load_requests"] = len(latencies) + len(errors)
     figures["load_errors"] = len(errors)
     if errors:
@@ -408,6 +415,7 @@ def load(server: Server, desk: Desk, figures: Figures, *, clients, count, second
     figures["resolve_p50_ms"] = ms(percentile(latencies, 0.5))
     figures["resolve_p95_ms"] = ms(percentile(latencies, 0.95))
     figures["resolve_per_s"] = round(len(latencies) / elapsed, 1)
+    figures["worker_cpu_per_request_ms"] = round(cpu / 1e6 / max(1, len(latencies)), 2)
 
 
 def exactness(server: Server, desk: Desk, figures: Figures, *, count, log) -> None:
@@ -553,7 +561,12 @@ ROWS = (
     ("  server memory during ingest: all processes (RSS)", "ingest_server_peak_total_mb", "MB"),
     ("gunicorn start → /healthz", "start_to_healthy_s", "s"),
     ("fresh worker → first answer (summary resolve)", "first_answer_s", "s"),
-    ("the other worker's first answer", "other_worker_first_answer_s", "s"),
+    ("  the worker's CPU time for it", "first_answer_cpu_s", "s"),
+    (
+        "the other worker's first answer (slowest warm-up answer)",
+        "other_worker_first_answer_s",
+        "s",
+    ),
     ("worker RSS, steady (after warm-up)", "worker_rss_steady_mb", "MB"),
     ("worker RSS, peak (VmHWM)", "worker_rss_peak_mb", "MB"),
     ("resolve summary p50, one client", "one_client_p50_ms", "ms"),
@@ -561,6 +574,7 @@ ROWS = (
     ("resolve summary p50, loopback load (--clients threads)", "resolve_p50_ms", "ms"),
     ("resolve summary p95", "resolve_p95_ms", "ms"),
     ("  throughput", "resolve_per_s", "req/s"),
+    ("  workers' CPU time per request", "worker_cpu_per_request_ms", "ms"),
     ("  requests / errors", ("load_requests", "load_errors"), ""),
     ("one new ticket: POST (the writer)", "new_ticket_post_ms", "ms"),
     ("  next resolve, writer's worker", "new_ticket_writer_next_resolve_ms", "ms"),
