@@ -424,8 +424,11 @@ def exactness(server: Server, desk: Desk, figures: Figures, *, count, log) -> No
     compiled = compile_workspace(desk.document())
     figures["engine_compile_s"] = round(time.perf_counter() - started, 2)
     requests = desk_requests(desk, count, seed=desk.seed + 300, profiles=PROFILES)
+    # The support profile retrieves from both large layers: its first resolution builds their
+    # postings (the ticket history alone would not).
+    first = desk_requests(desk, 1, seed=desk.seed + 301)[0]
     started = time.perf_counter()
-    compiled.resolve_json(requests[0])
+    compiled.resolve_json(first)
     figures["engine_first_resolve_s"] = round(time.perf_counter() - started, 2)
     equal, compared, deadline = 0, 0, time.monotonic() + 600
     for request in requests:
@@ -583,7 +586,7 @@ ROWS = (
     ("  answers without the new ticket", "new_ticket_invisible_answers", ""),
     ("answers equal to resolve(document, request)", ("exact_equal", "exact_requests"), ""),
     ("engine in this process: compile_workspace", "engine_compile_s", "s"),
-    ("engine in this process: first resolve", "engine_first_resolve_s", "s"),
+    ("engine in this process: first resolve (support-answer)", "engine_first_resolve_s", "s"),
 )
 
 
