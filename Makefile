@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: setup run demo-reset serve test lint format bench bench-web loadtest lock clean
+.PHONY: setup run demo-reset serve test lint format bench bench-web bench-scale loadtest lock clean
 
 $(VENV)/bin/python:
 	@set -e; pick=""; \
@@ -65,10 +65,16 @@ format: setup
 bench: $(BENCH_STAMP)
 	$(PY) -m tests.perf.bench
 	$(PY) -m tests.perf.web_bench $(WEB_BENCH_ARGS)
+	$(PY) -m tests.perf.scale_bench $(SCALE_BENCH_ARGS)
 
 # The web section alone: PostgreSQL behind gunicorn, 1k/10k/50k items (docs/benchmarks.md, "Web").
 bench-web: setup
 	$(PY) -m tests.perf.web_bench $(WEB_BENCH_ARGS)
+
+# The scale section alone: the generated desk (10k tickets by default; SCALE_BENCH_ARGS=
+# "--tickets 100000") in a fresh PostgreSQL database behind gunicorn (docs/benchmarks.md, "Scale").
+bench-scale: setup
+	$(PY) -m tests.perf.scale_bench $(SCALE_BENCH_ARGS)
 
 # Load and fault test against gunicorn + PostgreSQL on this machine (loopback, bounded).
 # LOADTEST_ARGS="--stop-postgres" adds the database-outage phase (it stops the local server).

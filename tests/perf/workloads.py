@@ -144,10 +144,11 @@ class TextGenerator:
         words = self.draw_content(self.rng.randint(3, 7))
         return " ".join(words).capitalize()
 
-    def body(self):
-        """Return 40–120 words in 1–3 paragraphs of sentences, no trailing whitespace."""
+    def body(self, words=(40, 120)):
+        """Return 40–120 words (or ``words``: the least and most) in 1–3 paragraphs of
+        sentences, no trailing whitespace."""
         rng = self.rng
-        words = self.draw(rng.randint(40, 120))
+        words = self.draw(rng.randint(*words))
         sentences = []
         start = 0
         while start < len(words):

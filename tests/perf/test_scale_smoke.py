@@ -1,0 +1,78 @@
+"""Smoke test of the scale benchmark's generator, ``tests.perf.desk`` (no server, no database):
+the generated desk is deterministic, has the shape issue 20 describes, and is a valid
+workspace."""
+
+import functools
+import json
+import statistics
+
+from resolver import compile_workspace, validate_workspace
+from tests.perf import desk as desks
+from tests.perf import workloads
+
+
+@functools.cache
+def small_desk():
+    return desks.generate_desk(200, tickets_per_customer=10)
+
+
+def test_generate_desk__same_arguments__same_desk_and_another_seed_another_one():
+    desk = small_desk()
+
+    again = desks.generate_desk(200, tickets_per_customer=10)
+    other = desks.generate_desk(200, tickets_per_customer=10, seed=desks.SEED + 1)
+
+    assert again.document() == desk.document()
+    assert other.items["tickets"] != desk.items["tickets"]
+    assert other.skeleton == desk.skeleton
+
+
+def test_generate_desk__200_tickets__customers_kb_and_policies_as_the_issue_describes():
+    desk = small_desk()
+
+    tickets = desk.items["tickets"]
+    owners = [ticket["metadata"]["customer_id"] for ticket in tickets]
+    assert len(tickets) == 200
+    assert len(desk.customers) == 20
+    assert {owners.count(customer) for customer in desk.customers} == {10}
+    assert len(desk.items["kb"]) == 20
+    assert len(desk.items["policies"]) == desks.POLICIES
+    dated = [ticket for ticket in tickets if "updated" in ticket["metadata"]]
+    assert 0.9 * len(tickets) <= len(dated) < len(tickets)
+    assert all(layer.get("items") is None for layer in desk.skeleton["layers"])
+    tickets_layer = next(layer for layer in desk.skeleton["layers"] if layer["key"] == "tickets")
+    assert tickets_layer["itemFilter"] == {"customer_id": "customer_id"}
+    terms = [
+        len(set(workloads.spec_tokens(f"{item['title']}\n{item['body']}")))
+        for item in tickets + desk.items["kb"]
+    ]
+    assert 58 <= statistics.mean(terms) <= 72
+
+
+def test_generate_desk__document__is_valid_and_resolves_a_customer_request():
+    desk = small_desk()
+    document = desk.document()
+    request = desks.desk_requests(desk, 1, seed=1)[0]
+
+    resolution = compile_workspace(document).resolve(request)
+
+    assert validate_workspace(document) == []
+    tickets = next(layer for layer in resolution["layers"] if layer["layer"] == "tickets")
+    customer = request["input"]["customer_id"]
+    by_path = {item["path"]: item for item in desk.items["tickets"]}
+    assert tickets["rendered"]["items"]
+    assert {by_path[path]["metadata"]["customer_id"] for path in tickets["rendered"]["items"]} == {
+        customer
+    }
+
+
+def test_write_desk__batches_of_100__ndjson_lines_are_the_items_in_order(tmp_path):
+    desk = small_desk()
+
+    written = desks.write_desk(desk, tmp_path, lines=100)
+
+    assert json.loads((tmp_path / "workspace.json").read_text()) == desk.skeleton
+    ticket_files = sorted(path for path in written if path.name.startswith("tickets-"))
+    assert len(ticket_files) == 2
+    lines = [line for path in ticket_files for line in path.read_text().splitlines()]
+    assert [json.loads(line) for line in lines] == desk.items["tickets"]
