@@ -43,7 +43,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from resolver.clock import system_clock
-from resolver.engine import run_stages
+from resolver.engine import recency_field, run_stages
 from resolver.errors import PROFILE_NOT_FOUND, RequestError, WorkspaceError
 from resolver.index import LayerIndex
 from resolver.model import Item, Profile, Rule
@@ -93,6 +93,38 @@ class CompiledWorkspace:
         self._by_selection = {
             (p.consumer, p.objective, p.environment): p for p in workspace.profiles
         }
+
+    def prepare(self) -> int:
+        """Build now what the profiles' first resolutions would build on first use, and
+        return how many layers it prepared: per layer a profile reads (not excluded by its
+        rule, in scope by ``appliesTo``), its ``itemFilter`` lookups, and per reading rule
+        the BM25 postings (``retrieve`` or relevance order), the currentness dates and the
+        recency dates. A server calls it before it serves, so that no request pays for
+        tokenizing a layer; resolving never needs it and gives the same answers either way.
+        """
+        prepared = 0
+        for index in self.indexes:
+            layer = index.layer
+            rules = [
+                profile.rule_for(layer.key)
+                for profile in self.workspace.profiles
+                if profile.rule_for(layer.key).participation != "exclude"
+                and (not layer.objectives or profile.objective in layer.objectives)
+                and (not layer.consumers or profile.consumer in layer.consumers)
+            ]
+            if not rules:
+                continue
+            prepared += 1
+            for name, _ in layer.item_filter:
+                index.filter_lookup(name)
+            for rule in rules:
+                if rule.mode == "retrieve" or rule.effective_order == "relevance":
+                    index.postings  # noqa: B018 (built on first use)
+                if rule.currentness is not None:
+                    index.field_dates(rule.currentness.field)
+                if rule.effective_order == "recency":
+                    index.recency_dates(recency_field(rule))
+        return prepared
 
     def select_profile(self, request: Request) -> Profile:
         """Return the requested profile (by key, or by consumer + objective + environment)."""

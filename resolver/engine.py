@@ -204,7 +204,7 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
         ranked = rank_by_score(ranked, trace.scores, needed, tie_break)
     elif order == "recency":
         # Dated items by instant descending (exact microseconds), undated last, then path.
-        micros = index.recency_dates(_recency_field(rule)).micros[ranked]
+        micros = index.recency_dates(recency_field(rule)).micros[ranked]
         keys = np.where(micros == UNDATED, UNDATED, -micros)
         ranked = ranked[sorted_order(keys)]
     if beyond > 0:
@@ -286,7 +286,8 @@ def _fit_layer_tokens(trace: LayerTrace, ctx: Context, ranked: np.ndarray, limit
     return len(ranked)
 
 
-def _recency_field(rule: Rule) -> str:
+def recency_field(rule: Rule) -> str:
+    """Return the metadata field whose date orders a layer by recency (its currentness field)."""
     return rule.currentness.field if rule.currentness else "updated"
 
 
@@ -335,7 +336,7 @@ def unit_text(trace: LayerTrace, ctx: Context, i: int, *, reference: bool = Fals
     if text is None:
         date = None
         if ctx.include_dates:
-            recency = index.recency_dates(_recency_field(trace.rule))
+            recency = index.recency_dates(recency_field(trace.rule))
             if recency.days[i] is not None:
                 date = (recency.sources[i], recency.days[i])
         warned = warning(trace, ctx, i)

@@ -12,3 +12,12 @@ accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-") or None
 errorlog = "-"
 # Each worker compiles the workspace once and keeps it until the content version changes.
 preload_app = False
+
+
+def post_worker_init(worker):
+    """Warm the worker before it accepts a connection (``ctxstudio.warmup``): the workspace
+    compiled and the indexes its profiles read built, reporting to the arbiter meanwhile so
+    that a large workspace never makes the worker time out."""
+    from ctxstudio.warmup import worker_warm
+
+    worker_warm(heartbeat=worker.notify, log=worker.log)

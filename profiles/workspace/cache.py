@@ -424,6 +424,15 @@ def workspace_get() -> CachedWorkspace:
         return fresh
 
 
+def workspace_warm() -> CachedWorkspace:
+    """Compile the committed workspace and build the indexes its profiles read
+    (``CompiledWorkspace.prepare``): what a server process does before it serves, so that
+    no request pays for it. Raises what ``workspace_get`` raises."""
+    cached = workspace_get()
+    cached.compiled.prepare()
+    return cached
+
+
 def workspace_cache_clear() -> None:
     """Forget the cached compilation (the next call reads and compiles everything)."""
     global _cached

@@ -1,0 +1,106 @@
+"""A server process warms its workspace before it serves (issue 20, item 4): the warm-up
+itself on the suite's database, and a real gunicorn worker that is warm before it answers."""
+
+import logging
+import os
+import secrets
+import subprocess
+import time
+
+import pytest
+from django.db import connection
+
+from ctxstudio.warmup import worker_warm
+from profiles.import_export.workspace import workspace_import
+from profiles.models import Layer, WorkspaceVersion
+from profiles.workspace import cache
+from tests.ctxstudio.test_horizontal_scaling import GUNICORN, ROOT, call, free_port
+from tests.profiles.conftest import NOW, api_key_for, small_workspace
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_worker_warm__stored_workspace__compiled_prepared_heartbeat_reported(caplog):
+    workspace_import(document=small_workspace())
+    cache.workspace_cache_clear()
+    beats = []
+
+    with caplog.at_level(logging.INFO, logger="ctxstudio.warmup"):
+        assert worker_warm(heartbeat=lambda: beats.append(time.monotonic())) is True
+
+    assert beats  # at once, before the compile, then every second while it lasts
+    assert cache.cached_token() == cache.content_version() != ""
+    indexes = {ix.layer.key: ix for ix in cache.workspace_get().compiled.indexes}
+    # small_workspace's profiles retrieve layer-002: its postings are built.
+    assert indexes["layer-002"]._postings is not None
+    assert "warm: workspace" in caplog.text
+
+
+def test_worker_warm__stored_rows_not_a_workspace__logged_and_left_to_first_use(caplog):
+    workspace_import(document=small_workspace())
+    # A row written around the services (as a bad migration or a hand edit would).
+    Layer.objects.filter(key="layer-001").update(item_filter={"customer_id": ""})
+    WorkspaceVersion.objects.update(token="broken")
+    cache.workspace_cache_clear()
+
+    with caplog.at_level(logging.INFO, logger="ctxstudio.warmup"):
+        assert worker_warm(heartbeat=lambda: None) is False
+
+    assert "warming the workspace failed" in caplog.text
+    assert cache.cached_token() == ""
+
+
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs PostgreSQL (the suite's second run): the server shares the test database",
+)
+def test_gunicorn_worker__warm_before_it_answers__first_request_served(tmp_path, admin_user):
+    workspace_import(document=small_workspace())
+    token = api_key_for(admin_user)
+    settings = connection.settings_dict
+    url = (
+        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
+        f"{settings['PORT'] or 5432}/{settings['NAME']}"
+    )
+    port = free_port()
+    log = tmp_path / "gunicorn.log"
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "HTTPS": "false",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "DATABASE_URL": url,
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_WORKERS": "1",
+        "GUNICORN_ACCESSLOG": "",
+    }
+    with log.open("wb") as stderr:
+        server = subprocess.Popen(
+            [str(GUNICORN), "-c", "scripts/gunicorn.conf.py", "ctxstudio.wsgi"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    if call(port, "GET", "/healthz", "")[0] == 200:
+                        break
+                except OSError:
+                    pass
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+            # The worker answered: it had warmed before it accepted its first connection.
+            warm_lines = [line for line in log.read_text().splitlines() if " warm: " in line]
+            assert len(warm_lines) == 1, log.read_text()
+            assert "3 layers, 12 items" in warm_lines[0]
+
+            request = {"profile": "profile-0", "input": {"message": "refund"}, "now": NOW}
+            status, _, body = call(port, "POST", "/api/v1/resolve", token, request)
+            assert status == 200, body
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
