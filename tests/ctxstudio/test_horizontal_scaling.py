@@ -1,5 +1,6 @@
 """Two real gunicorn servers sharing one PostgreSQL resolve alike and see each other's saves."""
 
+import contextlib
 import http.client
 import json
 import os
@@ -46,53 +47,57 @@ def call(port, method, path, token, body=None, headers=None):
         conn.close()
 
 
-@pytest.fixture
-def two_servers():
+def database_url() -> str:
+    """Return the URL of the suite's PostgreSQL test database, for a server to share it."""
     settings = connection.settings_dict
-    url = (
+    return (
         f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
         f"{settings['PORT'] or 5432}/{settings['NAME']}"
     )
-    ports = [free_port(), free_port()]
-    servers = []
-    for port in ports:
-        env = {
-            **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
-            "DEBUG": "false",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "HTTPS": "false",
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "DATABASE_URL": url,
-            "GUNICORN_BIND": f"127.0.0.1:{port}",
-            "GUNICORN_WORKERS": "1",
-            "GUNICORN_ACCESSLOG": "",
-        }
-        servers.append(
-            subprocess.Popen(
-                [str(GUNICORN), "-c", "scripts/gunicorn.conf.py", "ctxstudio.wsgi"],
-                cwd=ROOT,
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
+
+
+@contextlib.contextmanager
+def gunicorn(port: int, *, stderr=subprocess.DEVNULL):
+    """Run ``make serve``'s gunicorn (one worker, production settings) on the suite's database
+    at ``port``; yield once ``/healthz`` answers 200, and stop it at the end."""
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "HTTPS": "false",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "DATABASE_URL": database_url(),
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "GUNICORN_WORKERS": "1",
+        "GUNICORN_ACCESSLOG": "",
+    }
+    server = subprocess.Popen(
+        [str(GUNICORN), "-c", "scripts/gunicorn.conf.py", "ctxstudio.wsgi"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
     try:
-        for port in ports:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if call(port, "GET", "/healthz", "")[0] == 200:
-                        break
-                except OSError:
-                    pass
-                assert time.monotonic() < deadline, f"server on {port} did not start"
-                time.sleep(0.2)
-        yield ports
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if call(port, "GET", "/healthz", "")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"server on {port} did not start"
+            time.sleep(0.2)
+        yield port
     finally:
-        for server in servers:
-            server.terminate()
-        for server in servers:
-            server.wait(timeout=20)
+        server.terminate()
+        server.wait(timeout=20)
+
+
+@pytest.fixture
+def two_servers():
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(gunicorn(free_port())) for _ in range(2)]
 
 
 def test_two_servers__save_through_one__next_resolve_on_the_other_sees_it(two_servers, admin_user):

@@ -3,18 +3,15 @@ itself on the suite's database, and a real gunicorn worker that is warm before i
 
 import logging
 import os
-import secrets
-import subprocess
 import time
 
 import pytest
-from django.db import connection
 
 from ctxstudio.warmup import worker_warm
 from profiles.import_export.workspace import workspace_import
 from profiles.models import Layer, WorkspaceVersion
 from profiles.workspace import cache
-from tests.ctxstudio.test_horizontal_scaling import GUNICORN, ROOT, call, free_port
+from tests.ctxstudio.test_horizontal_scaling import call, free_port, gunicorn
 from tests.profiles.conftest import NOW, api_key_for, small_workspace
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,50 +54,14 @@ def test_worker_warm__stored_rows_not_a_workspace__logged_and_left_to_first_use(
 def test_gunicorn_worker__warm_before_it_answers__first_request_served(tmp_path, admin_user):
     workspace_import(document=small_workspace())
     token = api_key_for(admin_user)
-    settings = connection.settings_dict
-    url = (
-        f"postgres://{settings['USER']}@{settings['HOST'] or '127.0.0.1'}:"
-        f"{settings['PORT'] or 5432}/{settings['NAME']}"
-    )
-    port = free_port()
     log = tmp_path / "gunicorn.log"
-    env = {
-        **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
-        "DEBUG": "false",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "HTTPS": "false",
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "DATABASE_URL": url,
-        "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": "1",
-        "GUNICORN_ACCESSLOG": "",
-    }
-    with log.open("wb") as stderr:
-        server = subprocess.Popen(
-            [str(GUNICORN), "-c", "scripts/gunicorn.conf.py", "ctxstudio.wsgi"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if call(port, "GET", "/healthz", "")[0] == 200:
-                        break
-                except OSError:
-                    pass
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.2)
-            # The worker answered: it had warmed before it accepted its first connection.
-            warm_lines = [line for line in log.read_text().splitlines() if " warm: " in line]
-            assert len(warm_lines) == 1, log.read_text()
-            assert "3 layers, 12 items" in warm_lines[0]
 
-            request = {"profile": "profile-0", "input": {"message": "refund"}, "now": NOW}
-            status, _, body = call(port, "POST", "/api/v1/resolve", token, request)
-            assert status == 200, body
-        finally:
-            server.terminate()
-            server.wait(timeout=20)
+    with log.open("wb") as stderr, gunicorn(free_port(), stderr=stderr) as port:
+        # The worker answered /healthz: it had warmed before it accepted a connection.
+        warm_lines = [line for line in log.read_text().splitlines() if " warm: " in line]
+        assert len(warm_lines) == 1, log.read_text()
+        assert "3 layers, 12 items" in warm_lines[0]
+
+        request = {"profile": "profile-0", "input": {"message": "refund"}, "now": NOW}
+        status, _, body = call(port, "POST", "/api/v1/resolve", token, request)
+        assert status == 200, body
