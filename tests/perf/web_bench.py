@@ -76,6 +76,37 @@ def admin_execute(server_url: str, *statements: str) -> None:
             conn.execute(statement)
 
 
+def database_drop(server_url: str, database: str) -> None:
+    admin_execute(server_url, f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+def database_recreate(server_url: str, database: str) -> None:
+    """Drop ``database`` if it exists (closing its connections) and create it empty."""
+    database_drop(server_url, database)
+    admin_execute(server_url, f'CREATE DATABASE "{database}"')
+
+
+def http_call(port, method, path, body=None, *, token="", headers=None, timeout=900) -> "Reply":
+    """Send one request to the server on the loopback at ``port`` (a dict or list body as JSON,
+    ``token`` as the API key); return its status, headers, body and duration."""
+    sent = dict(headers or {})
+    if token:
+        sent.setdefault("Authorization", f"Token {token}")
+    if isinstance(body, dict | list):
+        body = json.dumps(body)
+        sent.setdefault("Content-Type", "application/json")
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        started = time.perf_counter()
+        conn.request(method, path, body, sent)
+        response = conn.getresponse()
+        data = response.read()
+        elapsed = time.perf_counter() - started
+    finally:
+        conn.close()
+    return Reply(response.status, dict(response.getheaders()), data, elapsed)
+
+
 def server_reachable(server_url: str) -> bool:
     try:
         admin_execute(server_url, "SELECT 1")
@@ -102,11 +133,7 @@ class Site:
         return f"{self.server_url}/{self.database}"
 
     def create(self) -> None:
-        admin_execute(
-            self.server_url,
-            f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)',
-            f'CREATE DATABASE "{self.database}"',
-        )
+        database_recreate(self.server_url, self.database)
         self.port = free_port()
         self.env = {
             **os.environ,
@@ -132,7 +159,7 @@ class Site:
         self.manage("migrate", "--noinput", "-v", "0")
 
     def drop(self) -> None:
-        admin_execute(self.server_url, f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
+        database_drop(self.server_url, self.database)
 
     def manage(self, *argv: str) -> str:
         result = subprocess.run(
@@ -223,22 +250,10 @@ class Site:
         raise RuntimeError("no VmRSS")
 
     def call(self, method, path, body=None, *, headers=None, api=True, timeout=900):
-        sent = dict(headers or {})
-        if api and self.token:
-            sent.setdefault("Authorization", f"Token {self.token}")
-        if isinstance(body, dict | list):
-            body = json.dumps(body)
-            sent.setdefault("Content-Type", "application/json")
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
-        try:
-            started = time.perf_counter()
-            conn.request(method, path, body, sent)
-            response = conn.getresponse()
-            data = response.read()
-            elapsed = time.perf_counter() - started
-        finally:
-            conn.close()
-        return Reply(response.status, dict(response.getheaders()), data, elapsed)
+        token = self.token if api else ""
+        return http_call(
+            self.port, method, path, body, token=token, headers=headers, timeout=timeout
+        )
 
 
 def process_cpu_seconds(pid: int) -> float:
