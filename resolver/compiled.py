@@ -37,7 +37,7 @@ Keeping a compiled workspace current (a long-lived process, e.g. a web worker):
 import bisect
 import dataclasses
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import contextmanager
 
 import numpy as np
@@ -55,6 +55,7 @@ from resolver.report import (
     resolution_json,
 )
 from resolver.request import Request, parse_request
+from resolver.served import Fetched, MaterialSource, Need
 from resolver.trace import Context, LayerTrace
 from resolver.validation import Workspace, build_workspace, merge_rule
 from resolver.validation.entries import _Builder
@@ -71,6 +72,9 @@ class CompiledWorkspace:
         indexes: dict[str, LayerIndex] | None = None,
         *,
         tokens: dict[str, object] | None = None,
+        served: dict[str, int] | None = None,
+        source: MaterialSource | None = None,
+        analysed: dict[str, dict] | None = None,
     ):
         self.workspace = workspace
         self.consumers = {c.key: c for c in workspace.consumers}
@@ -82,13 +86,20 @@ class CompiledWorkspace:
             for key, token in (tokens or {}).items()
             if key in self.layer_keys and token is not None
         }
+        # Served layers (resolver.served): key -> item total; their items come per request
+        # from ``source``.
+        self.served = {
+            key: total for key, total in (served or {}).items() if key in self.layer_keys
+        }
+        self.source = source
         shared = indexes or {}
+        analysed = analysed or {}
         self.indexes = []
         for layer in workspace.layers:
             index = shared.get(layer.key)
             # An index serves the very layer object it was built or derived for.
             if index is None or index.layer is not layer:
-                index = LayerIndex(layer)
+                index = LayerIndex(layer, analysed.get(layer.key))
             self.indexes.append(index)
         self._by_selection = {
             (p.consumer, p.objective, p.environment): p for p in workspace.profiles
@@ -105,6 +116,8 @@ class CompiledWorkspace:
         prepared = 0
         for index in self.indexes:
             layer = index.layer
+            if layer.key in self.served:
+                continue  # its items come with each request
             rules = [
                 profile.rule_for(layer.key)
                 for profile in self.workspace.profiles
@@ -198,7 +211,75 @@ class CompiledWorkspace:
         """Run the stages; return the traces in render order, the context and the text."""
         parsed = parse_request(request, layer_keys=self.layer_keys, clock=clock)
         profile = self.select_profile(parsed)
-        return run_stages(self.indexes, profile, parsed, self.consumers[profile.consumer])
+        material = self.for_request(parsed)
+        return run_stages(material.indexes, profile, parsed, self.consumers[profile.consumer])
+
+    # -- served layers (resolver.served) ---------------------------------------------------
+
+    def needs(self, request: dict, *, clock=system_clock) -> list[Need]:
+        """Return what resolving ``request`` needs of the served layers (``resolver.served``):
+        per served layer the request can read, its filter values. Raises what ``resolve``
+        raises for a bad request."""
+        return self._needs(parse_request(request, layer_keys=self.layer_keys, clock=clock))
+
+    def _needs(self, request: Request) -> list[Need]:
+        needs = []
+        for layer in self.workspace.layers:
+            if layer.key not in self.served or not layer.item_total:
+                continue
+            if request.availability.get(layer.key, layer.availability) != "auto":
+                continue
+            values = []
+            for field_name, key in layer.item_filter:
+                value = request.inputs.get(key)
+                if value is None:
+                    break  # no item participates: nothing to fetch (SPEC §4.2)
+                values.append((field_name, value))
+            else:
+                needs.append(Need(layer.key, tuple(values)))
+        return needs
+
+    def with_material(self, fetched: Mapping[str, Fetched]) -> "CompiledWorkspace":
+        """Return this workspace with the served layers holding the items ``fetched`` (layer
+        key -> ``Fetched``; a served layer not given holds none), their totals unchanged;
+        every other layer and index is shared. Each fetched entry is built as the document's
+        would be; an invalid one raises ``WorkspaceError``."""
+        layers = list(self.workspace.layers)
+        shared = {ix.layer.key: ix for ix in self.indexes}
+        builder = _Builder(None, first_only=True)
+        analysed = {}
+        for position, layer in enumerate(layers):
+            if layer.key not in self.served:
+                continue
+            got = fetched.get(layer.key)
+            items = []
+            seen: dict = {}
+            if got is not None:
+                try:
+                    for n, entry in enumerate(got.entries):
+                        item = builder.item(entry, f"layers[{position}].items[{n}]", seen)
+                        if item is not None:
+                            items.append(item)
+                except _Stop:
+                    first = builder.issues[0]
+                    raise WorkspaceError(
+                        first.message, path=first.path, issues=builder.issues
+                    ) from None
+                analysed[layer.key] = got.terms
+            layers[position] = dataclasses.replace(layer, items=tuple(items))
+            del shared[layer.key]
+        workspace = dataclasses.replace(self.workspace, layers=tuple(layers))
+        return CompiledWorkspace(workspace, shared, tokens=None, analysed=analysed)
+
+    def for_request(self, request: Request) -> "CompiledWorkspace":
+        """Return the workspace a parsed request resolves against: this one, or with the
+        served layers' items it needs fetched from ``source``."""
+        if not self.served:
+            return self
+        if self.source is None:
+            raise RuntimeError("a compiled workspace with served layers needs a source")
+        needs = self._needs(request)
+        return self.with_material(self.source(needs) if needs else {})
 
     def with_profile_draft(
         self, profile_key: str, *, rules: dict | None = None, budget: int | None = None
@@ -245,7 +326,11 @@ class CompiledWorkspace:
         profiles[position] = draft
         workspace = dataclasses.replace(self.workspace, profiles=tuple(profiles))
         return CompiledWorkspace(
-            workspace, {ix.layer.key: ix for ix in self.indexes}, tokens=self.layer_tokens
+            workspace,
+            {ix.layer.key: ix for ix in self.indexes},
+            tokens=self.layer_tokens,
+            served=self.served,
+            source=self.source,
         )
 
     def with_layer_changes(
@@ -274,6 +359,8 @@ class CompiledWorkspace:
         )
         if position is None:
             raise WorkspaceError(f'layer "{layer_key}" does not exist', path="layers")
+        if layer_key in self.served:
+            raise ValueError(f'layer "{layer_key}" is served: its items are not held here')
         layer = self.workspace.layers[position]
         index = self.indexes[position]
         removed: dict[int, None] = {}  # slots, in the order given
@@ -335,7 +422,9 @@ class CompiledWorkspace:
         shared = {ix.layer.key: ix for ix in self.indexes}
         shared[layer_key] = patched_index(index, new_layer, changes)
         tokens = {**self.layer_tokens, layer_key: token}
-        return CompiledWorkspace(workspace, shared, tokens=tokens)
+        return CompiledWorkspace(
+            workspace, shared, tokens=tokens, served=self.served, source=self.source
+        )
 
 
 @contextmanager
@@ -386,6 +475,9 @@ def compile_workspace(
     *,
     previous: CompiledWorkspace | None = None,
     tokens: dict[str, object] | None = None,
+    served: dict[str, int] | None = None,
+    source: MaterialSource | None = None,
+    analysed: dict[str, dict] | None = None,
 ) -> CompiledWorkspace:
     """Validate a workspace document (first error raised as ``WorkspaceError``) and compile it.
 
@@ -408,6 +500,13 @@ def compile_workspace(
     A token is the caller's promise: when it matches but the layer's entry did change, the
     earlier layer is used as it was (the change is not seen, and not validated). Give a
     layer a new token in the same transaction as any change to it, or none at all.
+
+    ``served`` maps the keys of layers to hold served (``resolver.served``) to their item
+    totals: their entries' ``items`` are not read, and ``source`` fetches their items per
+    request. Without ``served``, the layers ``previous`` served and this compile reuses
+    unchanged (matching tokens) stay served, with ``previous``'s source unless ``source`` is
+    given. ``analysed`` maps layer keys to their items' stored term counts by path
+    (``resolver.analysis``): a layer indexed anew builds its postings from them.
     """
     tokens = {key: token for key, token in (tokens or {}).items() if token is not None}
     earlier = {ix.layer.key: ix for ix in previous.indexes} if previous is not None else {}
@@ -416,11 +515,25 @@ def compile_workspace(
         for key, index in earlier.items()
         if key in tokens and previous.layer_tokens.get(key) == tokens[key]
     }
+    if served is None:
+        served = (
+            {key: n for key, n in previous.served.items() if key in unchanged} if previous else {}
+        )
+    if source is None and previous is not None:
+        source = previous.source
+    for key, total in served.items():
+        if key in unchanged and unchanged[key].total != total:
+            del unchanged[key]
     workspace, issues = build_workspace(
         document,
         first_only=True,
         unchanged_layers=unchanged,
-        earlier_layers={key: ix.layer for key, ix in earlier.items() if key not in unchanged},
+        earlier_layers={
+            key: ix.layer
+            for key, ix in earlier.items()
+            if key not in unchanged and key not in served and ix.layer.total is None
+        },
+        served_layers=served,
     )
     if issues:
         first = issues[0]
@@ -429,6 +542,9 @@ def compile_workspace(
         index = earlier.get(layer.key)
         if index is None or index.layer is layer:
             continue
+        if layer.key in served or index.layer.total is not None:
+            del earlier[layer.key]  # nothing of a served layer's index to patch
+            continue
         # An edited layer: its unchanged items are the earlier objects, so the earlier
         # index is patched for the others (unless most of them changed).
         changes = item_changes(index, layer)
@@ -436,7 +552,9 @@ def compile_workspace(
             del earlier[layer.key]
         else:
             earlier[layer.key] = patched_index(index, layer, changes)
-    return CompiledWorkspace(workspace, earlier, tokens=tokens)
+    return CompiledWorkspace(
+        workspace, earlier, tokens=tokens, served=served, source=source, analysed=analysed
+    )
 
 
 def resolve(document: dict, request: dict, *, clock=system_clock) -> dict:

@@ -38,7 +38,7 @@ def assess_availability(trace: LayerTrace, ctx: Context) -> None:
         trace.available = R.UNAVAILABLE
     elif availability == "unknown":
         trace.available = R.UNKNOWN
-    elif not layer.items:
+    elif not layer.item_total:
         trace.available = R.EMPTY
     else:
         trace.available = R.MATERIAL_PRESENT

@@ -59,10 +59,15 @@ class LayerIndex:
     (built from these facts), ``postings`` the BM25 postings (built on first use). The
     attributes with a leading underscore are caches: ``resolver.patching`` carries them over
     to the index it derives.
+
+    ``analysed`` maps item paths to term counts computed beforehand (``resolver.analysis``):
+    the postings are built from them rather than by tokenizing those items' text. It is
+    dropped once the postings are built.
     """
 
-    def __init__(self, layer: Layer):
+    def __init__(self, layer: Layer, analysed=None):
         self.layer = layer
+        self._analysed = analysed or None
         self.items = layer.items
         self.size = self.count = len(layer.items)
         self.layer_slots = np.arange(self.size, dtype=np.intp)  # layer position -> slot
@@ -135,7 +140,8 @@ class LayerIndex:
         """Return the BM25 postings of the items, tokenizing them on first use."""
         postings = self._postings
         if postings is None:
-            postings = self._postings = Postings.build(self.items, self.count)
+            postings = self._postings = Postings.build(self.items, self.count, self._analysed)
+            self._analysed = None
         return postings
 
     def bm25(self, terms: tuple[str, ...], corpus: np.ndarray) -> tuple:

@@ -69,10 +69,18 @@ class Layer:
     requires_input: tuple[str, ...]
     item_filter: tuple[tuple[str, str], ...]  # (metadata field, input key), by field name
     items: tuple[Item, ...]
+    # The number of items of the whole layer when ``items`` holds only some of them (a
+    # served layer, ``resolver.served``: the items one request fetched); None: ``items``.
+    total: int | None = None
 
     @property
     def display_name(self) -> str:
         return " ".join(self.name.split()) or self.key
+
+    @property
+    def item_total(self) -> int:
+        """Return the number of items of the whole layer (SPEC §4.2 ``available.items``)."""
+        return len(self.items) if self.total is None else self.total
 
 
 @dataclass(frozen=True, slots=True)

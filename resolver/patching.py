@@ -74,7 +74,10 @@ def patched_index(old: LayerIndex, layer: Layer, changes: ItemChanges) -> LayerI
     removed item leaves an empty slot; when a quarter of the slots are empty they are
     compacted (renumbered) here. ``old`` is left as it was (resolutions may still use it).
     """
+    if old._postings is None and old._analysed:
+        old.postings  # noqa: B018 (from stored term counts: cheap, and then patched)
     new = LayerIndex.__new__(LayerIndex)
+    new._analysed = None
     size = old.size + len(changes.added)
     rebuilt = [*changes.replaced, *range(old.size, size)]
     items = list(old.items)
@@ -230,7 +233,10 @@ def compacted_index(index: LayerIndex) -> LayerIndex:
     keep = np.sort(index.by_path)
     remap = np.full(index.size, -1, dtype=np.intp)
     remap[keep] = np.arange(index.count, dtype=np.intp)
+    if index._postings is None and index._analysed:
+        index.postings  # noqa: B018 (from stored term counts: cheap, and then renumbered)
     new = LayerIndex.__new__(LayerIndex)
+    new._analysed = None
     new.layer = index.layer
     new.size = new.count = index.count
     new.items = _gathered(index.items, keep)

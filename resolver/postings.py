@@ -43,8 +43,13 @@ class Postings:
         self._term_parts: dict[str, np.ndarray] = {}  # whole-layer corpus only
 
     @classmethod
-    def build(cls, items: list, count: int) -> "Postings":
-        """Tokenize the items (None for an empty slot) and return their postings."""
+    def build(cls, items: list, count: int, analysed=None) -> "Postings":
+        """Tokenize the items (None for an empty slot) and return their postings.
+
+        ``analysed`` maps item paths to their term counts computed beforehand
+        (``resolver.analysis.item_terms``, by the analyser of this version): those items are
+        not tokenized again. The postings are the same either way.
+        """
         # Each item's term counts go into flat arrays (term number, item, tf); one stable sort
         # by term number then groups them, items ascending within a term. Per term: item ids
         # and term frequencies (as float64, the type the formula computes in), as views.
@@ -52,10 +57,15 @@ class Postings:
         number = vocabulary.setdefault
         term_numbers, frequencies, counts = array("q"), array("d"), array("q")
         lengths = array("d")
+        known = analysed.get if analysed else None
         for item in items:
-            tokens = item_tokens(item) if item is not None else ()
-            lengths.append(len(tokens))
-            tally = Counter(tokens)
+            tally = known(item.path) if known is not None and item is not None else None
+            if tally is not None:
+                lengths.append(sum(tally.values()))
+            else:
+                tokens = item_tokens(item) if item is not None else ()
+                lengths.append(len(tokens))
+                tally = Counter(tokens)
             counts.append(len(tally))
             term_numbers.extend([number(term, len(vocabulary)) for term in tally])
             frequencies.extend(tally.values())

@@ -270,7 +270,7 @@ def layer_record(trace, ctx, *, summary: bool = False, lists: Lists = PLAIN) -> 
         "mode": rule.mode,
         "required": rule.required,
         "priority": rule.priority,
-        "available": {"state": trace.available, "items": trace.index.count},
+        "available": {"state": trace.available, "items": trace.layer.item_total},
         "applicable": {
             "state": trace.applicable,
             "reason": trace.applicable_reason,

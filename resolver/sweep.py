@@ -165,7 +165,8 @@ def budget_sweep(
     )
     profile = compiled.select_profile(parsed)
     consumer = compiled.consumers[profile.consumer]
-    traces, ctx = select_and_materialize(compiled.indexes, profile, parsed, consumer)
+    indexes = compiled.for_request(parsed).indexes
+    traces, ctx = select_and_materialize(indexes, profile, parsed, consumer)
     fixed = []
     for position, trace in enumerate(traces):
         if trace.rule.required and (not trace.selected or not len(trace.units)):

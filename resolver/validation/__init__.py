@@ -71,6 +71,7 @@ def build_workspace(
     first_only: bool = False,
     unchanged_layers: Mapping[str, Layer] | None = None,
     earlier_layers: Mapping[str, Layer] | None = None,
+    served_layers: Mapping[str, int] | None = None,
 ) -> tuple[Workspace | None, list]:
     """Return ``(workspace, issues)``; the workspace is None when there is any issue.
 
@@ -89,10 +90,15 @@ def build_workspace(
       paths are still reported.
 
     Either way the workspace, and the issues, are those of a build from scratch.
+
+    ``served_layers`` maps the keys of served layers (``resolver.served``) to their item
+    totals: their entries' ``items`` are not read, and each is built with no items and
+    that ``total``.
     """
     builder = _Builder(document, first_only=first_only)
     builder.unchanged_layers = unchanged_layers or {}
     builder.earlier_layers = earlier_layers or {}
+    builder.served_layers = served_layers or {}
     return builder.run()
 
 

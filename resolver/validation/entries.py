@@ -67,6 +67,9 @@ class _Builder(ValueChecks):
         self.document = document
         self.unchanged_layers: Mapping[str, Layer] = {}
         self.earlier_layers: Mapping[str, Layer] = {}
+        # Served layers (``resolver.served``): their entries' items are not read; the layer
+        # holds no items and this total.
+        self.served_layers: Mapping[str, int] = {}
 
     def run(self) -> tuple[Workspace | None, list[ValidationIssue]]:
         try:
@@ -173,6 +176,8 @@ class _Builder(ValueChecks):
         consumers = self.string_list(applies.get("consumers"), f"{apath}.consumers", keys=True)
         requires = self.string_list(lay.get("requiresInput"), _join(path, "requiresInput"))
         item_filter = self.item_filter(lay.get("itemFilter"), _join(path, "itemFilter"))
+        total = self.served_layers.get(key) if key is not None and items else None
+        items = items and total is None
         earlier = self.earlier_layers.get(key) if key is not None and items else None
         layer_items = self.items(lay.get("items"), _join(path, "items"), earlier) if items else []
         if key is None:
@@ -187,6 +192,7 @@ class _Builder(ValueChecks):
             requires_input=requires,
             item_filter=tuple(sorted(item_filter)),
             items=tuple(layer_items),
+            total=total,
         )
         if earlier is not None and _same_layer(layer, earlier):
             return earlier
@@ -502,6 +508,7 @@ def _same_layer(layer: Layer, earlier: Layer) -> bool:
         and layer.consumers == earlier.consumers
         and layer.requires_input == earlier.requires_input
         and layer.item_filter == earlier.item_filter
+        and layer.total == earlier.total
         and len(layer.items) == len(earlier.items)
         and all(map(operator.is_, layer.items, earlier.items))
     )

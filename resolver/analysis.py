@@ -1,0 +1,35 @@
+"""An item's analysed terms (SPEC §5), computed once when the item is written and stored.
+
+``item_terms(title, body)`` counts the tokens of an item's relevance document
+(``title + "\\n" + body``, exactly what ``resolver.postings.item_tokens`` tokenizes): term ->
+term frequency, in order of first occurrence; the document length is the sum of the counts.
+A store keeps them with the item (``encode_terms``/``decode_terms``, a compact JSON object)
+and gives them back to the engine, which then builds a layer's BM25 postings without
+tokenizing its text (``LayerIndex(layer, analysed=...)``). Terms computed by another version
+of the analyser must not be given: ``ANALYSER_VERSION`` changes with any change to
+tokenizing, stemming or the stopwords, and a store recomputes what carries an older stamp.
+"""
+
+import json
+from collections import Counter
+
+from resolver.text import tokenize
+
+# Bump with any change to resolver.text.tokenize (its pattern, normalization, stemmer or
+# stopwords) or to what an item's relevance document is.
+ANALYSER_VERSION = 1
+
+
+def item_terms(title: str | None, body: str | None) -> dict[str, int]:
+    """Return the term counts of an item's relevance document (SPEC §5)."""
+    return dict(Counter(tokenize((title or "") + "\n" + (body or ""))))
+
+
+def encode_terms(terms: dict[str, int]) -> str:
+    """Return term counts as stored: a compact JSON object."""
+    return json.dumps(terms, ensure_ascii=False, separators=(",", ":"))
+
+
+def decode_terms(text: str) -> dict[str, int]:
+    """Return the term counts ``encode_terms`` wrote."""
+    return json.loads(text)
