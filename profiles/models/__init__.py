@@ -26,7 +26,7 @@ from profiles.models.base import (
     new_token,
 )
 from profiles.models.keys import ApiKey, KeyScope
-from profiles.models.material import Consumer, Item, ItemChange, Layer
+from profiles.models.material import Consumer, Item, ItemChange, ItemKey, ItemTerms, Layer
 from profiles.models.notifications import WEBHOOK_EVENTS, Webhook, WebhookDelivery
 from profiles.models.operations import DecisionLog, ImportJob, WorkspaceVersion
 from profiles.models.safechange import (
@@ -60,6 +60,8 @@ __all__ = [
     "ImportJob",
     "Item",
     "ItemChange",
+    "ItemKey",
+    "ItemTerms",
     "KeyScope",
     "Layer",
     "Mode",

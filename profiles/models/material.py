@@ -74,8 +74,17 @@ class Layer(Tracked, Positioned):
     # Changes in the transaction of any write to the layer or its items (the write services),
     # so a compiled layer is reused exactly while its material is unchanged.
     content_token = models.CharField(max_length=32, default=new_token, editable=False)
+    # How many items the layer has, kept in the transaction of every item write (the
+    # write services, through profiles.workspace.writing.workspace_changed): a served layer's
+    # total (SPEC §4.2 ``available.items``) without counting a million rows.
+    items_counted = models.PositiveIntegerField(default=0, editable=False)
+    # The metadata fields whose ItemKey rows are complete for every item: the itemFilter's
+    # fields once the keys of a changed filter are written (profiles.workspace.derived).
+    keyed_fields = models.JSONField(default=list, blank=True, editable=False)
 
-    history = HistoricalRecords(excluded_fields=[*HISTORY_EXCLUDED, "content_token"])
+    history = HistoricalRecords(
+        excluded_fields=[*HISTORY_EXCLUDED, "content_token", "items_counted", "keyed_fields"]
+    )
 
     class Meta:
         ordering = ["position", "id"]
@@ -163,3 +172,63 @@ class ItemChange(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.id} {self.op} {self.layer_id}/{self.path or '*'}"
+
+
+class ItemTerms(models.Model):
+    """An item's analysed terms (SPEC §5), computed by the engine when the item is written
+    (``resolver.analysis``), so that neither a worker's start nor a per-request fetch
+    tokenizes text. ``analyser`` is the engine's ``ANALYSER_VERSION`` that counted them:
+    terms of another version are not used, and a background task recomputes them.
+
+    Derived data, one row per item, kept by ``profiles.workspace.derived`` in the transaction
+    of every item write; keyed by (layer, path) because a deleted item's row is found by
+    what the write names. ``item_id`` is the item's row (not a foreign key: the bulk writers
+    delete items with plain SQL, and this row goes in the same transaction).
+    """
+
+    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="+")
+    path = models.CharField(max_length=255)
+    item_id = models.BigIntegerField(db_index=True)
+    # The item's ``updated_at`` when these were computed: a row whose item was written since
+    # (another id or another date) is out of date.
+    item_updated_at = models.DateTimeField()
+    analyser = models.PositiveSmallIntegerField()
+    # A compact JSON object: term -> term frequency; the document length is their sum.
+    terms = models.TextField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["layer", "path"], name="item_terms_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.layer_id}/{self.path}"
+
+
+class ItemKey(models.Model):
+    """One value of an item's ``itemFilter`` field: the index a served layer's per-request
+    fetch reads (``profiles.workspace.served``) for one customer's items.
+
+    ``value`` is the canonical string of the metadata value (SPEC §4.2; one row per element
+    of a list), cut to ``ItemKey.VALUE_CHARS`` characters: a lookup by the cut input value
+    finds a superset of the matching items, and the engine applies the filter exactly. Rows
+    exist for the fields of the layer's ``itemFilter`` (``Layer.keyed_fields``), written with
+    the item in the same transaction (``profiles.workspace.derived``).
+    """
+
+    VALUE_CHARS = 200
+
+    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="+")
+    field = models.CharField(max_length=255)
+    value = models.CharField(max_length=VALUE_CHARS)
+    path = models.CharField(max_length=255)
+    item_id = models.BigIntegerField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["layer", "field", "value"], name="item_key_lookup"),
+            models.Index(fields=["layer", "path"], name="item_key_path"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.layer_id}/{self.path} {self.field}={self.value}"

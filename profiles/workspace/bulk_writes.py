@@ -188,6 +188,8 @@ def _as_stored(model, records: list[dict]) -> None:
         if isinstance(field, models.JSONField):
             name, encoder = field.attname, field.encoder
             for record in records:
+                if name not in record:
+                    continue  # not written (an update of other fields)
                 value = record[name]
                 # A nullable JSONField stores None as SQL NULL, as Django does.
                 record[name] = None if value is None else json.dumps(value, cls=encoder)

@@ -41,9 +41,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 
-from profiles.models import Consumer, Item, Layer, Profile, Rule, WorkspaceVersion
+from profiles.models import Consumer, Item, ItemTerms, Layer, Profile, Rule, WorkspaceVersion
 from profiles.workspace.fields import RULE_MODEL_FIELDS
 from profiles.workspace.item_change_log import Op, item_changes_last, item_changes_since
 from profiles.workspace.mappers import (
@@ -58,7 +58,9 @@ from profiles.workspace.selectors import (
     LAYER_COLUMNS,
     PROFILE_COLUMNS,
 )
+from profiles.workspace.served import DatabaseSource, keyed_for, served_layer
 from resolver import CompiledWorkspace, compile_workspace
+from resolver.analysis import ANALYSER_VERSION, decode_terms
 
 # Log entries read in one catch-up; more than this and the worker reads everything again.
 MAX_CHANGES = 2_000
@@ -76,6 +78,10 @@ class LayerCopy:
     fields: dict  # the entry without its items (to see a change of the layer's own fields)
     label: str  # the engine's token of this copy: new whenever the copy changes
     size: int
+    # A served layer (profiles.workspace.served): its items are not held (``entry`` has
+    # none); ``stamp`` is what its copy was made from (content token, item count, keys).
+    served: bool = False
+    stamp: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,7 @@ def _version() -> tuple[str, str] | None:
 def _layer_rows() -> list:
     return list(
         Layer.objects.order_by("position", "id").values_list(
-            *LAYER_COLUMNS, "content_token", named=True
+            *LAYER_COLUMNS, "content_token", "items_counted", "keyed_fields", named=True
         )
     )
 
@@ -179,10 +185,18 @@ def _item_rows(*, whole: set[int], paths: dict[int, set[str]]) -> dict[int, list
     found: dict[int, list] = defaultdict(list)
     if not whole and not paths:
         return found
+    # Each item's stored terms, when the analyser and the item's last write are theirs.
+    stored = ItemTerms.objects.filter(
+        layer_id=OuterRef("layer_id"),
+        path=OuterRef("path"),
+        item_updated_at=OuterRef("updated_at"),
+        analyser=ANALYSER_VERSION,
+    )
     rows = (
         Item.objects.filter(condition)
+        .annotate(stored_terms=Subquery(stored.values("terms")[:1]))
         .order_by("layer_id", "position", "id")
-        .values_list(*ITEM_COLUMNS, named=True)
+        .values_list(*ITEM_COLUMNS, "stored_terms", named=True)
         .iterator(chunk_size=2000)
     )
     count = 0
@@ -214,6 +228,53 @@ def _copy(row, fields: dict, items: list[dict], *, label: str | None = None) -> 
     )
 
 
+def _served_stamp(row) -> tuple:
+    return (row.content_token, row.items_counted, tuple(row.keyed_fields or ()))
+
+
+def _served_copy(row, fields: dict) -> LayerCopy:
+    """A served layer's copy: its fields, no items (they are fetched per request)."""
+    return LayerCopy(
+        key=fields["key"],
+        entry={**fields, "items": []},
+        fields=fields,
+        label=_label(row),
+        size=0,
+        served=True,
+        stamp=_served_stamp(row),
+    )
+
+
+def _analysed(rows: dict[int, list], copies: dict) -> dict[str, dict]:
+    """Return the stored terms of the layers read in full, by layer key and item path."""
+    out = {}
+    for layer_id, items in rows.items():
+        copy = copies.get(layer_id)
+        if copy is not None:
+            out[copy.key] = {
+                row.path: decode_terms(row.stored_terms)
+                for row in items
+                if row.stored_terms is not None
+            }
+    return out
+
+
+def _serving(copies: dict[int, LayerCopy], layer_rows) -> tuple[dict, DatabaseSource]:
+    """Return the served layers' totals by key and the source that fetches their items."""
+    rows = {row.id: row for row in layer_rows}
+    served = {
+        copy.key: rows[layer_id].items_counted for layer_id, copy in copies.items() if copy.served
+    }
+    source = DatabaseSource(
+        {
+            copy.key: (layer_id, keyed_for(rows[layer_id].item_filter, rows[layer_id].keyed_fields))
+            for layer_id, copy in copies.items()
+            if copy.served
+        }
+    )
+    return served, source
+
+
 # --- the whole workspace, and catching up -------------------------------------------------------
 
 
@@ -223,15 +284,28 @@ def _load(version: tuple[str, str] | None) -> CachedWorkspace:
     last_change = item_changes_last()  # before the rows: later entries are applied again
     layer_rows = _layer_rows()
     consumers, profiles, versions = _profile_sections({row.id: row.key for row in layer_rows})
-    rows = _item_rows(whole={row.id for row in layer_rows}, paths={}) if layer_rows else {}
+    held = {row.id for row in layer_rows if not served_layer(row.item_filter)}
+    rows = _item_rows(whole=held, paths={}) if held else {}
     copies = {}
     for row in layer_rows:
-        copies[row.id] = _copy(
-            row, _layer_fields(row), [map_item_to_resolver(item) for item in rows.get(row.id, ())]
-        )
-    layers_read = len(layer_rows)
+        if row.id in held:
+            copies[row.id] = _copy(
+                row,
+                _layer_fields(row),
+                [map_item_to_resolver(item) for item in rows.get(row.id, ())],
+            )
+        else:
+            copies[row.id] = _served_copy(row, _layer_fields(row))
+    layers_read = len(held)
     document = _document(consumers, copies, profiles)
-    compiled = compile_workspace(document, tokens=_tokens(copies))
+    served, source = _serving(copies, layer_rows)
+    compiled = compile_workspace(
+        document,
+        tokens=_tokens(copies),
+        served=served,
+        source=source,
+        analysed=_analysed(rows, copies),
+    )
     compiled_document = True
     return CachedWorkspace(
         token=version[0] if version else None,
@@ -281,6 +355,11 @@ def _catch_up(cached: CachedWorkspace, version: tuple[str, str]) -> CachedWorksp
     for row in layer_rows:
         copy = cached.layers.get(row.id)
         fields_of[row.id] = fields = _layer_fields(row)
+        if served_layer(row.item_filter):
+            continue  # nothing of its items is held
+        if copy is not None and copy.served:
+            whole.add(row.id)  # served until now: its items are read
+            continue
         paths = dirty.get(row.id)
         if not paths or copy is None or row.id in rewritten:
             if copy is None or row.id in rewritten:
@@ -299,6 +378,15 @@ def _catch_up(cached: CachedWorkspace, version: tuple[str, str]) -> CachedWorksp
     for row in layer_rows:
         fields = fields_of[row.id]
         copy = cached.layers.get(row.id)
+        if served_layer(row.item_filter):
+            same = (
+                copy is not None
+                and copy.served
+                and copy.fields == fields
+                and copy.stamp == _served_stamp(row)
+            )
+            copies[row.id] = copy if same else _served_copy(row, fields)
+            continue
         if row.id in whole:
             items = [map_item_to_resolver(item) for item in rows.get(row.id, ())]
             copies[row.id] = _copy(row, fields, items)
@@ -332,7 +420,15 @@ def _catch_up(cached: CachedWorkspace, version: tuple[str, str]) -> CachedWorksp
     )
     compiled_document = not only_items
     if not only_items:
-        compiled = compile_workspace(document, previous=compiled, tokens=_tokens(copies))
+        served, source = _serving(copies, layer_rows)
+        compiled = compile_workspace(
+            document,
+            previous=compiled,
+            tokens=_tokens(copies),
+            served=served,
+            source=source,
+            analysed=_analysed({key: rows[key] for key in whole if key in rows}, copies),
+        )
     return CachedWorkspace(
         token=version[0],
         document=document,

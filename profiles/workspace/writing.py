@@ -13,6 +13,7 @@ from profiles.models import (
     WorkspaceVersion,
     new_token,
 )
+from profiles.workspace.derived import derived_written
 from profiles.workspace.item_change_log import item_changes_record
 from profiles.workspace.selectors import entry_path
 from profiles.workspace.validation import WorkspaceValidationError, duplicate_issues
@@ -125,12 +126,16 @@ def workspace_changed(
     ``items`` are the (layer id, path, op) of single-item writes (``ItemChange.Op``): their
     layers' tokens are bumped too, and the item change log lets each worker re-read just
     those items. The items of ``layers`` count as rewritten: workers re-read those layers.
+    What is derived from items (counts, analysed terms, filter keys) is written here too
+    (``profiles.workspace.derived``), and after any layer write: a changed ``itemFilter``
+    has its keys written again.
     """
     rewritten = {layer.pk if isinstance(layer, Layer) else layer for layer in layers}
     items = list(items)
     for layer_id in rewritten | {layer_id for layer_id, _, _ in items}:
         Layer.objects.filter(pk=layer_id).update(content_token=new_token())
     item_changes_record(items=items, layers=sorted(rewritten))
+    derived_written(items=items, layers=rewritten)
     WorkspaceVersion.bump(profiles=profiles)
 
 

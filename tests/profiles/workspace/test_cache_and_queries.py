@@ -22,10 +22,11 @@ from tests.profiles.conftest import REQUEST, small_workspace
 pytestmark = pytest.mark.django_db
 
 # One query for the version token, one for the layers' content tokens, four for the small
-# sections (consumers, layers, profiles, rules) and one for the items of the changed layers;
-# a warm cache needs the token only.
-COLD_RESOLUTION_QUERIES = 7
-WARM_RESOLUTION_QUERIES = 1
+# sections (consumers, layers, profiles, rules) and one for the items of the held layers;
+# a warm cache needs the token only. The request reads a served (filtered) layer: one more
+# query fetches its customer's items, whatever the number of served layers.
+COLD_RESOLUTION_QUERIES = 8
+WARM_RESOLUTION_QUERIES = 2
 
 
 def rendered_text(resolution: dict) -> str:
@@ -181,12 +182,33 @@ def fresh_compilation():
     return document, compile_workspace(document)
 
 
+def held(document: dict) -> dict:
+    """Return the document as a worker holds it: a filtered layer is served (its items are
+    fetched per request, profiles.workspace.served), so its entry has none."""
+    return {
+        **document,
+        "layers": [
+            {**layer, "items": []} if layer.get("itemFilter") else layer
+            for layer in document["layers"]
+        ],
+    }
+
+
 def assert_current(requests=(REQUEST,)) -> None:
-    """Assert the cached workspace equals a fresh compilation of the stored rows."""
+    """Assert the cached workspace equals a fresh compilation of the stored rows: the same
+    document (served layers without items), the same held layers, profiles and consumers,
+    the served layers' totals, and the same answers."""
     cached = cache.workspace_get()
     document, fresh = fresh_compilation()
-    assert cached.document == document
-    assert cached.compiled.workspace == fresh.workspace
+    assert cached.document == held(document)
+    mine, theirs = cached.compiled.workspace, fresh.workspace
+    assert (mine.consumers, mine.profiles) == (theirs.consumers, theirs.profiles)
+    assert [layer for layer in mine.layers if layer.total is None] == [
+        layer for layer in theirs.layers if not layer.item_filter
+    ]
+    assert {layer.key: layer.total for layer in mine.layers if layer.total is not None} == {
+        layer.key: len(layer.items) for layer in theirs.layers if layer.item_filter
+    }
     for request in requests:
         assert cached.compiled.resolve(request) == fresh.resolve(request)
 
@@ -264,7 +286,8 @@ def test_workspace_get__log_pruned_past_the_worker__reads_everything_again():
     item_changes.item_changes_prune(before=item_changes.item_changes_last() + 1)
     assert_current()
 
-    assert cache.layers_read == 3
+    # Every layer the workers hold is read again (layer-001 is served: it holds no items)
+    assert cache.layers_read == 2
 
 
 def test_workspace_get__layer_fields_changed__items_kept_without_reading_them():
@@ -287,7 +310,7 @@ def test_workspace_get__many_items_of_a_layer_changed__reads_that_layer_once():
 
     for number in range(20):
         item_update(
-            layer="layer-001", path=f"docs/item-{number:04d}.md", changes={"title": f"T{number}"}
+            layer="layer-000", path=f"docs/item-{number:04d}.md", changes={"title": f"T{number}"}
         )
     assert_current()
 

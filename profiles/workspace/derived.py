@@ -1,0 +1,225 @@
+"""What the write services derive from items in the transaction of every item write.
+
+Called by ``profiles.workspace.writing.workspace_changed`` (so by every door that writes
+items: the studio, the API, bulk ingest, imports, change requests, the admin, the CLI):
+
+* **item counts** — ``Layer.items_counted`` moves by the items created and deleted; a layer whose
+  items were rewritten wholesale is counted again.
+* **analysed terms** — each written item's SPEC §5 term counts, computed by the engine
+  (``resolver.analysis``) and stored as an ``ItemTerms`` row, so no worker start and no
+  per-request fetch tokenizes text. Terms of an older analyser are recomputed in the
+  background (``item_terms_recompute``).
+* **filter keys** — the canonical values of the item's ``itemFilter`` fields as ``ItemKey``
+  rows, the index a served layer's per-request fetch reads (``profiles.workspace.served``).
+  When a layer's ``itemFilter`` names other fields, its keys are written again (the layer's
+  items are read once; a governed change) and ``Layer.keyed_fields`` says which fields they
+  cover.
+
+Single-item writes cost their items (a few indexed queries). A layer rewritten wholesale (an
+import, a moved path) is compared with its derived rows in SQL: only items written since
+their row was computed (another ``updated_at``) are analysed again.
+"""
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from django.db import connection
+from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.tasks import task
+
+from profiles.models import Item, ItemChange, ItemKey, ItemTerms, Layer
+from profiles.workspace.bulk_writes import rows_insert
+from resolver.analysis import ANALYSER_VERSION, encode_terms, item_terms
+from resolver.values import canonical_values
+
+Op = ItemChange.Op
+
+# Paths per query (under SQLite's limit of variables) and rows per insert.
+BATCH = 900
+ITEM_COLUMNS = ("id", "path", "title", "body", "metadata", "updated_at")
+
+
+def filter_fields(item_filter) -> list[str]:
+    """Return the metadata fields of a layer's ``itemFilter``, sorted (the engine's order)."""
+    return sorted(item_filter or {})
+
+
+def item_keys(metadata, fields: Iterable[str]) -> set[tuple[str, str]]:
+    """Return the (field, value) keys of an item's metadata for the fields: the canonical
+    strings it matches (SPEC §4.2), cut to ``ItemKey.VALUE_CHARS``."""
+    metadata = metadata if isinstance(metadata, dict) else {}
+    return {
+        (field, value[: ItemKey.VALUE_CHARS])
+        for field in fields
+        for value in canonical_values(metadata.get(field))
+    }
+
+
+def derived_written(*, items: list[tuple[int, str, str]], layers: Iterable[int]) -> None:
+    """Bring the derived rows up to date after a write: ``items`` are the (layer id, path,
+    op) of single-item writes, ``layers`` the layers whose items were rewritten wholesale.
+    Call inside the write's transaction, under the writers' lock (``workspace_changed``)."""
+    rewritten = set(layers)
+    deltas: Counter = Counter()
+    paths: dict[int, set[str]] = defaultdict(set)
+    for layer_id, path, op in items:
+        if layer_id in rewritten:
+            continue
+        paths[layer_id].add(path)
+        deltas[layer_id] += (op == Op.CREATE) - (op == Op.DELETE)
+    for layer_id, delta in deltas.items():
+        if delta:
+            Layer.objects.filter(pk=layer_id).update(items_counted=F("items_counted") + delta)
+    if rewritten:
+        counted = Item.objects.filter(layer_id=OuterRef("pk")).order_by().values("layer_id")
+        Layer.objects.filter(pk__in=rewritten).update(
+            items_counted=Coalesce(Subquery(counted.annotate(n=Count("id")).values("n")), 0)
+        )
+    layer_rows = {
+        row[0]: row[1:] for row in Layer.objects.values_list("id", "item_filter", "keyed_fields")
+    }
+    for layer_id, changed in paths.items():
+        if layer_id in layer_rows:
+            _refresh_paths(layer_id, sorted(changed), filter_fields(layer_rows[layer_id][0]))
+    for layer_id in rewritten:
+        if layer_id in layer_rows:
+            _refresh_layer(layer_id, filter_fields(layer_rows[layer_id][0]))
+    for layer_id, (item_filter, keyed) in layer_rows.items():
+        if filter_fields(item_filter) != keyed:
+            _rekey_layer(layer_id, filter_fields(item_filter))
+
+
+def _rows_derived(layer_id: int, rows: Iterable, fields: list[str], *, terms=True, keys=True):
+    """Insert the derived rows of some items (value rows of ``ITEM_COLUMNS``)."""
+    term_rows, key_rows = [], []
+    for item_id, path, title, body, metadata, updated_at in rows:
+        if terms:
+            term_rows.append(
+                {
+                    "layer_id": layer_id,
+                    "path": path,
+                    "item_id": item_id,
+                    "item_updated_at": updated_at,
+                    "analyser": ANALYSER_VERSION,
+                    "terms": encode_terms(item_terms(title, body)),
+                }
+            )
+        if keys:
+            for field, value in item_keys(metadata, fields):
+                key_rows.append(
+                    {
+                        "layer_id": layer_id,
+                        "field": field,
+                        "value": value,
+                        "path": path,
+                        "item_id": item_id,
+                    }
+                )
+        if len(term_rows) >= BATCH or len(key_rows) >= BATCH:
+            rows_insert(ItemTerms, term_rows)
+            rows_insert(ItemKey, key_rows)
+            term_rows, key_rows = [], []
+    rows_insert(ItemTerms, term_rows)
+    rows_insert(ItemKey, key_rows)
+
+
+def _refresh_paths(layer_id: int, paths: list[str], fields: list[str]) -> None:
+    """Write again the derived rows of the items at ``paths`` (deleted ones lose theirs)."""
+    for start in range(0, len(paths), BATCH):
+        chunk = paths[start : start + BATCH]
+        ItemTerms.objects.filter(layer_id=layer_id, path__in=chunk)._raw_delete(connection.alias)
+        ItemKey.objects.filter(layer_id=layer_id, path__in=chunk)._raw_delete(connection.alias)
+        rows = Item.objects.filter(layer_id=layer_id, path__in=chunk).values_list(*ITEM_COLUMNS)
+        _rows_derived(layer_id, rows, fields)
+
+
+def _refresh_layer(layer_id: int, fields: list[str]) -> None:
+    """Bring a rewritten layer's derived rows up to date: rows whose item is gone or was
+    written since go, and the items without rows get theirs."""
+    current = Item.objects.filter(
+        pk=OuterRef("item_id"),
+        layer_id=layer_id,
+        path=OuterRef("path"),
+        updated_at=OuterRef("item_updated_at"),
+    )
+    ItemTerms.objects.filter(layer_id=layer_id).exclude(Exists(current))._raw_delete(
+        connection.alias
+    )
+    # Keys of items that no longer have (valid) terms rows: gone, or written since.
+    analysed = ItemTerms.objects.filter(layer_id=layer_id, item_id=OuterRef("item_id"))
+    ItemKey.objects.filter(layer_id=layer_id).exclude(Exists(analysed))._raw_delete(
+        connection.alias
+    )
+    missing = (
+        Item.objects.filter(layer_id=layer_id)
+        .exclude(pk__in=ItemTerms.objects.filter(layer_id=layer_id).values("item_id"))
+        .order_by("pk")
+        .values_list(*ITEM_COLUMNS)
+    )
+    _rows_derived(layer_id, list(missing.iterator(chunk_size=2000)), fields)
+
+
+def _rekey_layer(layer_id: int, fields: list[str]) -> None:
+    """Write the layer's filter keys again for the fields of its (changed) itemFilter."""
+    ItemKey.objects.filter(layer_id=layer_id)._raw_delete(connection.alias)
+    rows = (
+        Item.objects.filter(layer_id=layer_id)
+        .order_by("pk")
+        .values_list(*ITEM_COLUMNS)
+        .iterator(chunk_size=2000)
+    )
+    _rows_derived(layer_id, rows, fields, terms=False)
+    Layer.objects.filter(pk=layer_id).update(keyed_fields=fields)
+
+
+# --- another analyser ------------------------------------------------------------------------
+
+
+def stale_terms_count() -> int:
+    """Return how many items' stored terms come from another analyser version."""
+    return ItemTerms.objects.exclude(analyser=ANALYSER_VERSION).count()
+
+
+def terms_recompute(*, batch: int = 2000) -> int:
+    """Recompute the stored terms counted by another analyser version, a batch per
+    transaction under the writers' lock; return how many were recomputed. Workers ignore
+    such terms meanwhile (they tokenize those items), so answers never change."""
+    from profiles.workspace.concurrency import workspace_write
+
+    done = 0
+    while True:
+        with workspace_write():
+            rows = list(
+                ItemTerms.objects.exclude(analyser=ANALYSER_VERSION)
+                .order_by("pk")
+                .values_list("pk", "item_id")[:batch]
+            )
+            if not rows:
+                return done
+            ids = [item_id for _, item_id in rows]
+            items = {
+                pk: (title, body)
+                for pk, title, body in Item.objects.filter(pk__in=ids).values_list(
+                    "pk", "title", "body"
+                )
+            }
+            updates = []
+            for pk, item_id in rows:
+                text = items.get(item_id)
+                if text is None:
+                    ItemTerms.objects.filter(pk=pk)._raw_delete(connection.alias)
+                    continue
+                updates.append(
+                    ItemTerms(
+                        pk=pk, analyser=ANALYSER_VERSION, terms=encode_terms(item_terms(*text))
+                    )
+                )
+            ItemTerms.objects.bulk_update(updates, ["analyser", "terms"], batch_size=500)
+            done += len(updates)
+
+
+@task()
+def item_terms_recompute() -> int:
+    """The background task of ``terms_recompute`` (enqueued when a worker finds stale terms)."""
+    return terms_recompute()
