@@ -322,6 +322,11 @@ IMPORT_MAX_QUEUED_BYTES_PER_USER = int(
 # larger batch is refused (413) with the advice to split it (profiles.material.bulk_ingest).
 BULK_INGEST_MAX_LINES = int(os.environ.get("BULK_INGEST_MAX_LINES", "10000"))
 
+# A layer with an itemFilter is served: no worker holds its items, each request fetches its
+# customer's items from the database (profiles.workspace.served). "0" holds every layer in
+# every worker, as before issue 20 (for comparison in the benchmark).
+SERVE_FILTERED_LAYERS = os.environ.get("SERVE_FILTERED_LAYERS", "1") != "0"
+
 # Decision log: every API resolution (and, optionally, studio previews) is recorded.
 DECISION_LOG_ENABLED = env_bool("DECISION_LOG_ENABLED", True)
 DECISION_LOG_PREVIEWS = env_bool("DECISION_LOG_PREVIEWS", False)

@@ -159,17 +159,23 @@ def ref_expand(*, request: dict, ref: str) -> dict:
     if request.get("detail") in DETAILS:
         request = {**request, "detail": "full"}  # a bad value still answers INVALID_REQUEST
     snapshot = cache.workspace_get()
-    resolution = snapshot.compiled.resolve(request)
+    compiled = snapshot.compiled
+    if compiled.served:
+        # The served layers' items this request reads, fetched once: the resolution runs on
+        # them and the offered item is one of them.
+        parsed = parse_request(request, layer_keys=compiled.layer_keys, clock=system_clock)
+        compiled = compiled.for_request(parsed)
+    resolution = compiled.resolve(request)
     layer_key, separator, path = ref.partition("/")
     if not separator or (layer_key, path) not in resolution_refs(resolution):
         raise RefNotAvailable(ref)
-    layer = next(entry for entry in snapshot.document["layers"] if entry["key"] == layer_key)
-    item = next(entry for entry in layer.get("items") or [] if entry["path"] == path)
+    layer = next(layer for layer in compiled.workspace.layers if layer.key == layer_key)
+    item = next(item for item in layer.items if item.path == path)
     return {
         "ref": ref,
         "layer": layer_key,
         "item": path,
-        "title": item.get("title") or "",
-        "body": item.get("body") or "",
-        "metadata": json_safe(item.get("metadata") or {}),
+        "title": item.title,
+        "body": item.body,
+        "metadata": json_safe(item.metadata),
     }

@@ -584,7 +584,8 @@ def change_set_preview(changes, *, offset: int = 0, snapshot=None) -> ChangeSetP
     nothing); raise ChangeSetInvalid."""
     entries = change_set_entries(changes)
     snapshot = snapshot or cache.workspace_get()
-    before = snapshot.document
+    touched = {entry.key for entry in entries if entry.kind in ("layer", "item")}
+    before = cache.document_with_items(snapshot, touched)
     result = _validated(before, entries)
     entity_changes = set_entity_changes(before, result, entries)
     affected = set_affected_profiles(before, result, entity_changes)

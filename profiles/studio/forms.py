@@ -18,6 +18,7 @@ from profiles.studio import metadata_rows, suggestions
 from profiles.workspace import cache
 from profiles.workspace.mappers import canonical_string
 from profiles.workspace.selectors import consumer_get, consumer_list, layer_list, profile_list
+from profiles.workspace.served import served_items_sample
 from profiles.workspace.validation import field_for_path
 from resolver import ResolverError
 from resolver.documents import load_json
@@ -229,12 +230,15 @@ class LayerForm(EntryForm):
     def _suggest(self) -> None:
         """Give the free-text fields what the workspace knows (``field.suggestions``:
         ``(value, label)``), and ``item_fields``: the metadata fields of the layer's items."""
-        document = cache.workspace_get().document
+        snapshot = cache.workspace_get()
+        document = snapshot.document
         layer = suggestions.layer_entry(document, self.initial.get("key"))
-        self.items_count = len(layer.get("items") or []) if layer else 0
-        self.item_fields = suggestions.metadata_field_counts(
-            layer.get("items") or [] if layer else []
-        )
+        items = layer.get("items") or [] if layer else []
+        if layer and layer["key"] in snapshot.compiled.served:
+            # A served layer's items are not held: its first items are looked at instead.
+            items = served_items_sample(layer["key"])
+        self.items_count = len(items)
+        self.item_fields = suggestions.metadata_field_counts(items)
         known = suggestions.layer_field_suggestions(
             document, item_fields=self.item_fields, items_count=self.items_count
         )

@@ -529,6 +529,34 @@ def workspace_warm() -> CachedWorkspace:
     return cached
 
 
+def document_with_items(cached: CachedWorkspace, layer_keys) -> dict:
+    """Return the cached document with the items of those of ``layer_keys`` that are served
+    (held without items) read from the database: what a change set or an import that
+    touches such a layer is validated and compiled against. Costs the layers' items (a
+    governed, rare write); the cached document is left as it is."""
+    wanted = {
+        layer_id: copy
+        for layer_id, copy in cached.layers.items()
+        if copy.served and copy.key in set(layer_keys)
+    }
+    if not wanted:
+        return cached.document
+    rows = _item_rows(whole=set(wanted), paths={})
+    items = {
+        wanted[layer_id].key: [map_item_to_resolver(row) for row in layer_rows]
+        for layer_id, layer_rows in rows.items()
+    }
+    return {
+        **cached.document,
+        "layers": [
+            {**layer, "items": items.get(layer["key"], [])}
+            if layer["key"] in {copy.key for copy in wanted.values()}
+            else layer
+            for layer in cached.document["layers"]
+        ],
+    }
+
+
 def workspace_cache_clear() -> None:
     """Forget the cached compilation (the next call reads and compiles everything)."""
     global _cached

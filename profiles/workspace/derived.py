@@ -30,6 +30,7 @@ from django.tasks import task
 
 from profiles.models import Item, ItemChange, ItemKey, ItemTerms, Layer
 from profiles.workspace.bulk_writes import rows_insert
+from profiles.workspace.concurrency import workspace_write
 from resolver.analysis import ANALYSER_VERSION, encode_terms, item_terms
 from resolver.values import canonical_values
 
@@ -185,8 +186,6 @@ def terms_recompute(*, batch: int = 2000) -> int:
     """Recompute the stored terms counted by another analyser version, a batch per
     transaction under the writers' lock; return how many were recomputed. Workers ignore
     such terms meanwhile (they tokenize those items), so answers never change."""
-    from profiles.workspace.concurrency import workspace_write
-
     done = 0
     while True:
         with workspace_write():

@@ -14,6 +14,8 @@ False holds every layer in the workers as before (a comparison, and a way back).
 """
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 
 from django.conf import settings
@@ -24,6 +26,9 @@ from profiles.workspace.derived import filter_fields
 from resolver.analysis import ANALYSER_VERSION, decode_terms
 from resolver.served import Fetched, Need
 from resolver.values import canonical_values
+
+# Fetches a source remembers (each one customer's items of the served layers a request reads).
+RECENT_FETCHES = 16
 
 # How many fetches this process made, and how many items they returned (diagnostics, tests).
 fetches = 0
@@ -131,8 +136,28 @@ class DatabaseSource:
 
     def __init__(self, layers: Mapping[str, tuple[int, list[str]]]):
         self.layers = dict(layers)
+        # The last few fetches, by needs: a page that resolves one input several times (a
+        # draft and its saved profile, an impact's before and after) fetches once. A source
+        # lives as long as its compilation: any write to a served layer compiles anew (its
+        # content token moves) with a new source, so nothing here outlives a change.
+        self._recent: OrderedDict[tuple, dict[str, Fetched]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def __call__(self, needs: list[Need]) -> dict[str, Fetched]:
+        key = tuple(needs)
+        with self._lock:
+            found = self._recent.get(key)
+            if found is not None:
+                self._recent.move_to_end(key)
+                return found
+        found = self._fetch(needs)
+        with self._lock:
+            self._recent[key] = found
+            while len(self._recent) > RECENT_FETCHES:
+                self._recent.popitem(last=False)
+        return found
+
+    def _fetch(self, needs: list[Need]) -> dict[str, Fetched]:
         wanted, out = [], {}
         for need in needs:
             layer_id, keyed = self.layers[need.layer]
@@ -151,3 +176,17 @@ class DatabaseSource:
 def keyed_for(item_filter, keyed_fields) -> list[str]:
     """Return the filter's fields that have keys (normally all of them)."""
     return [field for field in filter_fields(item_filter) if field in (keyed_fields or [])]
+
+
+# Items of a served layer the layer form looks at for its suggestions (metadata fields).
+SAMPLE_ITEMS = 2_000
+
+
+def served_items_sample(layer_key: str, limit: int = SAMPLE_ITEMS) -> list[dict]:
+    """Return the entries of a served layer's first ``limit`` items (layer order)."""
+    rows = (
+        Item.objects.filter(layer__key=layer_key)
+        .order_by("position", "id")
+        .values_list("path", "title", "body", "metadata")[:limit]
+    )
+    return [_entry(*row) for row in rows]

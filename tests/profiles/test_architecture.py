@@ -37,6 +37,8 @@ QUERYING = (
     "profiles.workspace.bulk_writes",
     "profiles.workspace.concurrency",
     "profiles.workspace.cache",
+    "profiles.workspace.derived",
+    "profiles.workspace.served",
     "profiles.workspace.item_change_log",
     "profiles.workspace.permissions",
     "profiles.workspace.tokens",

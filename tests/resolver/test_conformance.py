@@ -36,11 +36,18 @@ def match(expected, actual, path="$"):
     return None
 
 
-def run_case(case: dict) -> str | None:
-    """Resolve one case and return None when it matches its expectation, else the difference."""
+def engine_resolve(workspace, request: dict) -> dict:
+    return compile_workspace(workspace).resolve(request)
+
+
+def run_case(case: dict, resolve=engine_resolve) -> str | None:
+    """Resolve one case and return None when it matches its expectation, else the difference.
+
+    ``resolve(workspace, request)`` answers (default: the engine on the case's document; the
+    database's path is tested with its own, tests/profiles/workspace/test_served_layers.py)."""
     expect = dict(case["expect"])
     try:
-        resolution = compile_workspace(case["workspace"]).resolve(case["request"])
+        resolution = resolve(case["workspace"], case["request"])
     except (WorkspaceError, RequestError) as exc:
         if "error" not in expect:
             return f"unexpected error {exc.code} at {exc.path!r}: {exc.message}"

@@ -348,12 +348,13 @@ def test_preview__anonymous__401(demo, anonymous_client):
     assert response.status_code == 401
 
 
-def test_expand__warm_cache__token_user_and_version_queries_only(
+def test_expand__warm_cache__token_user_version_and_fetch_queries_only(
     demo, reader_client, django_assert_max_num_queries
 ):
     reader_client.post(API + "resolve", DANA, format="json")
 
-    with django_assert_max_num_queries(3):
+    # Token, user, version, and one fetch of the served layers' items for the customer
+    with django_assert_max_num_queries(4):
         response = expand(reader_client, "customer/C-1001")
 
     assert response.status_code == 200

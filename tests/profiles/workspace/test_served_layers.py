@@ -1,0 +1,307 @@
+"""Served layers on the database (issue 20): a filtered layer's items fetched per request.
+
+The answer through the database equals ``resolve(document, request)`` for the stored
+document, byte for byte (random workspaces and requests, and the conformance cases); a
+request costs its customer's items, not the layer's; writes keep the derived rows (terms,
+keys, counts) exact through every write service.
+"""
+
+import copy
+import json
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from profiles.import_export.workspace import workspace_import
+from profiles.material.bulk_ingest import bulk_ingest_parse, items_bulk_ingest
+from profiles.material.items import item_create, item_delete, item_update
+from profiles.material.layers import layer_update
+from profiles.models import Consumer, Item, ItemKey, ItemTerms, Layer, Profile
+from profiles.resolution.services import profile_resolve, ref_expand
+from profiles.workspace import cache, derived, served
+from profiles.workspace.mappers import map_rows_to_document
+from profiles.workspace.selectors import workspace_rows_get
+from resolver import ResolverError, compile_workspace
+from resolver.analysis import ANALYSER_VERSION, decode_terms, item_terms
+from tests.resolver.strategies import requests, workspaces
+from tests.resolver.test_conformance import CASE_FILES, run_case
+
+pytestmark = pytest.mark.django_db
+
+
+def stored_document() -> dict:
+    return map_rows_to_document(workspace_rows_get())
+
+
+def answers(compiled, request):
+    """Every form of one request's answer (or its error)."""
+    try:
+        return (
+            compiled.resolve(request),
+            compiled.resolve_json(request).data,
+            compiled.resolve_json({**request, "detail": "summary"}).data,
+        )
+    except ResolverError as exc:
+        return ("error", type(exc).__name__, str(exc))
+
+
+def assert_derived_rows_exact() -> None:
+    """The derived rows are what the items give: one terms row per item, of this analyser,
+    the keys of the layer's filter fields, the layer's count."""
+    for layer in Layer.objects.all():
+        items = list(
+            Item.objects.filter(layer=layer).values_list("id", "path", "title", "body", "metadata")
+        )
+        assert layer.items_counted == len(items), layer.key
+        fields = derived.filter_fields(layer.item_filter)
+        assert layer.keyed_fields == fields, layer.key
+        terms = {
+            path: (item_id, analyser, decode_terms(text))
+            for path, item_id, analyser, text in ItemTerms.objects.filter(layer=layer).values_list(
+                "path", "item_id", "analyser", "terms"
+            )
+        }
+        assert terms == {
+            path: (item_id, ANALYSER_VERSION, item_terms(title, body))
+            for item_id, path, title, body, _ in items
+        }, layer.key
+        keys = sorted(ItemKey.objects.filter(layer=layer).values_list("item_id", "field", "value"))
+        assert keys == sorted(
+            (item_id, field, value)
+            for item_id, _, _, _, metadata in items
+            for field, value in derived.item_keys(metadata, fields)
+        ), layer.key
+
+
+DB_SETTINGS = settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
+
+
+@DB_SETTINGS
+@given(data=st.data())
+def test_served_answers__random_workspaces_and_requests__equal_resolving_the_stored_document(
+    data,
+):
+    document, _ = data.draw(workspaces())
+    empty_workspace()
+    workspace_import(document=document)
+    cache.workspace_cache_clear()
+    stored = stored_document()
+    whole = compile_workspace(stored)
+    worker = cache.workspace_get().compiled
+    assert set(worker.served) == {
+        layer["key"] for layer in stored["layers"] if layer.get("itemFilter")
+    }
+    for _ in range(4):
+        request, _ = data.draw(requests(document))
+        assert answers(worker, request) == answers(whole, request)
+    assert_derived_rows_exact()
+
+
+CONFORMANCE = [yaml.safe_load(path.read_text(encoding="utf-8")) for path in CASE_FILES]
+
+
+def empty_workspace() -> None:
+    """Delete every profile, layer and consumer (each example starts from nothing)."""
+    for model in (Profile, Layer, Consumer):
+        model.objects.all().delete()
+
+
+def database_resolve(workspace, request):
+    empty_workspace()
+    workspace_import(document=copy.deepcopy(workspace))
+    cache.workspace_cache_clear()
+    worker = cache.workspace_get().compiled
+    answer = worker.resolve(request)
+    assert answer == compile_workspace(stored_document()).resolve(request)
+    return answer
+
+
+@pytest.mark.parametrize("case", CONFORMANCE, ids=[path.stem for path in CASE_FILES])
+def test_conformance_cases__through_the_database__match_their_expectations(case):
+    code = (case["expect"].get("error") or {}).get("code")
+    if code == "INVALID_WORKSPACE":
+        pytest.skip("a workspace the import refuses (its validation is tested there)")
+    assert run_case(case, resolve=database_resolve) is None
+
+
+# --- what a request and a write cost ------------------------------------------------------------
+
+
+def desk(customers: int, per_customer: int) -> dict:
+    """A small support desk: tickets filtered by customer, an unscoped kb."""
+    return {
+        "version": 1,
+        "consumers": [{"key": "assistant"}],
+        "layers": [
+            {
+                "key": "tickets",
+                "itemFilter": {"customer_id": "customer_id"},
+                "items": [
+                    {
+                        "path": f"c{c}/t{t}",
+                        "title": f"Ticket {t} of customer {c}",
+                        "body": f"Refund card number {t}. The card arrived {c} days late.",
+                        "metadata": {
+                            "customer_id": f"C{c}",
+                            "updated": f"2026-11-0{1 + t % 9}",
+                        },
+                    }
+                    for c in range(customers)
+                    for t in range(per_customer)
+                ],
+            },
+            {
+                "key": "kb",
+                "items": [
+                    {
+                        "path": f"kb/{n}",
+                        "title": f"Refund article {n}",
+                        "body": "Cards and refunds.",
+                    }
+                    for n in range(20)
+                ],
+            },
+        ],
+        "profiles": [
+            {
+                "key": "support",
+                "consumer": "assistant",
+                "objective": "answer",
+                "budget": 2000,
+                "rules": {
+                    "tickets": {
+                        "mode": "retrieve",
+                        "maxItems": 5,
+                        "currentness": {"maxAgeDays": 30, "onStale": "warn"},
+                    },
+                    "kb": {"mode": "retrieve", "maxItems": 3},
+                },
+            }
+        ],
+    }
+
+
+REQUEST = {
+    "profile": "support",
+    "input": {"customer_id": "C3", "message": "refund card late"},
+    "now": "2026-11-20T00:00:00Z",
+}
+
+
+@pytest.mark.parametrize("customers", [10, 200])
+def test_a_request__any_layer_size__fetches_its_customer_s_items_in_one_query(
+    customers, django_assert_num_queries
+):
+    workspace_import(document=desk(customers, 5))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    before = (served.fetches, served.fetched_items)
+
+    # The version token, then one fetch for the tickets layer
+    with django_assert_num_queries(2):
+        answer = profile_resolve(profile="support", request=REQUEST)
+
+    assert (served.fetches - before[0], served.fetched_items - before[1]) == (1, 5)
+    tickets = next(layer for layer in answer["layers"] if layer["layer"] == "tickets")
+    assert tickets["available"]["items"] == customers * 5
+    assert answer == compile_workspace(stored_document()).resolve({**REQUEST, "profile": "support"})
+    # The worker holds the kb's items, none of the tickets
+    compiled = cache.workspace_get().compiled
+    assert compiled.served == {"tickets": customers * 5}
+    held = {index.layer.key: len(index.items) for index in compiled.indexes}
+    assert held == {"tickets": 0, "kb": 20}
+
+
+def test_a_new_ticket__other_workers_read_no_item_and_see_it_on_the_next_request():
+    workspace_import(document=desk(20, 5))
+    cache.workspace_get()
+
+    item_create(
+        layer="tickets",
+        document={
+            "path": "c3/new",
+            "title": "Refund card late again",
+            "metadata": {"customer_id": "C3", "updated": "2026-11-19"},
+        },
+    )
+    cache.workspace_get()
+    assert (cache.layers_read, cache.items_read) == (0, 0)
+    answer = profile_resolve(profile="support", request=REQUEST)
+    tickets = next(layer for layer in answer["layers"] if layer["layer"] == "tickets")
+    assert tickets["available"]["items"] == 101
+    assert "c3/new" in [entry["item"] for entry in tickets["materialized"]["items"]]
+    assert answer == compile_workspace(stored_document()).resolve(REQUEST)
+
+
+def test_every_write_service__keeps_terms_keys_and_counts_exact():
+    workspace_import(document=desk(4, 3))
+    assert_derived_rows_exact()
+    item_update(
+        layer="tickets",
+        path="c1/t1",
+        changes={"body": "Wallet refund", "metadata": {"customer_id": ["C1", "C2"]}},
+    )
+    item_update(layer="tickets", path="c1/t2", changes={"path": "c1/moved"})
+    item_delete(layer="tickets", path="c0/t0")
+    item_create(layer="tickets", document={"path": "c9/t0", "metadata": {"customer_id": 9.0}})
+    assert_derived_rows_exact()
+    batch = [
+        {"path": "c2/t0", "body": "Card replaced", "metadata": {"customer_id": "C2"}},
+        {"op": "upsert", "item": {"path": "c5/t0", "metadata": {"customer_id": "C5"}}},
+        {"op": "delete", "path": "c3/t1"},
+    ]
+    text = "\n".join(json.dumps(line) for line in batch)
+    items_bulk_ingest(layer="tickets", operations=bulk_ingest_parse(text=text, ndjson=True))
+    assert_derived_rows_exact()
+    # A changed filter writes the layer's keys again; a removed one drops them
+    layer_update(
+        key="tickets", changes={"itemFilter": {"customer_id": "customer_id", "updated": "day"}}
+    )
+    assert_derived_rows_exact()
+    layer_update(key="kb", changes={"itemFilter": {"topic": "topic"}})
+    assert_derived_rows_exact()
+    layer_update(key="kb", changes={"itemFilter": None})
+    assert_derived_rows_exact()
+    # A replacing import rewrites layers wholesale
+    workspace_import(document=desk(3, 2), mode="replace")
+    assert_derived_rows_exact()
+    cache.workspace_cache_clear()
+    for customer in ("C0", "C1", "C2", "9", "C5"):
+        request = {**REQUEST, "input": {"customer_id": customer, "message": "refund card"}}
+        assert cache.workspace_get().compiled.resolve(request) == compile_workspace(
+            stored_document()
+        ).resolve(request)
+
+
+def test_terms_of_another_analyser__ignored_then_recomputed_in_the_background():
+    workspace_import(document=desk(5, 4))
+    ItemTerms.objects.filter(layer__key="tickets").update(analyser=ANALYSER_VERSION + 1, terms="{}")
+    ItemTerms.objects.filter(layer__key="kb").update(analyser=ANALYSER_VERSION + 1, terms="{}")
+    cache.workspace_cache_clear()
+
+    # Stale terms are not used: the answers are exact meanwhile
+    assert derived.stale_terms_count() == 40
+    assert cache.workspace_get().compiled.resolve(REQUEST) == compile_workspace(
+        stored_document()
+    ).resolve(REQUEST)
+    # The task recomputes them
+    assert derived.item_terms_recompute.call() == 40
+    assert derived.stale_terms_count() == 0
+    assert_derived_rows_exact()
+
+
+def test_expand__an_offered_ticket_of_a_served_layer__is_read_by_its_path():
+    workspace_import(document=desk(5, 4))
+    expanded = ref_expand(request=REQUEST, ref="tickets/c3/t1")
+    assert expanded["title"] == "Ticket 1 of customer 3"
+    assert expanded["metadata"]["customer_id"] == "C3"
