@@ -247,7 +247,6 @@ class CompiledWorkspace:
         layers = list(self.workspace.layers)
         shared = {ix.layer.key: ix for ix in self.indexes}
         builder = _Builder(None, first_only=True)
-        analysed = {}
         for position, layer in enumerate(layers):
             if layer.key not in self.served:
                 continue
@@ -265,11 +264,13 @@ class CompiledWorkspace:
                     raise WorkspaceError(
                         first.message, path=first.path, issues=builder.issues
                     ) from None
-                analysed[layer.key] = got.terms
-            layers[position] = dataclasses.replace(layer, items=tuple(items))
-            del shared[layer.key]
+            fetched_layer = dataclasses.replace(layer, items=tuple(items))
+            layers[position] = fetched_layer
+            shared[layer.key] = LayerIndex(
+                fetched_layer, got.terms if got is not None else None, fetched=True
+            )
         workspace = dataclasses.replace(self.workspace, layers=tuple(layers))
-        return CompiledWorkspace(workspace, shared, tokens=None, analysed=analysed)
+        return CompiledWorkspace(workspace, shared, tokens=None)
 
     def for_request(self, request: Request) -> "CompiledWorkspace":
         """Return the workspace a parsed request resolves against: this one, or with the

@@ -65,9 +65,12 @@ class LayerIndex:
     dropped once the postings are built.
     """
 
-    def __init__(self, layer: Layer, analysed=None):
+    def __init__(self, layer: Layer, analysed=None, *, fetched: bool = False):
         self.layer = layer
         self._analysed = analysed or None
+        # A request's fetched material (resolver.served): a few items, read for one request,
+        # whose postings are built per query term.
+        self._fetched = fetched
         self.items = layer.items
         self.size = self.count = len(layer.items)
         self.layer_slots = np.arange(self.size, dtype=np.intp)  # layer position -> slot
@@ -140,7 +143,8 @@ class LayerIndex:
         """Return the BM25 postings of the items, tokenizing them on first use."""
         postings = self._postings
         if postings is None:
-            postings = self._postings = Postings.build(self.items, self.count, self._analysed)
+            build = Postings.on_demand if self._fetched else Postings.build
+            postings = self._postings = build(self.items, self.count, self._analysed)
             self._analysed = None
         return postings
 

@@ -78,6 +78,7 @@ def patched_index(old: LayerIndex, layer: Layer, changes: ItemChanges) -> LayerI
         old.postings  # noqa: B018 (from stored term counts: cheap, and then patched)
     new = LayerIndex.__new__(LayerIndex)
     new._analysed = None
+    new._fetched = False
     size = old.size + len(changes.added)
     rebuilt = [*changes.replaced, *range(old.size, size)]
     items = list(old.items)
@@ -237,6 +238,7 @@ def compacted_index(index: LayerIndex) -> LayerIndex:
         index.postings  # noqa: B018 (from stored term counts: cheap, and then renumbered)
     new = LayerIndex.__new__(LayerIndex)
     new._analysed = None
+    new._fetched = False
     new.layer = index.layer
     new.size = new.count = index.count
     new.items = _gathered(index.items, keep)

@@ -86,6 +86,22 @@ class Postings:
             count,
         )
 
+    @classmethod
+    def on_demand(cls, items: list, count: int, analysed=None) -> "Postings":
+        """Return the postings of a few items (a request's fetched material) whose term
+        postings are built when a query first asks for the term, not for the whole
+        vocabulary: the same postings, at the cost of the query's terms."""
+        known = analysed.get if analysed else None
+        tallies: list[dict] = []
+        lengths = np.zeros(len(items))
+        for slot, item in enumerate(items):
+            tally = known(item.path) if known is not None and item is not None else None
+            if tally is None:
+                tally = Counter(item_tokens(item)) if item is not None else {}
+            tallies.append(tally)
+            lengths[slot] = sum(tally.values())
+        return cls(TermsOnDemand(tallies), lengths, int(lengths.sum()), count)
+
     def matched_terms(self, terms: tuple[str, ...], items: np.ndarray) -> list[list[str]]:
         """Return, for each of some items, the query terms that occur in it, in query order.
 
@@ -174,3 +190,26 @@ class Postings:
         if terms_in is not None:
             np.not_equal(terms_in, 0, out=hit)
         return scores, hit, terms_in
+
+
+class TermsOnDemand:
+    """A term -> ``(slots, tfs)`` mapping computed per term on first ``get`` from each
+    slot's term counts (``Postings.on_demand``); read-only like a postings dict."""
+
+    def __init__(self, tallies: list[dict]):
+        self._tallies = tallies
+        self._found: dict[str, tuple | None] = {}
+
+    def get(self, term: str, default=None):
+        if term not in self._found:
+            slots = [slot for slot, tally in enumerate(self._tallies) if term in tally]
+            self._found[term] = (
+                (
+                    np.array(slots, dtype=np.int64),
+                    np.array([self._tallies[slot][term] for slot in slots], dtype=np.float64),
+                )
+                if slots
+                else None
+            )
+        found = self._found[term]
+        return default if found is None else found
