@@ -29,6 +29,7 @@ def worker_warm(*, heartbeat=None, log: logging.Logger | None = None) -> bool:
     database unreachable, stored rows that do not form a workspace) is logged and leaves the
     workspace to be compiled on first use, as without warming: the process still serves."""
     from profiles.workspace.cache import workspace_warm
+    from profiles.workspace.derived import terms_recompute_enqueue
 
     log = log or logger
     done = threading.Event()
@@ -45,6 +46,8 @@ def worker_warm(*, heartbeat=None, log: logging.Logger | None = None) -> bool:
     started = time.perf_counter()
     try:
         cached = workspace_warm()
+        if terms_recompute_enqueue():
+            log.info("stored terms of another analyser version: their recompute is queued")
     except Exception:
         log.exception(
             "worker %s: warming the workspace failed; it compiles on first use", os.getpid()

@@ -27,6 +27,7 @@ from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.tasks import task
+from django_tasks_db.models import DBTaskResult
 
 from profiles.models import Item, ItemChange, ItemKey, ItemTerms, Layer
 from profiles.workspace.bulk_writes import rows_insert
@@ -222,3 +223,18 @@ def terms_recompute(*, batch: int = 2000) -> int:
 def item_terms_recompute() -> int:
     """The background task of ``terms_recompute`` (enqueued when a worker finds stale terms)."""
     return terms_recompute()
+
+
+def terms_recompute_enqueue() -> bool:
+    """Enqueue ``item_terms_recompute`` when stored terms come from another analyser and no
+    such task is waiting or running; return whether it enqueued one. A server calls it as it
+    warms (after a deploy that changed the analyser)."""
+    if not ItemTerms.objects.exclude(analyser=ANALYSER_VERSION).exists():
+        return False
+    pending = DBTaskResult.objects.filter(
+        task_path=item_terms_recompute.module_path, finished_at=None
+    )
+    if pending.exists():
+        return False
+    item_terms_recompute.enqueue()
+    return True

@@ -305,3 +305,14 @@ def test_expand__an_offered_ticket_of_a_served_layer__is_read_by_its_path():
     expanded = ref_expand(request=REQUEST, ref="tickets/c3/t1")
     assert expanded["title"] == "Ticket 1 of customer 3"
     assert expanded["metadata"]["customer_id"] == "C3"
+
+
+def test_a_warming_server__stale_terms__queues_their_recompute_once(settings):
+    workspace_import(document=desk(2, 3))
+    assert derived.terms_recompute_enqueue() is False  # nothing stale
+    ItemTerms.objects.update(analyser=ANALYSER_VERSION + 1)
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+    assert derived.terms_recompute_enqueue() is True
+    assert derived.terms_recompute_enqueue() is False  # one is waiting already
+    assert derived.stale_terms_count() == 26  # 6 tickets, 20 articles
