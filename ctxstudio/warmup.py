@@ -61,11 +61,12 @@ def worker_warm(*, heartbeat=None, log: logging.Logger | None = None) -> bool:
         connections.close_all()
     compiled = cached.compiled
     log.info(
-        "worker %s warm: workspace %s, %d layers, %d items, in %.1f s",
+        "worker %s warm: workspace %s, %d layers, %d items held, %d served, in %.1f s",
         os.getpid(),
         cached.token or "(empty)",
         len(compiled.indexes),
         sum(index.count for index in compiled.indexes),
+        sum(compiled.served.values()),
         time.perf_counter() - started,
     )
     return True

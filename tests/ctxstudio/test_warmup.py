@@ -60,7 +60,8 @@ def test_gunicorn_worker__warm_before_it_answers__first_request_served(tmp_path,
         # The worker answered /healthz: it had warmed before it accepted a connection.
         warm_lines = [line for line in log.read_text().splitlines() if " warm: " in line]
         assert len(warm_lines) == 1, log.read_text()
-        assert "3 layers, 12 items" in warm_lines[0]
+        # layer-001 is filtered: served (its 4 items fetched per request), not held
+        assert "3 layers, 8 items held, 4 served" in warm_lines[0]
 
         request = {"profile": "profile-0", "input": {"message": "refund"}, "now": NOW}
         status, _, body = call(port, "POST", "/api/v1/resolve", token, request)
