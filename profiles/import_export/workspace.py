@@ -13,6 +13,8 @@ from itertools import islice
 from typing import Any
 
 import yaml
+from django.db.models import CharField, Value
+from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from profiles.activity.records import activity_record_many
@@ -425,13 +427,16 @@ def _upsert(
     writer: BulkWriter,
     summary: ImportSummary,
     touched: set | None = None,
+    park=None,
 ) -> dict[Any, int]:
     """Create or update rows; ``wanted`` is [(lookup key, values)], ``existing`` maps lookup
     keys to the stored value rows (``WorkspaceValues``). Rows whose values are all equal are
     not written.
 
     Return the id of every wanted row by its lookup key; the lookup keys of rows created or
-    updated are added to ``touched``.
+    updated are added to ``touched``. ``park(rows, updates)``, given, runs before any row is
+    written, with the stored and new values of the rows to update (profiles move their
+    selections out of each other's way there).
     """
     touched = set() if touched is None else touched
     to_create, to_update, update_fields = [], [], set()
@@ -451,6 +456,8 @@ def _upsert(
             summary.add(kind, "updated", names=(lookup_key,))
         else:
             summary.add(kind, "unchanged")
+    if park is not None and to_update:
+        park([existing[key] for key in touched if key in existing], to_update)
     if to_create:
         created = writer.create(model, [values for _, values in to_create])
         for (lookup_key, _), row_id in zip(to_create, created, strict=True):
@@ -467,6 +474,27 @@ _KIND_BY_MODEL = {
     "profiles.Profile": "profiles",
     "profiles.Rule": "rules",
 }
+
+
+SELECTION = ("consumer_id", "objective", "environment")
+
+
+def _park_selections(stored_rows, updates: list[dict]) -> None:
+    """Give the profiles whose selection (consumer, objective, environment) an import changes
+    a selection no profile can have, before any profile is written: the file's profiles may
+    take each other's selections (a swap, or a new profile taking a freed one), and the
+    unique selection is checked row by row. The rows get their new values in the same
+    transaction; the parked value is never committed, and no history records it."""
+    before = {row.id: row for row in stored_rows}
+    moving = [
+        row["id"]
+        for row in updates
+        if any(getattr(before[row["id"]], name) != row[name] for name in SELECTION)
+    ]
+    if moving:
+        Profile.objects.filter(pk__in=moving).update(
+            objective=Concat(Value("parked-"), Cast("id", CharField()))
+        )
 
 
 def _delete(queryset, kind: str, summary: ImportSummary) -> None:
@@ -586,6 +614,7 @@ def _synchronize(stored, target: dict, *, writer: BulkWriter, summary: ImportSum
         {profile.key: profile for profile in stored.profiles if profile.key in profile_keys},
         writer=writer,
         summary=summary,
+        park=_park_selections,
     )
     _delete(Consumer.objects.exclude(key__in=consumer_keys).order_by("pk"), "consumers", summary)
 

@@ -1,6 +1,8 @@
 """What an import writes: rows with their authors and dates, and a history record per row
 written or changed with the content django-simple-history gives it."""
 
+import copy
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
@@ -244,3 +246,27 @@ def test_layer_create__with_items__a_record_each_in_queries_that_do_not_grow(
     for row_id, row in rows.items():
         assert {name: created[row_id][name] for name in tracked(Item)} == row
         assert created[row_id]["history_user_id"] == author.pk
+
+
+@pytest.mark.parametrize("mode", ["merge", "replace"])
+def test_import__profiles_take_each_other_s_selections__all_written(mode):
+    # Given two profiles of one consumer: profile-0 for objective-0, profile-1 for objective-1
+    document = small_workspace(profiles=2)
+    document["profiles"][1]["consumer"] = "assistant"
+    workspace_import(document=document)
+
+    # When an import gives profile-0 objective-1, profile-1 another one, and a new profile
+    # objective-0 (each taking a selection another profile holds until it is written)
+    changed = copy.deepcopy(document)
+    first, second = changed["profiles"]
+    first["objective"], second["objective"] = "objective-1", "objective-moved"
+    changed["profiles"].append({**first, "key": "profile-new", "objective": "objective-0"})
+    workspace_import(document=changed, mode=mode)
+
+    # Then every profile has the selection the file gives (no transient conflict refused it)
+    assert dict(Profile.objects.values_list("key", "objective")) == {
+        "profile-0": "objective-1",
+        "profile-1": "objective-moved",
+        "profile-new": "objective-0",
+    }
+    assert not Profile.history.filter(objective__startswith="parked-").exists()
