@@ -11,6 +11,7 @@ from collections import Counter
 
 import numpy as np
 
+from resolver.analysis import decode_terms
 from resolver.model import Item
 from resolver.text import tokenize
 
@@ -47,8 +48,9 @@ class Postings:
         """Tokenize the items (None for an empty slot) and return their postings.
 
         ``analysed`` maps item paths to their term counts computed beforehand
-        (``resolver.analysis.item_terms``, by the analyser of this version): those items are
-        not tokenized again. The postings are the same either way.
+        (``resolver.analysis.item_terms``, by the analyser of this version), or to their
+        stored text (``encode_terms``): those items are not tokenized again. The postings are
+        the same either way.
         """
         # Each item's term counts go into flat arrays (term number, item, tf); one stable sort
         # by term number then groups them, items ascending within a term. Per term: item ids
@@ -61,6 +63,8 @@ class Postings:
         for item in items:
             tally = known(item.path) if known is not None and item is not None else None
             if tally is not None:
+                if tally.__class__ is str:  # as stored: decoded one item at a time
+                    tally = decode_terms(tally)
                 lengths.append(sum(tally.values()))
             else:
                 tokens = item_tokens(item) if item is not None else ()
@@ -98,6 +102,8 @@ class Postings:
             tally = known(item.path) if known is not None and item is not None else None
             if tally is None:
                 tally = Counter(item_tokens(item)) if item is not None else {}
+            elif tally.__class__ is str:
+                tally = decode_terms(tally)
             tallies.append(tally)
             lengths[slot] = sum(tally.values())
         return cls(TermsOnDemand(tallies), lengths, int(lengths.sum()), count)

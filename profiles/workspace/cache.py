@@ -60,7 +60,7 @@ from profiles.workspace.selectors import (
 )
 from profiles.workspace.served import DatabaseSource, keyed_for, served_layer
 from resolver import CompiledWorkspace, compile_workspace
-from resolver.analysis import ANALYSER_VERSION, decode_terms
+from resolver.analysis import ANALYSER_VERSION
 
 # Log entries read in one catch-up; more than this and the worker reads everything again.
 MAX_CHANGES = 2_000
@@ -251,10 +251,9 @@ def _analysed(rows: dict[int, list], copies: dict) -> dict[str, dict]:
     for layer_id, items in rows.items():
         copy = copies.get(layer_id)
         if copy is not None:
+            # As stored (JSON text): the postings decode them one item at a time.
             out[copy.key] = {
-                row.path: decode_terms(row.stored_terms)
-                for row in items
-                if row.stored_terms is not None
+                row.path: row.stored_terms for row in items if row.stored_terms is not None
             }
     return out
 

@@ -102,6 +102,7 @@ class Server:
     server_url: str
     database: str
     workers: int = 2
+    hold_filtered: bool = False
     env: dict = field(default_factory=dict)
     port: int = 0
     token: str = ""
@@ -128,6 +129,8 @@ class Server:
             "GUNICORN_ACCESSLOG": "",
             "MAX_BODY_BYTES": str(64 * 1024 * 1024),
             "LOG_LEVEL": "CRITICAL",
+            # Served filtered layers (the default) or, for comparison, held by every worker.
+            "SERVE_FILTERED_LAYERS": "0" if self.hold_filtered else "1",
         }
         self.env.pop("CACHE_URL", None)
 
@@ -520,7 +523,12 @@ def run(args, log) -> dict:
         load_start=load_average(),
     )
     figures["generate_s"] = round(time.perf_counter() - started, 2)
-    server = Server(server_url=args.server, database=args.database, workers=args.workers)
+    server = Server(
+        server_url=args.server,
+        database=args.database,
+        workers=args.workers,
+        hold_filtered=args.hold_filtered,
+    )
     try:
         log(f"  database {args.database}: migrate, import the skeleton…")
         server.create()
@@ -653,6 +661,11 @@ def main(argv=None) -> int:
     parser.add_argument("--policies", type=int, default=POLICIES)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers (default 2)")
+    parser.add_argument(
+        "--hold-filtered",
+        action="store_true",
+        help="every worker holds the tickets (SERVE_FILTERED_LAYERS=0), as before issue 20",
+    )
     parser.add_argument("--clients", type=int, default=8, help="load threads (default 8)")
     parser.add_argument("--requests", type=int, default=2000, help="load requests (2000)")
     parser.add_argument("--load-seconds", type=float, default=120, help="load time cap (120)")

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from resolver import ResolverError, compile_workspace
 from resolver.analysis import decode_terms, encode_terms, item_terms
-from resolver.postings import item_tokens
+from resolver.model import Item
+from resolver.postings import Postings, item_tokens
 from resolver.served import Fetched, Need
 from resolver.sweep import budget_sweep
 from resolver.values import canonical_values
@@ -160,8 +161,6 @@ def test_stored_terms_are_the_tokens_the_engine_counts():
         title = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(0, 6)))
         body = " ".join(rng.choice([*WORDS, "\n\n", "Ⅻ", "ﬁ"]) for _ in range(rng.randrange(0, 40)))
         stored = decode_terms(encode_terms(item_terms(title, body)))
-        from resolver.model import Item
-
         tokens = item_tokens(Item("p", title, body, {}))
         assert sum(stored.values()) == len(tokens)
         assert stored == {term: tokens.count(term) for term in dict.fromkeys(tokens)}
@@ -212,3 +211,32 @@ def test_a_served_layer_keeps_its_total_and_reads_no_items():
         pass
     else:
         raise AssertionError("resolved a served layer without a source")
+
+
+def test_postings_from_stored_terms__text_or_counts__are_the_tokenized_ones():
+    rng = random.Random(11)
+    items = [
+        Item(
+            f"p{n}",
+            " ".join(rng.choice(WORDS) for _ in range(3)),
+            " ".join(rng.choice(WORDS) for _ in range(rng.randrange(0, 30))),
+            {},
+        )
+        for n in range(40)
+    ]
+    stored = {item.path: encode_terms(item_terms(item.title, item.body)) for item in items[::2]}
+    counted = {path: decode_terms(text) for path, text in stored.items()}
+    plain = Postings.build(items, len(items))
+    for analysed in (stored, counted):
+        built = Postings.build(items, len(items), analysed)
+        assert built.lengths.tolist() == plain.lengths.tolist()
+        assert built.terms.keys() == plain.terms.keys()
+        for term, (slots, tfs) in plain.terms.items():
+            assert built.terms[term][0].tolist() == slots.tolist()
+            assert built.terms[term][1].tolist() == tfs.tolist()
+        on_demand = Postings.on_demand(items, len(items), analysed)
+        assert on_demand.lengths.tolist() == plain.lengths.tolist()
+        for term, (slots, tfs) in plain.terms.items():
+            assert on_demand.terms.get(term)[0].tolist() == slots.tolist()
+            assert on_demand.terms.get(term)[1].tolist() == tfs.tolist()
+        assert on_demand.terms.get("absent-term") is None
