@@ -217,6 +217,13 @@ def test_a_request__any_layer_size__fetches_its_customer_s_items_in_one_query(
     assert answer == compile_workspace(stored_document()).resolve({**REQUEST, "profile": "support"})
     # The worker holds the kb's items, none of the tickets
     compiled = cache.workspace_get().compiled
+    # Every fetched ticket comes with its stored terms (nothing is tokenized per request),
+    # and every held item's terms were read at the start (the join matched every row)
+    fetched = compiled.source(compiled.needs({**REQUEST, "input": {"customer_id": "C4"}}))
+    assert fetched["tickets"].entries
+    assert set(fetched["tickets"].terms) == {e["path"] for e in fetched["tickets"].entries}
+    rows = cache._item_rows(whole=set(Layer.objects.values_list("id", flat=True)), paths={})
+    assert all(row.stored_terms is not None for layer in rows.values() for row in layer)
     assert compiled.served == {"tickets": customers * 5}
     held = {index.layer.key: len(index.items) for index in compiled.indexes}
     assert held == {"tickets": 0, "kb": 20}
