@@ -18,6 +18,13 @@ queries whatever the size of the workspace:
 * **consumers, profiles and rules** — read again only when ``WorkspaceVersion.profiles_token``
   moved (three small queries).
 
+**Served layers** (every layer with an ``itemFilter``, ``profiles.workspace.served``) hold no
+items here: the compilation carries their fields, their item count (``Layer.items_counted``)
+and a source that fetches one request's items. A write to one of their items costs a worker's
+catch-up the layer rows only: no item is read, and the layer's new copy (its count) is
+compiled anew from its fields. Held layers build their BM25 postings from the items' stored
+terms (``ItemTerms``), read with the rows.
+
 Whenever more than items changed, the document goes through
 ``compile_workspace(document, previous=, tokens=)``; each layer's token there is a label of
 this process's copy of the layer (the layer's ``content_token`` and a serial number, new
