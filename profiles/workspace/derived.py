@@ -65,10 +65,14 @@ def derived_written(*, items: list[tuple[int, str, str]], layers: Iterable[int])
     rewritten = set(layers)
     deltas: Counter = Counter()
     paths: dict[int, set[str]] = defaultdict(set)
+    # Paths this write only created: a new row has no derived rows to delete.
+    created: dict[int, set[str]] = defaultdict(set)
+    changed: dict[int, set[str]] = defaultdict(set)
     for layer_id, path, op in items:
         if layer_id in rewritten:
             continue
         paths[layer_id].add(path)
+        (created if op == Op.CREATE else changed)[layer_id].add(path)
         deltas[layer_id] += (op == Op.CREATE) - (op == Op.DELETE)
     for layer_id, delta in deltas.items():
         if delta:
@@ -81,9 +85,12 @@ def derived_written(*, items: list[tuple[int, str, str]], layers: Iterable[int])
     layer_rows = {
         row[0]: row[1:] for row in Layer.objects.values_list("id", "item_filter", "keyed_fields")
     }
-    for layer_id, changed in paths.items():
+    for layer_id, written in paths.items():
         if layer_id in layer_rows:
-            _refresh_paths(layer_id, sorted(changed), filter_fields(layer_rows[layer_id][0]))
+            fresh = created[layer_id] - changed[layer_id]
+            _refresh_paths(
+                layer_id, sorted(written), filter_fields(layer_rows[layer_id][0]), fresh=fresh
+            )
     for layer_id in rewritten:
         if layer_id in layer_rows:
             _refresh_layer(layer_id, filter_fields(layer_rows[layer_id][0]))
@@ -126,12 +133,19 @@ def _rows_derived(layer_id: int, rows: Iterable, fields: list[str], *, terms=Tru
     rows_insert(ItemKey, key_rows)
 
 
-def _refresh_paths(layer_id: int, paths: list[str], fields: list[str]) -> None:
-    """Write again the derived rows of the items at ``paths`` (deleted ones lose theirs)."""
+def _refresh_paths(
+    layer_id: int, paths: list[str], fields: list[str], *, fresh: set[str] = frozenset()
+) -> None:
+    """Write again the derived rows of the items at ``paths`` (deleted ones lose theirs);
+    the ``fresh`` paths were only created by this write, so they have none to delete."""
     for start in range(0, len(paths), BATCH):
         chunk = paths[start : start + BATCH]
-        ItemTerms.objects.filter(layer_id=layer_id, path__in=chunk)._raw_delete(connection.alias)
-        ItemKey.objects.filter(layer_id=layer_id, path__in=chunk)._raw_delete(connection.alias)
+        stale = [path for path in chunk if path not in fresh]
+        if stale:
+            ItemTerms.objects.filter(layer_id=layer_id, path__in=stale)._raw_delete(
+                connection.alias
+            )
+            ItemKey.objects.filter(layer_id=layer_id, path__in=stale)._raw_delete(connection.alias)
         rows = Item.objects.filter(layer_id=layer_id, path__in=chunk).values_list(*ITEM_COLUMNS)
         _rows_derived(layer_id, rows, fields)
 
