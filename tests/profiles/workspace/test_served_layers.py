@@ -323,3 +323,38 @@ def test_a_warming_server__stale_terms__queues_their_recompute_once(settings):
     assert derived.terms_recompute_enqueue() is True
     assert derived.terms_recompute_enqueue() is False  # one is waiting already
     assert derived.stale_terms_count() == 26  # 6 tickets, 20 articles
+
+
+def test_serving_switched_off__every_worker_holds_the_filtered_layer__same_answers(settings):
+    workspace_import(document=desk(6, 4))
+    cache.workspace_cache_clear()
+    served_answer = profile_resolve(profile="support", request=REQUEST)
+
+    # Switched off while a worker runs: its next catch-up reads the layer and holds it
+    settings.SERVE_FILTERED_LAYERS = False
+    item_update(layer="kb", path="kb/0", changes={"title": "Refund article zero"})
+    compiled = cache.workspace_get().compiled
+    assert compiled.served == {}
+    assert {index.layer.key: len(index.items) for index in compiled.indexes} == {
+        "tickets": 24,
+        "kb": 20,
+    }
+    assert cache.layers_read == 1  # the tickets, read once
+    assert profile_resolve(profile="support", request=REQUEST) == compile_workspace(
+        stored_document()
+    ).resolve(REQUEST)
+    held_answer = profile_resolve(profile="support", request=REQUEST)
+
+    def tickets(answer):
+        return next(layer for layer in answer["layers"] if layer["layer"] == "tickets")
+
+    assert tickets(held_answer) == tickets(served_answer)  # only a kb title changed
+
+    # Switched on again while a worker runs: its next catch-up serves the layer again
+    settings.SERVE_FILTERED_LAYERS = True
+    item_create(layer="kb", document={"path": "kb/new", "title": "Refund card news"})
+    compiled = cache.workspace_get().compiled
+    assert compiled.served == {"tickets": 24}
+    assert profile_resolve(profile="support", request=REQUEST) == compile_workspace(
+        stored_document()
+    ).resolve(REQUEST)
