@@ -1,8 +1,9 @@
 """An item's analysed terms (SPEC §5), computed once when the item is written and stored.
 
-``item_terms(title, body)`` counts the tokens of an item's relevance document
-(``title + "\\n" + body``, exactly what ``resolver.postings.item_tokens`` tokenizes): term ->
-term frequency, in order of first occurrence; the document length is the sum of the counts.
+``relevance_tokens(title, body)`` are the tokens of an item's relevance document
+(``title + "\\n" + body``; the postings tokenize items through it), and ``item_terms`` counts
+them: term -> term frequency, in order of first occurrence; the document length is the sum
+of the counts.
 A store keeps them with the item (``encode_terms``/``decode_terms``, a compact JSON object)
 and gives them back to the engine, which then builds a layer's BM25 postings without
 tokenizing its text (``LayerIndex(layer, analysed=...)``). Terms computed by another version
@@ -20,9 +21,14 @@ from resolver.text import tokenize
 ANALYSER_VERSION = 1
 
 
+def relevance_tokens(title: str | None, body: str | None) -> list[str]:
+    """Return the tokens of an item's document for relevance: ``title + "\n" + body`` (§5)."""
+    return tokenize((title or "") + "\n" + (body or ""))
+
+
 def item_terms(title: str | None, body: str | None) -> dict[str, int]:
     """Return the term counts of an item's relevance document (SPEC §5)."""
-    return dict(Counter(tokenize((title or "") + "\n" + (body or ""))))
+    return dict(Counter(relevance_tokens(title, body)))
 
 
 def encode_terms(terms: dict[str, int]) -> str:

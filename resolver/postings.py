@@ -11,17 +11,33 @@ from collections import Counter
 
 import numpy as np
 
-from resolver.analysis import decode_terms
+from resolver.analysis import decode_terms, relevance_tokens
 from resolver.model import Item
-from resolver.text import tokenize
 
 K1 = 1.2
 B = 0.75
 
 
 def item_tokens(item: Item) -> list[str]:
-    """Return the tokens of an item's document for relevance: ``title + "\n" + body`` (§5)."""
-    return tokenize(item.title + "\n" + item.body)
+    """Return the tokens of an item's document for relevance (``relevance_tokens``)."""
+    return relevance_tokens(item.title, item.body)
+
+
+def _tallies(items: list, analysed):
+    """Yield each slot's term counts: the ``analysed`` ones of its path (decoded when they
+    are stored text), else the item's tokens counted; {} for an empty slot."""
+    known = analysed.get if analysed else None
+    for item in items:
+        if item is None:
+            yield {}
+            continue
+        tally = known(item.path) if known is not None else None
+        if tally is None:
+            yield Counter(item_tokens(item))
+        elif tally.__class__ is str:  # as stored: decoded one item at a time
+            yield decode_terms(tally)
+        else:
+            yield tally
 
 
 class Postings:
@@ -59,17 +75,8 @@ class Postings:
         number = vocabulary.setdefault
         term_numbers, frequencies, counts = array("q"), array("d"), array("q")
         lengths = array("d")
-        known = analysed.get if analysed else None
-        for item in items:
-            tally = known(item.path) if known is not None and item is not None else None
-            if tally is not None:
-                if tally.__class__ is str:  # as stored: decoded one item at a time
-                    tally = decode_terms(tally)
-                lengths.append(sum(tally.values()))
-            else:
-                tokens = item_tokens(item) if item is not None else ()
-                lengths.append(len(tokens))
-                tally = Counter(tokens)
+        for tally in _tallies(items, analysed):
+            lengths.append(sum(tally.values()))
             counts.append(len(tally))
             term_numbers.extend([number(term, len(vocabulary)) for term in tally])
             frequencies.extend(tally.values())
@@ -95,17 +102,8 @@ class Postings:
         """Return the postings of a few items (a request's fetched material) whose term
         postings are built when a query first asks for the term, not for the whole
         vocabulary: the same postings, at the cost of the query's terms."""
-        known = analysed.get if analysed else None
-        tallies: list[dict] = []
-        lengths = np.zeros(len(items))
-        for slot, item in enumerate(items):
-            tally = known(item.path) if known is not None and item is not None else None
-            if tally is None:
-                tally = Counter(item_tokens(item)) if item is not None else {}
-            elif tally.__class__ is str:
-                tally = decode_terms(tally)
-            tallies.append(tally)
-            lengths[slot] = sum(tally.values())
+        tallies = list(_tallies(items, analysed))
+        lengths = np.array([sum(tally.values()) for tally in tallies], dtype=np.float64)
         return cls(TermsOnDemand(tallies), lengths, int(lengths.sum()), count)
 
     def matched_terms(self, terms: tuple[str, ...], items: np.ndarray) -> list[list[str]]:
