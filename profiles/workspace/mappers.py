@@ -40,13 +40,18 @@ def map_consumer_to_resolver(consumer: Consumer) -> dict:
 
 
 def map_item_to_resolver(item: Item) -> dict:
-    document: dict[str, Any] = {"path": item.path}
-    if item.title:
-        document["title"] = item.title
-    if item.body:
-        document["body"] = item.body
-    if item.metadata:
-        document["metadata"] = item.metadata
+    return map_item_columns_to_resolver(item.path, item.title, item.body, item.metadata)
+
+
+def map_item_columns_to_resolver(path: str, title: str, body: str, metadata) -> dict:
+    """Return an item's SPEC §2 entry from its column values (a row read with plain SQL)."""
+    document: dict[str, Any] = {"path": path}
+    if title:
+        document["title"] = title
+    if body:
+        document["body"] = body
+    if metadata:
+        document["metadata"] = metadata
     return document
 
 

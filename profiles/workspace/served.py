@@ -23,6 +23,7 @@ from django.db import connection
 
 from profiles.models import Item, ItemKey, ItemTerms
 from profiles.workspace.derived import filter_fields
+from profiles.workspace.mappers import map_item_columns_to_resolver
 from resolver.analysis import ANALYSER_VERSION, decode_terms
 from resolver.served import Fetched, Need
 from resolver.values import canonical_values
@@ -61,17 +62,10 @@ def _join_terms(terms: str) -> str:
 
 
 def _entry(path, title, body, metadata) -> dict:
-    """The item's SPEC §2 entry, as ``map_item_to_resolver`` writes it."""
-    entry: dict = {"path": path}
-    if title:
-        entry["title"] = title
-    if body:
-        entry["body"] = body
+    """The item's SPEC §2 entry from a row (metadata as the driver gives it: text or JSON)."""
     if isinstance(metadata, str):
         metadata = json.loads(metadata)
-    if metadata:
-        entry["metadata"] = metadata
-    return entry
+    return map_item_columns_to_resolver(path, title, body, metadata)
 
 
 def _fetched(rows, needs_by_layer: dict[int, Need], *, check: bool) -> dict[str, Fetched]:
