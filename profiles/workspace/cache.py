@@ -540,24 +540,21 @@ def document_with_items(cached: CachedWorkspace, layer_keys) -> dict:
     (held without items) read from the database: what a change set or an import that
     touches such a layer is validated and compiled against. Costs the layers' items (a
     governed, rare write); the cached document is left as it is."""
+    layer_keys = set(layer_keys)
     wanted = {
-        layer_id: copy
+        layer_id: copy.key
         for layer_id, copy in cached.layers.items()
-        if copy.served and copy.key in set(layer_keys)
+        if copy.served and copy.key in layer_keys
     }
     if not wanted:
         return cached.document
-    rows = _item_rows(whole=set(wanted), paths={})
-    items = {
-        wanted[layer_id].key: [map_item_to_resolver(row) for row in layer_rows]
-        for layer_id, layer_rows in rows.items()
-    }
+    items = {key: [] for key in wanted.values()}
+    for layer_id, rows in _item_rows(whole=set(wanted), paths={}).items():
+        items[wanted[layer_id]] = [map_item_to_resolver(row) for row in rows]
     return {
         **cached.document,
         "layers": [
-            {**layer, "items": items.get(layer["key"], [])}
-            if layer["key"] in {copy.key for copy in wanted.values()}
-            else layer
+            {**layer, "items": items[layer["key"]]} if layer["key"] in items else layer
             for layer in cached.document["layers"]
         ],
     }

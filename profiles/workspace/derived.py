@@ -192,9 +192,14 @@ def _rekey_layer(layer_id: int, fields: list[str]) -> None:
 # --- another analyser ------------------------------------------------------------------------
 
 
+def _stale_terms():
+    """The stored terms counted by another analyser version."""
+    return ItemTerms.objects.exclude(analyser=ANALYSER_VERSION)
+
+
 def stale_terms_count() -> int:
     """Return how many items' stored terms come from another analyser version."""
-    return ItemTerms.objects.exclude(analyser=ANALYSER_VERSION).count()
+    return _stale_terms().count()
 
 
 def terms_recompute(*, batch: int = 2000) -> int:
@@ -204,11 +209,7 @@ def terms_recompute(*, batch: int = 2000) -> int:
     done = 0
     while True:
         with workspace_write():
-            rows = list(
-                ItemTerms.objects.exclude(analyser=ANALYSER_VERSION)
-                .order_by("pk")
-                .values_list("pk", "item_id")[:batch]
-            )
+            rows = list(_stale_terms().order_by("pk").values_list("pk", "item_id")[:batch])
             if not rows:
                 return done
             ids = [item_id for _, item_id in rows]
@@ -243,7 +244,7 @@ def terms_recompute_enqueue() -> bool:
     """Enqueue ``item_terms_recompute`` when stored terms come from another analyser and no
     such task is waiting or running; return whether it enqueued one. A server calls it as it
     warms (after a deploy that changed the analyser)."""
-    if not ItemTerms.objects.exclude(analyser=ANALYSER_VERSION).exists():
+    if not _stale_terms().exists():
         return False
     pending = DBTaskResult.objects.filter(
         task_path=item_terms_recompute.module_path, finished_at=None
