@@ -77,6 +77,14 @@ def outcome(compiled, request, call):
         return ("error", type(exc).__name__, str(exc))
 
 
+def compiled_both_ways(document, seed: int):
+    """Return the document compiled whole, and with its filtered layers served."""
+    served = compile_workspace(
+        document, served=served_of(document), source=document_source(document, seed=seed)
+    )
+    return compile_workspace(document), served
+
+
 CALLS = {
     "resolve": lambda compiled, request: compiled.resolve(request),
     "resolve_json": lambda compiled, request: compiled.resolve_json(request).data,
@@ -90,10 +98,7 @@ CALLS = {
 @given(scenario=scenarios(), seed=st.integers(0, 1000))
 def test_served_layers_answer_as_the_whole_document(scenario, seed):
     document = scenario.document
-    whole = compile_workspace(document)
-    served = compile_workspace(
-        document, served=served_of(document), source=document_source(document, seed=seed)
-    )
+    whole, served = compiled_both_ways(document, seed)
     for name, call in CALLS.items():
         assert outcome(served, scenario.request, call) == outcome(whole, scenario.request, call), (
             name
@@ -104,10 +109,7 @@ def test_served_layers_answer_as_the_whole_document(scenario, seed):
 @given(scenario=scenarios(), seed=st.integers(0, 1000))
 def test_rankings_sweeps_and_drafts_of_served_layers_are_the_whole_documents(scenario, seed):
     document = scenario.document
-    whole = compile_workspace(document)
-    served = compile_workspace(
-        document, served=served_of(document), source=document_source(document, seed=seed)
-    )
+    whole, served = compiled_both_ways(document, seed)
     request = scenario.request
     for layer in document["layers"]:
         assert outcome(
