@@ -32,13 +32,15 @@ from profiles.models import ActivityOrigin, Item, ItemChange, Layer
 from profiles.safechange.protection import protection_check
 from profiles.workspace.bulk_writes import DELETE_BATCH, BulkWriter
 from profiles.workspace.concurrency import workspace_write
+from profiles.workspace.derived import Written
 from profiles.workspace.entity_changes import EntityChange
-from profiles.workspace.mappers import map_item_to_resolver, map_item_values
+from profiles.workspace.mappers import map_item_columns_to_resolver, map_item_values
 from profiles.workspace.origin import WriteOrigin, origin_of
 from profiles.workspace.selectors import layer_get
 from profiles.workspace.validation import WorkspaceValidationError, validate_item
 from profiles.workspace.writing import author, workspace_changed
 from resolver import RequestError, ValidationIssue
+from resolver.analysis import encode_terms, item_terms
 from resolver.documents import load_json
 from resolver.limits import MAX_DOCUMENT_DEPTH
 from resolver.locations import locate_issues
@@ -282,7 +284,21 @@ def _stored(layer: Layer, paths: list[str]) -> dict[str, dict]:
 
 def _entry(values: dict) -> dict:
     """Return an item's SPEC §2 entry from its values."""
-    return map_item_to_resolver(Item(**{name: values[name] for name in ITEM_VALUES}))
+    return map_item_columns_to_resolver(
+        values["path"], values["title"], values["body"], values["metadata"]
+    )
+
+
+def _prepared(operations: list[Operation]) -> dict[str, tuple[dict, str]]:
+    """Return each upsert's stored values and analysed terms, by path: the batch's costly
+    work, done before the writers' lock is taken (so two batches can overlap it)."""
+    prepared = {}
+    for operation in operations:
+        if operation.op == UPSERT:
+            values = map_item_values(operation.item)
+            terms = encode_terms(item_terms(values["title"], values["body"]))
+            prepared[operation.path] = (values, terms)
+    return prepared
 
 
 def items_bulk_ingest(
@@ -301,6 +317,7 @@ def items_bulk_ingest(
     """
     origin = origin_of(origin, ActivityOrigin.BULK)
     summary = IngestSummary(layer=layer, operations=len(operations))
+    prepared = _prepared(operations)
     with workspace_write():
         stored_layer = layer_get(key=layer)
         stored = _stored(stored_layer, [operation.path for operation in operations])
@@ -316,7 +333,7 @@ def items_bulk_ingest(
                     EntityChange("item", layer, _entry(row), None, path=operation.path)
                 )
                 continue
-            values = map_item_values(operation.item)
+            values = prepared[operation.path][0]
             if row is None:
                 created.append(values)
                 summary.changes.append(
@@ -337,12 +354,14 @@ def items_bulk_ingest(
             return summary
         if stored_layer.governed:
             protection_check(summary.changes, user=user, origin=origin)
-        writer = BulkWriter(user=_author(origin, user), now=timezone.now())
+        now = timezone.now()
+        writer = BulkWriter(user=_author(origin, user), now=now)
+        ids = []
         if created:
             start = Item(layer=stored_layer)._next_position(
                 Item.objects.filter(layer_id=stored_layer.pk)
             )
-            writer.create(
+            ids = writer.create(
                 Item,
                 [
                     {**values, "layer_id": stored_layer.pk, "position": start + offset}
@@ -351,12 +370,29 @@ def items_bulk_ingest(
             )
         writer.update(Item, updated, sorted(fields))
         writer.delete(Item, [row["id"] for row in deleted])
+        # The stored items as written, with their terms: deriving reads none of them back.
+        written = {
+            (stored_layer.pk, values["path"]): Written(
+                id=item_id,
+                title=values["title"],
+                body=values["body"],
+                metadata=values["metadata"],
+                updated_at=now,
+                terms=prepared[values["path"]][1],
+            )
+            for item_id, values in [*zip(ids, created, strict=True), *_ids(updated)]
+        }
         ops = {"create": Op.CREATE, "update": Op.UPDATE, "delete": Op.DELETE}
         workspace_changed(
-            items=[(stored_layer.pk, change.path, ops[change.op]) for change in summary.changes]
+            items=[(stored_layer.pk, change.path, ops[change.op]) for change in summary.changes],
+            written=written,
         )
         activity_record_many(summary.changes, user=user, origin=origin)
     return summary
+
+
+def _ids(rows: list[dict]) -> list[tuple[int, dict]]:
+    return [(row["id"], row) for row in rows]
 
 
 def _author(origin: WriteOrigin, user):

@@ -129,13 +129,22 @@ class BulkWriter:
         return stamps
 
 
-def rows_insert(model, rows: Sequence[dict]) -> None:
+def rows_insert(model, rows: Sequence[dict], *, numbered: bool = False) -> list[int]:
     """Insert plain rows (every concrete field but ``id``, by attname) of a model without
-    history (the activity log): ``COPY`` on PostgreSQL, ``executemany`` elsewhere."""
+    history (the activity log): ``COPY`` on PostgreSQL, ``executemany`` elsewhere.
+
+    With ``numbered`` the rows' primary keys are taken first (``_new_ids``, in the rows'
+    order) and returned; otherwise the database numbers them and nothing is returned."""
     if not rows:
-        return
+        return []
     names = [field.attname for field in model._meta.concrete_fields if field.attname != "id"]
     records = [dict(row) for row in rows]
+    ids = []
+    if numbered:
+        ids = _new_ids(model, len(records))
+        for record, row_id in zip(records, ids, strict=True):
+            record["id"] = row_id
+        names.insert(0, "id")
     _as_stored(model, records)
     if not _postgresql():
         dates = [
@@ -147,6 +156,7 @@ def rows_insert(model, rows: Sequence[dict]) -> None:
             for name in dates:
                 record[name] = connection.ops.adapt_datetimefield_value(record[name])
     _insert(model, names, records)
+    return ids
 
 
 def _history_user_id(user) -> int | None:

@@ -15,13 +15,17 @@ items: the studio, the API, bulk ingest, imports, change requests, the admin, th
   items are read once; a governed change) and ``Layer.keyed_fields`` says which fields they
   cover.
 
-Single-item writes cost their items (a few indexed queries). A layer rewritten wholesale (an
-import, a moved path) is compared with its derived rows in SQL: only items written since
-their row was computed (another ``updated_at``) are analysed again.
+Single-item writes cost their items (a few indexed queries). A write that gives the items
+it stored (``Written``: a bulk ingest, with terms it counted before taking the writers'
+lock) costs no read of them at all. A layer rewritten wholesale (an import, a moved path) is
+compared with its derived rows in SQL: only items written since their row was computed
+(another ``updated_at``) are analysed again.
 """
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Subquery
@@ -42,6 +46,20 @@ BATCH = 900
 ITEM_COLUMNS = ("id", "path", "title", "body", "metadata", "updated_at")
 
 
+@dataclass(frozen=True)
+class Written:
+    """An item as a write just stored it, so its derived rows need no read of it: the row's
+    id, values and ``updated_at`` as stored, and its terms when the writer counted them
+    (``encode_terms(item_terms(title, body))``, before taking the writers' lock)."""
+
+    id: int
+    title: str
+    body: str
+    metadata: object
+    updated_at: datetime
+    terms: str | None = None
+
+
 def filter_fields(item_filter) -> list[str]:
     """Return the metadata fields of a layer's ``itemFilter``, sorted (the engine's order)."""
     return sorted(item_filter or {})
@@ -58,10 +76,17 @@ def item_keys(metadata, fields: Iterable[str]) -> set[tuple[str, str]]:
     }
 
 
-def derived_written(*, items: list[tuple[int, str, str]], layers: Iterable[int]) -> None:
+def derived_written(
+    *,
+    items: list[tuple[int, str, str]],
+    layers: Iterable[int],
+    written: Mapping[tuple[int, str], Written] | None = None,
+) -> None:
     """Bring the derived rows up to date after a write: ``items`` are the (layer id, path,
-    op) of single-item writes, ``layers`` the layers whose items were rewritten wholesale.
-    Call inside the write's transaction, under the writers' lock (``workspace_changed``)."""
+    op) of single-item writes, ``layers`` the layers whose items were rewritten wholesale,
+    ``written`` the items the write gives as it stored them, by (layer id, path): those are
+    not read back. Call inside the write's transaction, under the writers' lock
+    (``workspace_changed``)."""
     rewritten = set(layers)
     deltas: Counter = Counter()
     paths: dict[int, set[str]] = defaultdict(set)
@@ -85,11 +110,15 @@ def derived_written(*, items: list[tuple[int, str, str]], layers: Iterable[int])
     layer_rows = {
         row[0]: row[1:] for row in Layer.objects.values_list("id", "item_filter", "keyed_fields")
     }
-    for layer_id, written in paths.items():
+    for layer_id, paths_written in paths.items():
         if layer_id in layer_rows:
             fresh = created[layer_id] - changed[layer_id]
             _refresh_paths(
-                layer_id, sorted(written), filter_fields(layer_rows[layer_id][0]), fresh=fresh
+                layer_id,
+                sorted(paths_written),
+                filter_fields(layer_rows[layer_id][0]),
+                fresh=fresh,
+                written=written or {},
             )
     for layer_id in rewritten:
         if layer_id in layer_rows:
@@ -100,9 +129,10 @@ def derived_written(*, items: list[tuple[int, str, str]], layers: Iterable[int])
 
 
 def _rows_derived(layer_id: int, rows: Iterable, fields: list[str], *, terms=True, keys=True):
-    """Insert the derived rows of some items (value rows of ``ITEM_COLUMNS``)."""
+    """Insert the derived rows of some items: value rows of ``ITEM_COLUMNS``, optionally
+    followed by the item's encoded terms (counted here when not given)."""
     term_rows, key_rows = [], []
-    for item_id, path, title, body, metadata, updated_at in rows:
+    for item_id, path, title, body, metadata, updated_at, *counted in rows:
         if terms:
             term_rows.append(
                 {
@@ -111,7 +141,7 @@ def _rows_derived(layer_id: int, rows: Iterable, fields: list[str], *, terms=Tru
                     "item_id": item_id,
                     "item_updated_at": updated_at,
                     "analyser": ANALYSER_VERSION,
-                    "terms": encode_terms(item_terms(title, body)),
+                    "terms": (counted and counted[0]) or encode_terms(item_terms(title, body)),
                 }
             )
         if keys:
@@ -134,10 +164,17 @@ def _rows_derived(layer_id: int, rows: Iterable, fields: list[str], *, terms=Tru
 
 
 def _refresh_paths(
-    layer_id: int, paths: list[str], fields: list[str], *, fresh: set[str] = frozenset()
+    layer_id: int,
+    paths: list[str],
+    fields: list[str],
+    *,
+    fresh: set[str] = frozenset(),
+    written: Mapping[tuple[int, str], Written],
 ) -> None:
     """Write again the derived rows of the items at ``paths`` (deleted ones lose theirs);
-    the ``fresh`` paths were only created by this write, so they have none to delete."""
+    the ``fresh`` paths were only created by this write, so they have none to delete, and
+    the ``written`` ones are taken as given rather than read."""
+    rows = []
     for start in range(0, len(paths), BATCH):
         chunk = paths[start : start + BATCH]
         stale = [path for path in chunk if path not in fresh]
@@ -146,8 +183,19 @@ def _refresh_paths(
                 connection.alias
             )
             ItemKey.objects.filter(layer_id=layer_id, path__in=stale)._raw_delete(connection.alias)
-        rows = Item.objects.filter(layer_id=layer_id, path__in=chunk).values_list(*ITEM_COLUMNS)
-        _rows_derived(layer_id, rows, fields)
+        unread = []
+        for path in chunk:
+            item = written.get((layer_id, path))
+            if item is None:
+                unread.append(path)
+                continue
+            rows.append(
+                (item.id, path, item.title, item.body, item.metadata, item.updated_at, item.terms)
+            )
+        if unread:
+            stored = Item.objects.filter(layer_id=layer_id, path__in=unread)
+            rows.extend(stored.values_list(*ITEM_COLUMNS))
+    _rows_derived(layer_id, rows, fields)
 
 
 def _refresh_layer(layer_id: int, fields: list[str]) -> None:

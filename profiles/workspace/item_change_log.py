@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.db.models import Max
 
 from profiles.models import ItemChange
+from profiles.workspace.bulk_writes import rows_insert
 
 Op = ItemChange.Op
 
@@ -34,13 +35,19 @@ def item_changes_record(
     """Record ``items`` — (layer id, path, op) of single-item writes — and the ``layers``
     whose items were rewritten wholesale. Call inside the write's transaction, under the
     writers' lock."""
-    entries = [ItemChange(layer_id=layer_id, path=path, op=op) for layer_id, path, op in items]
-    entries += [ItemChange(layer_id=layer_id, path=None, op=Op.LAYER) for layer_id in layers]
+    entries = [
+        {"layer_id": layer_id, "path": path, "op": op, "after_prune": False}
+        for layer_id, path, op in items
+    ]
+    entries += [
+        {"layer_id": layer_id, "path": None, "op": Op.LAYER, "after_prune": False}
+        for layer_id in layers
+    ]
     if not entries:
         return
-    ItemChange.objects.bulk_create(entries)
-    last = max(entry.id or 0 for entry in entries)
-    if last and last // PRUNE_EVERY != (last - len(entries)) // PRUNE_EVERY:
+    # Numbered before the insert, in order (under the writers' lock, so in commit order).
+    last = max(rows_insert(ItemChange, entries, numbered=True))
+    if last // PRUNE_EVERY != (last - len(entries)) // PRUNE_EVERY:
         item_changes_prune(before=last - KEEP)
 
 

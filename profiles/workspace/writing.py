@@ -1,7 +1,7 @@
 """The steps every single-entry write shares: errors in the wire shape, rows saved with their
 history and author, database conflicts explained, and the content tokens bumped explicitly."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from profiles.models import (
     Consumer,
@@ -13,7 +13,7 @@ from profiles.models import (
     WorkspaceVersion,
     new_token,
 )
-from profiles.workspace.derived import derived_written
+from profiles.workspace.derived import Written, derived_written
 from profiles.workspace.item_change_log import item_changes_record
 from profiles.workspace.selectors import entry_path
 from profiles.workspace.validation import WorkspaceValidationError, duplicate_issues
@@ -119,6 +119,7 @@ def workspace_changed(
     layers: Iterable[Layer | int] = (),
     items: Iterable[tuple[int, str, str]] = (),
     profiles: bool = False,
+    written: Mapping[tuple[int, str], Written] | None = None,
 ) -> None:
     """Bump the workspace version, the content token of ``layers`` and, with ``profiles``,
     the token of consumers, profiles and rules. Call inside the write's transaction.
@@ -128,14 +129,15 @@ def workspace_changed(
     those items. The items of ``layers`` count as rewritten: workers re-read those layers.
     What is derived from items (counts, analysed terms, filter keys) is written here too
     (``profiles.workspace.derived``), and after any layer write: a changed ``itemFilter``
-    has its keys written again.
+    has its keys written again. ``written`` gives items as the write stored them, by
+    (layer id, path), so that deriving does not read them back (``derived.Written``).
     """
     rewritten = {layer.pk if isinstance(layer, Layer) else layer for layer in layers}
     items = list(items)
     for layer_id in rewritten | {layer_id for layer_id, _, _ in items}:
         Layer.objects.filter(pk=layer_id).update(content_token=new_token())
     item_changes_record(items=items, layers=sorted(rewritten))
-    derived_written(items=items, layers=rewritten)
+    derived_written(items=items, layers=rewritten, written=written)
     WorkspaceVersion.bump(profiles=profiles)
 
 

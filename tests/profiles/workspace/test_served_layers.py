@@ -49,28 +49,32 @@ def answers(compiled, request):
 
 def assert_derived_rows_exact() -> None:
     """The derived rows are what the items give: one terms row per item, of this analyser,
-    the keys of the layer's filter fields, the layer's count."""
+    stamped with the item's stored ``updated_at`` (else a fetch ignores them), the keys of
+    the layer's filter fields, the layer's count."""
     for layer in Layer.objects.all():
         items = list(
-            Item.objects.filter(layer=layer).values_list("id", "path", "title", "body", "metadata")
+            Item.objects.filter(layer=layer).values_list(
+                "id", "path", "title", "body", "metadata", "updated_at"
+            )
         )
         assert layer.items_counted == len(items), layer.key
         fields = derived.filter_fields(layer.item_filter)
         assert layer.keyed_fields == fields, layer.key
+        stored_terms = ItemTerms.objects.filter(layer=layer).values_list(
+            "path", "item_id", "item_updated_at", "analyser", "terms"
+        )
         terms = {
-            path: (item_id, analyser, decode_terms(text))
-            for path, item_id, analyser, text in ItemTerms.objects.filter(layer=layer).values_list(
-                "path", "item_id", "analyser", "terms"
-            )
+            path: (item_id, updated_at, analyser, decode_terms(text))
+            for path, item_id, updated_at, analyser, text in stored_terms
         }
         assert terms == {
-            path: (item_id, ANALYSER_VERSION, item_terms(title, body))
-            for item_id, path, title, body, _ in items
+            path: (item_id, updated_at, ANALYSER_VERSION, item_terms(title, body))
+            for item_id, path, title, body, _, updated_at in items
         }, layer.key
         keys = sorted(ItemKey.objects.filter(layer=layer).values_list("item_id", "field", "value"))
         assert keys == sorted(
             (item_id, field, value)
-            for item_id, _, _, _, metadata in items
+            for item_id, _, _, _, metadata, _ in items
             for field, value in derived.item_keys(metadata, fields)
         ), layer.key
 
