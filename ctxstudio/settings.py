@@ -304,6 +304,8 @@ SPECTACULAR_SETTINGS = {
         "EntityOpEnum": "profiles.workspace.entity_changes.OPS",
         "ResolutionStatusEnum": ["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"],
         "ImportJobModeEnum": "profiles.import_export.workspace.IMPORT_MODES",
+        # Import and bulk ingest jobs share their statuses (one enum, not two derived names).
+        "ImportJobStatusEnum": "profiles.models.ImportJob.Status",
     },
 }
 
@@ -321,6 +323,9 @@ IMPORT_MAX_QUEUED_BYTES_PER_USER = int(
 # Bulk ingest (POST /api/v1/layers/<key>/bulk): the most operations one request may carry; a
 # larger batch is refused (413) with the advice to split it (profiles.material.bulk_ingest).
 BULK_INGEST_MAX_LINES = int(os.environ.get("BULK_INGEST_MAX_LINES", "10000"))
+# Operations one background bulk ingest job may carry (?background=true); it writes them
+# BULK_INGEST_MAX_LINES at a time, each part in its own transaction.
+BULK_INGEST_JOB_MAX_LINES = int(os.environ.get("BULK_INGEST_JOB_MAX_LINES", "1000000"))
 
 # A layer with an itemFilter is served: no worker holds its items, each request fetches its
 # customer's items from the database (profiles.workspace.served). "0" holds every layer in

@@ -1,18 +1,31 @@
 """Consumers, layers and items over the API: entry viewsets on the material services (an
 item's URL ends with its path, slashes and all), and a layer's bulk ingest."""
 
-from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, extend_schema
+from django.http import Http404
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework.filters import SearchFilter
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from profiles.api.base import ApiView, invalid
 from profiles.api.entries import EntryViewSet, entry_schema
-from profiles.api.exceptions import ApiError, not_found
-from profiles.api.filters import ItemSearchFilter, MetadataFilter
+from profiles.api.exceptions import ApiError, error_body, not_found
+from profiles.api.filters import ItemSearchFilter, MetadataFilter, query_boolean
 from profiles.api.parsers import BATCH_PARSERS, BatchText
 from profiles.api.serializers import material as s
+from profiles.api.serializers.import_export import BulkJobSerializer
 from profiles.api.throttling import ResolutionRateThrottle
+from profiles.import_export.jobs import (
+    ImportQueueFull,
+    bulk_job_document,
+    bulk_job_start,
+    import_job_get,
+)
 from profiles.material.bulk_ingest import (
     BatchNotReadable,
     BatchTooLarge,
@@ -22,16 +35,18 @@ from profiles.material.bulk_ingest import (
 from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_create, layer_delete, layer_update
-from profiles.models import Layer
+from profiles.models import ImportJob, Layer
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
 from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.origin import BULK as BULK_ORIGIN
 from profiles.workspace.permissions import (
+    ADMINISTER,
     READ_CONFIG,
     READ_MATERIAL,
     WRITE_MATERIAL,
     capability_permission,
+    request_can,
 )
 
 
@@ -235,15 +250,29 @@ class ItemBulkView(ApiView):
             "operations (10,000 by default) a request: a larger batch is refused (413 "
             "`PAYLOAD_TOO_LARGE`), split it. A governed layer that protected profiles read "
             "answers 409 `CHANGE_REQUEST_REQUIRED`, as its single item writes do. Throttled "
-            "(scope `bulk`)."
+            "(scope `bulk`).\n\n"
+            "With `background=true` the batch (up to `BULK_INGEST_JOB_MAX_LINES` operations, "
+            "1,000,000 by default) becomes a job: 202 with the job, whose `url` (also the "
+            "`Location` header) tells its phase, progress and summary. The job checks every "
+            "line first (a bad line: the job fails, nothing written), then writes the batch "
+            "`BULK_INGEST_MAX_LINES` operations at a time, each part in its own transaction; "
+            "a job that stops half way says how many operations were applied, and sending "
+            "the batch again finishes it."
         ),
+        parameters=[
+            OpenApiParameter(
+                "background",
+                bool,
+                description="true: run the batch as a background job with progress (202).",
+            )
+        ],
         request=PolymorphicProxySerializer(
             component_name="BulkOperation",
             serializers={"upsert": s.BulkUpsertSerializer, "delete": s.BulkDeleteSerializer},
             resource_type_field_name="op",
             many=True,
         ),
-        responses={200: s.BulkIngestSummarySerializer},
+        responses={200: s.BulkIngestSummarySerializer, 202: BulkJobSerializer},
         examples=[
             OpenApiExample("An upsert and a delete", value=BULK_EXAMPLE, request_only=True),
         ],
@@ -254,6 +283,8 @@ class ItemBulkView(ApiView):
         text = request.data
         if not isinstance(text, BatchText):
             raise invalid("", "send the batch as a JSON array or NDJSON")
+        if query_boolean(request.query_params, "background"):
+            return self._background(request, key, text)
         try:
             operations = bulk_ingest_parse(text=str(text), ndjson=text.ndjson, layer=key)
         except BatchNotReadable as exc:
@@ -267,3 +298,43 @@ class ItemBulkView(ApiView):
         except Layer.DoesNotExist as exc:  # deleted since the check
             raise not_found(f'layer "{key}"') from exc
         return Response(s.BulkIngestSummarySerializer(summary.as_dict()).data)
+
+    def _background(self, request, key: str, text: BatchText) -> Response:
+        try:
+            job = bulk_job_start(layer=key, text=str(text), ndjson=text.ndjson, user=request.user)
+        except ImportQueueFull as exc:
+            return Response(
+                error_body(exc.code, str(exc), retryable=True),
+                status=exc.status_code,
+                headers={"Retry-After": str(exc.retry_after)},
+            )
+        return bulk_job_response(request, job, status=202)
+
+
+def bulk_job_response(request, job: ImportJob, status: int = 200) -> Response:
+    url = reverse("api:item-bulk-job", args=[job.layer, job.pk], request=request)
+    headers = {"Location": url} if status == 202 else {}
+    return Response(bulk_job_document(job, url=url), status=status, headers=headers)
+
+
+@extend_schema(tags=["items"])
+class ItemBulkJobView(ApiView):
+    """A background bulk ingest job of a layer."""
+
+    permission_classes = [capability_permission(WRITE_MATERIAL)]
+
+    @extend_schema(
+        operation_id="items_bulk_job",
+        summary="Status, progress and summary of a background bulk ingest",
+        responses={200: BulkJobSerializer},
+    )
+    def get(self, request, key, job_id):
+        job = import_job_get(job_id=job_id, kind=ImportJob.Kind.BULK)
+        # Another user's job is not shown (nor said to exist) unless you administer.
+        if (
+            job is None
+            or job.layer != key
+            or (job.user_id != request.user.pk and not request_can(request, ADMINISTER))
+        ):
+            raise Http404("no such bulk ingest job")
+        return bulk_job_response(request, job)

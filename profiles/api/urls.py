@@ -47,6 +47,11 @@ urlpatterns = [
     *reviews.urlpatterns,  # a change request's comments, request-changes
     # A layer's bulk ingest: not under items/, where "bulk" may be an item's path.
     path("layers/<str:key>/bulk", material.ItemBulkView.as_view(), name="item-bulk"),
+    path(
+        "layers/<str:key>/bulk/<uuid:job_id>",
+        material.ItemBulkJobView.as_view(),
+        name="item-bulk-job",
+    ),
     *router.urls,
     path("workspace", import_export.WorkspaceView.as_view(), name="workspace"),
     path(

@@ -1,4 +1,4 @@
-"""Workspace imports as background jobs, with progress.
+"""Workspace imports and large bulk ingests as background jobs, with progress.
 
 A large file takes longer to parse, check and write than a web worker may spend on a request,
 so the API and the studio only store the upload as an ``ImportJob`` and enqueue a task of
@@ -24,6 +24,16 @@ stored. And users take turns: every job enqueues one task, but a task runs the j
 (``import_job_next``: the oldest queued job of the user whose last job started longest ago),
 not necessarily the one it was enqueued for, so twenty uploads of one user delay another
 user's import by at most the one job already running.
+
+A **bulk ingest job** (``bulk_job_start``; ``POST /api/v1/layers/<key>/bulk?background=true``)
+is the same kind of job for a batch of item operations larger than one request may write
+(up to ``BULK_INGEST_JOB_MAX_LINES``). Every line is checked first, and a batch with a bad line
+writes nothing, as a request's. Then the batch is written ``BULK_INGEST_MAX_LINES`` operations
+at a time through the one bulk ingest service (``items_bulk_ingest``), each part its own
+transaction: the writers' lock is never held for the whole batch, so the studio's edits go on
+meanwhile, and the job's progress and summary grow part by part. A job that stops half way
+(a worker killed, a part refused) says how many operations were applied; the batch is
+idempotent by path, so sending it again finishes it and writes nothing twice.
 """
 
 import logging
@@ -48,11 +58,20 @@ from profiles.import_export.workspace import (
     workspace_import,
     workspace_parse,
 )
-from profiles.models import ImportJob, key_validator
+from profiles.material.bulk_ingest import (
+    BatchInvalid,
+    BatchNotReadable,
+    BatchTooLarge,
+    IngestSummary,
+    bulk_ingest_parse,
+    items_bulk_ingest,
+)
+from profiles.models import ImportJob, Layer, key_validator
 from profiles.notifications.webhooks import import_job_event, webhook_event_emit
 from profiles.safechange.environments import ChangeRequestRequired
-from profiles.workspace.concurrency import workspace_write
+from profiles.workspace.concurrency import WriteConflict, workspace_write
 from profiles.workspace.mappers import canonical_string
+from profiles.workspace.origin import BULK as BULK_ORIGIN
 from profiles.workspace.validation import issues_in_text
 from resolver import ValidationIssue
 from resolver.validation import KEY_RE
@@ -63,6 +82,13 @@ logger = logging.getLogger(__name__)
 PHASE_READING = ("reading the file", 5)
 PHASE_WRITING = ("checking and writing", 40)
 PHASE_DONE = ("done", 100)
+# The counts of a bulk job's summary that add up to the operations applied.
+BULK_COUNTS = ("created", "updated", "deleted", "unchanged")
+# A bulk ingest job: every line checked, then written part by part (progress 10 -> 100).
+PHASE_CHECKING = ("checking every line", 5)
+BULK_WRITING_FROM = 10
+# Attempts at one part when another writer held the writers' lock (WriteConflict).
+BULK_PART_ATTEMPTS = 3
 
 WORKER_STOPPED_ERROR = {
     "code": "IMPORT_WORKER_STOPPED",
@@ -122,6 +148,22 @@ def import_layer_refusal(layer: str | None) -> str | None:
     return None
 
 
+def bulk_job_start(*, layer: str, text: str, ndjson: bool, user=None) -> ImportJob:
+    """Store a bulk ingest batch for ``layer`` (a key) as a queued job, enqueue its task and
+    return the job. The batch is read and checked by the job, not here.
+
+    Raises ``ImportQueueFull`` (nothing stored) as ``import_job_start`` does: a user's
+    unfinished imports and bulk jobs share the same bounds.
+    """
+    if "\x00" in text:
+        return _refused_job(
+            text=text, mode="merge", layer=layer, user=user, kind=ImportJob.Kind.BULK
+        )
+    return _enqueue(
+        text=text, user=user, kind=ImportJob.Kind.BULK, layer=layer, ndjson=ndjson, mode="merge"
+    )
+
+
 def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None, user=None):
     """Store the upload as a queued ImportJob, enqueue its task and return the job.
 
@@ -137,6 +179,12 @@ def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None
         raise ValueError(f"layer: {refusal}")
     if "\x00" in text:
         return _refused_job(text=text, mode=mode, layer=layer, user=user)
+    return _enqueue(text=text, user=user, mode=mode, layer=layer or "")
+
+
+def _enqueue(*, text: str, user, **fields) -> ImportJob:
+    """Store a job (its ``fields``) with its source, within the user's bounds, and enqueue
+    the task that runs the job due."""
     user = user if getattr(user, "pk", None) else None
     size = len(text.encode("utf-8"))
     with transaction.atomic():
@@ -148,9 +196,7 @@ def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None
             refusal = _queue_refusal(user, size)
             if refusal is not None:
                 raise ImportQueueFull(refusal)
-        job = ImportJob.objects.create(
-            user=user, mode=mode, layer=layer or "", source=text, source_bytes=size
-        )
+        job = ImportJob.objects.create(user=user, source=text, source_bytes=size, **fields)
     result = workspace_import_task.enqueue(str(job.pk))
     ImportJob.objects.filter(pk=job.pk, task_id="").update(task_id=str(result.id))
     # Everything but the source, which is what the caller just sent (and may be megabytes).
@@ -170,7 +216,9 @@ def _compress_text_fast() -> None:
         )
 
 
-def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
+def _refused_job(
+    *, text: str, mode: str, layer: str | None, user, kind: str = ImportJob.Kind.IMPORT
+) -> ImportJob:
     """Record an upload with a NUL character as a job that failed at once.
 
     No YAML or JSON document holds a raw NUL, and PostgreSQL's text cannot store one, so the
@@ -184,6 +232,7 @@ def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
     now = timezone.now()
     job = ImportJob.objects.create(
         user=user if getattr(user, "pk", None) else None,
+        kind=kind,
         mode=mode,
         layer=layer or "",
         source_bytes=len(text.encode("utf-8", "surrogatepass")),
@@ -197,16 +246,17 @@ def _refused_job(*, text: str, mode: str, layer: str | None, user) -> ImportJob:
     return job
 
 
-def import_job_get(*, job_id) -> ImportJob | None:
-    """Return the import job with this id (None when there is none), without its source:
-    a client polls the job while it runs, and the source may be megabytes.
+def import_job_get(*, job_id, kind: str = ImportJob.Kind.IMPORT) -> ImportJob | None:
+    """Return the job of this ``kind`` (an import by default) with this id (None when there
+    is none), without its source: a client polls the job while it runs, and the source may
+    be megabytes.
 
     A running job whose worker has stopped is failed first, so the client stops polling.
     """
-    job = ImportJob.objects.defer("source").filter(pk=job_id).first()
+    job = ImportJob.objects.defer("source").filter(pk=job_id, kind=kind).first()
     if job is not None and job.status == ImportJob.Status.RUNNING and worker_stopped(job.worker):
         import_jobs_fail_stopped(job_ids=[job.pk])
-        job.refresh_from_db(fields=["status", "phase", "error", "finished_at"])
+        job.refresh_from_db(fields=["status", "phase", "error", "summary", "finished_at"])
     return job
 
 
@@ -275,10 +325,16 @@ def import_jobs_fail_stopped(*, job_ids=None, unrecorded: bool = False) -> int:
         now = timezone.now()
         with transaction.atomic():
             # Still running: a job another process failed meanwhile is left as it is.
+            job = ImportJob.objects.defer("source").get(pk=pk)
+            error = WORKER_STOPPED_ERROR
+            if job.kind == ImportJob.Kind.BULK:
+                done = sum((job.summary or {}).get(name, 0) for name in BULK_COUNTS)
+                message = "the worker running this bulk ingest stopped before it finished"
+                error = _bulk_stop("BULK_INGEST_WORKER_STOPPED", message, done)
             if not ImportJob.objects.filter(pk=pk, status=ImportJob.Status.RUNNING).update(
                 status=ImportJob.Status.FAILED,
                 phase="failed",
-                error=WORKER_STOPPED_ERROR,
+                error=error,
                 finished_at=now,
                 source="",
             ):
@@ -366,6 +422,8 @@ def import_job_run(*, job_id: str) -> ImportJob:
 
 def _run(job: ImportJob) -> ImportJob:
     """Run a claimed job (status running) and record its outcome."""
+    if job.kind == ImportJob.Kind.BULK:
+        return _run_bulk(job)
     job_id = job.pk
     try:
         document = workspace_parse(text=job.source)
@@ -402,6 +460,78 @@ def _run(job: ImportJob) -> ImportJob:
     return job
 
 
+def _run_bulk(job: ImportJob) -> ImportJob:
+    """Run a claimed bulk ingest job: check every line, then write the batch part by part."""
+    _advance(job, PHASE_CHECKING)
+    try:
+        operations = bulk_ingest_parse(
+            text=job.source, ndjson=job.ndjson, layer=job.layer, job=True
+        )
+    except BatchInvalid as exc:
+        return _bulk_failed(job, exc.as_dict()["error"])
+    except (BatchNotReadable, BatchTooLarge) as exc:
+        return _bulk_failed(job, {"code": "INVALID_WORKSPACE", "message": str(exc), "path": ""})
+    summary = IngestSummary(layer=job.layer, operations=len(operations))
+    part_lines = settings.BULK_INGEST_MAX_LINES
+    done = 0
+    try:
+        for start in range(0, len(operations), part_lines):
+            part = _bulk_part(job, operations[start : start + part_lines])
+            done += part.operations
+            for name in BULK_COUNTS:
+                setattr(summary, name, getattr(summary, name) + getattr(part, name))
+            progress = BULK_WRITING_FROM + (100 - BULK_WRITING_FROM) * done // len(operations)
+            phase = f"writing: {done:,} of {len(operations):,} operations applied"
+            _advance(job, (phase, min(progress, 99)), summary=summary.as_dict())
+    except Layer.DoesNotExist:
+        return _bulk_failed(
+            job, _bulk_stop("NOT_FOUND", f'layer "{job.layer}" does not exist', done), summary
+        )
+    except ChangeRequestRequired as exc:
+        error = _bulk_stop(exc.code, str(exc), done) | {"profiles": exc.profiles}
+        return _bulk_failed(job, error, summary)
+    except WriteConflict as exc:
+        return _bulk_failed(job, _bulk_stop("CONFLICT", str(exc), done), summary)
+    except Exception:
+        logger.exception("bulk ingest job %s failed", job.pk)
+        message = "the bulk ingest stopped on an unexpected error"
+        return _bulk_failed(job, _bulk_stop("BULK_INGEST_FAILED", message, done), summary)
+    _finish(job, ImportJob.Status.SUCCEEDED, summary=summary.as_dict())
+    return job
+
+
+def _bulk_part(job: ImportJob, operations) -> IngestSummary:
+    """Write one part of a bulk job (its own transaction), again when another writer held
+    the writers' lock too long."""
+    for attempt in range(1, BULK_PART_ATTEMPTS + 1):
+        try:
+            return items_bulk_ingest(
+                layer=job.layer, operations=operations, user=job.user, origin=BULK_ORIGIN
+            )
+        except WriteConflict:
+            if attempt == BULK_PART_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _bulk_stop(code: str, message: str, done: int) -> dict:
+    """The error of a bulk job stopped after ``done`` operations were applied."""
+    if done:
+        applied = (
+            f"; the first {done:,} operations were applied (see the summary): the batch is "
+            "idempotent by path, so sending it again finishes it"
+        )
+    else:
+        applied = "; nothing was written"
+    return {"code": code, "message": message + applied, "path": ""}
+
+
+def _bulk_failed(job: ImportJob, error: dict, summary: IngestSummary | None = None) -> ImportJob:
+    fields = {"summary": summary.as_dict()} if summary is not None else {}
+    _finish(job, ImportJob.Status.FAILED, error=error, **fields)
+    return job
+
+
 def _advance(job: ImportJob, phase: tuple[str, int], **fields) -> None:
     job.phase, job.progress = phase
     for name, value in fields.items():
@@ -417,7 +547,10 @@ def _finish(job: ImportJob, status: str, **fields) -> None:
 
 
 def _announce_finished(job: ImportJob) -> None:
-    """Tell the webhooks subscribed to ``import.finished`` how the job ended."""
+    """Tell the webhooks subscribed to ``import.finished`` how an import job ended (a bulk
+    ingest job is not an import: its client polls the job)."""
+    if job.kind == ImportJob.Kind.BULK:
+        return
     event = import_job_event(
         job_id=job.pk,
         status=job.status,
@@ -496,6 +629,25 @@ def import_job_document(job: ImportJob, *, url: str) -> dict:
         "progress": job.progress,
         "mode": job.mode,
         "layer": job.layer or None,
+        "bytes": job.source_bytes,
+        "createdAt": job.created_at.isoformat(),
+        "startedAt": job.started_at.isoformat() if job.started_at else None,
+        "finishedAt": job.finished_at.isoformat() if job.finished_at else None,
+        "summary": job.summary,
+        "error": job.error,
+    }
+
+
+def bulk_job_document(job: ImportJob, *, url: str) -> dict:
+    """Return a bulk ingest job's status record as the API shows it: ``summary`` counts the
+    operations applied so far (also when the job failed half way)."""
+    return {
+        "id": str(job.pk),
+        "url": url,
+        "status": job.status,
+        "phase": job.phase,
+        "progress": job.progress,
+        "layer": job.layer,
         "bytes": job.source_bytes,
         "createdAt": job.created_at.isoformat(),
         "startedAt": job.started_at.isoformat() if job.started_at else None,

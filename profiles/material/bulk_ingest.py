@@ -73,15 +73,25 @@ class BatchNotReadable(Exception):
 
 
 class BatchTooLarge(Exception):
-    """The batch has more operations than one request may carry; nothing was written."""
+    """The batch has more operations than one request (or one background job) may carry;
+    nothing was written."""
 
-    def __init__(self, count: int, limit: int):
+    def __init__(self, count: int, limit: int, *, job: bool = False):
         self.count, self.limit = count, limit
-        super().__init__(
-            f"the batch has {count:,} operations, more than the {limit:,} one request may carry "
-            f"(BULK_INGEST_MAX_LINES): split it into batches of at most {limit:,} and send them "
-            "one after another; nothing was written"
-        )
+        if job:
+            message = (
+                f"the batch has {count:,} operations, more than the {limit:,} one background "
+                f"job may carry (BULK_INGEST_JOB_MAX_LINES): split it into batches of at most "
+                f"{limit:,}; nothing was written"
+            )
+        else:
+            message = (
+                f"the batch has {count:,} operations, more than the {limit:,} one request may "
+                f"carry (BULK_INGEST_MAX_LINES): split it into batches of at most {limit:,} and "
+                "send them one after another, or send it with background=true (a job with "
+                "progress); nothing was written"
+            )
+        super().__init__(message)
 
 
 @dataclass(frozen=True)
@@ -128,16 +138,17 @@ def _joined(prefix: str, path: str) -> str:
     return f"{prefix}{path}" if path.startswith("[") else f"{prefix}.{path}"
 
 
-def _raw_lines(text: str, *, ndjson: bool) -> list[tuple[int | None, object]]:
+def _raw_lines(
+    text: str, *, ndjson: bool, limit: int, job: bool
+) -> list[tuple[int | None, object]]:
     """Return the batch's (line, value) pairs; values the JSON reader refused are a
-    ``RequestError`` (NDJSON: that line's)."""
+    ``RequestError`` (NDJSON: that line's). More than ``limit`` operations: ``BatchTooLarge``."""
     if ndjson:
         lines = [
             (number, line) for number, line in enumerate(text.split("\n"), start=1) if line.strip()
         ]
-        limit = bulk_ingest_max_lines()
         if len(lines) > limit:  # counted before a line is read
-            raise BatchTooLarge(len(lines), limit)
+            raise BatchTooLarge(len(lines), limit, job=job)
         values = []
         for number, line in lines:
             try:
@@ -153,9 +164,8 @@ def _raw_lines(text: str, *, ndjson: bool) -> list[tuple[int | None, object]]:
         raise BatchNotReadable(
             "send a JSON array of operations (or NDJSON, application/x-ndjson: one a line)"
         )
-    limit = bulk_ingest_max_lines()
     if len(document) > limit:
-        raise BatchTooLarge(len(document), limit)
+        raise BatchTooLarge(len(document), limit, job=job)
     return [(None, value) for value in document]  # located when an issue needs a line
 
 
@@ -196,16 +206,20 @@ def _operation(index: int, line: int | None, value: object) -> tuple[Operation |
     return Operation(index, line, op, path, item if op == UPSERT else None, prefix), []
 
 
-def bulk_ingest_parse(*, text: str, ndjson: bool, layer: str = "") -> list[Operation]:
+def bulk_ingest_parse(
+    *, text: str, ndjson: bool, layer: str = "", job: bool = False
+) -> list[Operation]:
     """Return the operations of a batch (NDJSON, else a JSON array), each validated as a
-    single item write validates its item; raise ``BatchNotReadable``, ``BatchTooLarge`` or
-    ``BatchInvalid`` (every bad line, with its line and column; a path given twice is one).
+    single item write validates its item; raise ``BatchNotReadable``, ``BatchTooLarge`` (more
+    than ``BULK_INGEST_MAX_LINES``, or for a background ``job`` ``BULK_INGEST_JOB_MAX_LINES``)
+    or ``BatchInvalid`` (every bad line, with its line and column; a path given twice is one).
 
     ``layer`` names the items in the issues (``item tickets/T-17``).
     """
     operations, issues = [], []
     lines_of: dict[str, tuple[int, int | None]] = {}
-    for index, (line, value) in enumerate(_raw_lines(text, ndjson=ndjson)):
+    limit = settings.BULK_INGEST_JOB_MAX_LINES if job else bulk_ingest_max_lines()
+    for index, (line, value) in enumerate(_raw_lines(text, ndjson=ndjson, limit=limit, job=job)):
         operation, found = _operation(index, line, value)
         entry = _entry_name(value, layer)
         for issue in found:

@@ -103,8 +103,8 @@ class DecisionLog(models.Model):
 
 
 class ImportJob(models.Model):
-    """A workspace import run in the background (``profiles.import_export.jobs``), with its
-    progress.
+    """A workspace import, or a bulk ingest of many items, run in the background
+    (``profiles.import_export.jobs``), with its progress.
 
     The uploaded text waits here (not in the task queue's arguments) until the job runs, and
     is cleared once it finished; the summary or the errors stay for the status page and API.
@@ -116,9 +116,22 @@ class ImportJob(models.Model):
         SUCCEEDED = "succeeded", "succeeded"
         FAILED = "failed", "failed"
 
+    class Kind(models.TextChoices):
+        IMPORT = "import", "workspace import"
+        BULK = "bulk", "bulk ingest"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(
+        max_length=16,
+        choices=Kind.choices,
+        default=Kind.IMPORT,
+        help_text="A workspace import, or a bulk ingest of one layer's items (its batch).",
+    )
+    ndjson = models.BooleanField(
+        default=False, help_text="A bulk ingest's batch is NDJSON (else a JSON array)."
     )
     mode = models.CharField(max_length=16, default="merge")
     layer = models.CharField(max_length=64, blank=True, default="")

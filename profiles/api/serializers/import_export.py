@@ -3,7 +3,12 @@
 from rest_framework import serializers
 
 from profiles.api.serializers.authoring import ProfileSerializer
-from profiles.api.serializers.material import ConsumerSerializer, ItemSerializer, LayerSerializer
+from profiles.api.serializers.material import (
+    BulkIngestSummarySerializer,
+    ConsumerSerializer,
+    ItemSerializer,
+    LayerSerializer,
+)
 from profiles.api.serializers.safechange import (
     EntityChangeSerializer,
     ImpactEntrySerializer,
@@ -207,3 +212,31 @@ DRY_RUN_EXAMPLE = {
         }
     ],
 }
+
+
+# --- bulk ingest jobs (issue 20) ---------------------------------------------------------
+
+
+class BulkJobSerializer(serializers.Serializer):
+    """A bulk ingest job: poll ``url`` until ``status`` is succeeded or failed."""
+
+    id = serializers.UUIDField()
+    url = serializers.URLField()
+    status = serializers.ChoiceField(choices=ImportJob.Status.values)
+    phase = serializers.CharField(help_text="What the job is doing, in words.")
+    progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent done.")
+    layer = serializers.CharField(help_text="The layer whose items the batch writes.")
+    bytes = serializers.IntegerField(help_text="Size of the batch.")
+    createdAt = serializers.DateTimeField()
+    startedAt = serializers.DateTimeField(allow_null=True)
+    finishedAt = serializers.DateTimeField(allow_null=True)
+    summary = BulkIngestSummarySerializer(
+        allow_null=True,
+        help_text="The operations applied so far, counted (when the job failed half way too); "
+        "null before the first part is written.",
+    )
+    error = ImportErrorSerializer(
+        allow_null=True,
+        help_text="When failed: why, and how many operations were applied before it stopped "
+        "(the batch is idempotent: send it again to finish).",
+    )

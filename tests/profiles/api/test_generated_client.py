@@ -381,3 +381,27 @@ def test_bulk_ingest__through_the_generated_client__upserts_deletes_and_names_a_
         "[0].item.path",
         1,
     )
+
+
+def test_bulk_ingest_in_the_background__through_the_generated_client__polled_to_its_end(
+    generated, connect, demo, editor
+):
+    m = models(generated)
+    bulk = api(generated, "items", "items_bulk")
+    poll = api(generated, "items", "items_bulk_job")
+    sync = connect(editor, scopes=["write"])
+    batch = [
+        m.BulkUpsertRequest.from_dict(
+            {"op": "upsert", "item": {"path": f"T-95{n:02}", "metadata": {"customer_id": "C-1"}}}
+        )
+        for n in range(3)
+    ]
+
+    started = bulk.sync_detailed("tickets", client=sync, body=batch, background=True)
+
+    assert started.status_code == HTTPStatus.ACCEPTED
+    assert started.headers["Location"] == started.parsed.url
+    job = poll.sync("tickets", started.parsed.id, client=sync)
+    assert job.status == m.ImportJobStatusEnum.SUCCEEDED
+    assert (job.progress, job.summary.created, job.summary.operations) == (100, 3, 3)
+    assert job.error is None
