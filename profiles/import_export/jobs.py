@@ -59,12 +59,16 @@ from profiles.import_export.workspace import (
     workspace_parse,
 )
 from profiles.material.bulk_ingest import (
+    COUNTS as BULK_COUNTS,
+)
+from profiles.material.bulk_ingest import (
     BatchInvalid,
     BatchNotReadable,
     BatchTooLarge,
+    IngestStopped,
     IngestSummary,
     bulk_ingest_parse,
-    items_bulk_ingest,
+    items_bulk_ingest_in_parts,
 )
 from profiles.models import ImportJob, Layer, key_validator
 from profiles.notifications.webhooks import import_job_event, webhook_event_emit
@@ -82,13 +86,9 @@ logger = logging.getLogger(__name__)
 PHASE_READING = ("reading the file", 5)
 PHASE_WRITING = ("checking and writing", 40)
 PHASE_DONE = ("done", 100)
-# The counts of a bulk job's summary that add up to the operations applied.
-BULK_COUNTS = ("created", "updated", "deleted", "unchanged")
 # A bulk ingest job: every line checked, then written part by part (progress 10 -> 100).
 PHASE_CHECKING = ("checking every line", 5)
 BULK_WRITING_FROM = 10
-# Attempts at one part when another writer held the writers' lock (WriteConflict).
-BULK_PART_ATTEMPTS = 3
 
 WORKER_STOPPED_ERROR = {
     "code": "IMPORT_WORKER_STOPPED",
@@ -471,47 +471,38 @@ def _run_bulk(job: ImportJob) -> ImportJob:
         return _bulk_failed(job, exc.as_dict()["error"])
     except (BatchNotReadable, BatchTooLarge) as exc:
         return _bulk_failed(job, {"code": "INVALID_WORKSPACE", "message": str(exc), "path": ""})
-    summary = IngestSummary(layer=job.layer, operations=len(operations))
-    part_lines = settings.BULK_INGEST_MAX_LINES
-    done = 0
+
+    def part_written(summary: IngestSummary) -> None:
+        done = sum(getattr(summary, name) for name in BULK_COUNTS)
+        progress = BULK_WRITING_FROM + (100 - BULK_WRITING_FROM) * done // len(operations)
+        phase = f"writing: {done:,} of {len(operations):,} operations applied"
+        _advance(job, (phase, min(progress, 99)), summary=summary.as_dict())
+
     try:
-        for start in range(0, len(operations), part_lines):
-            part = _bulk_part(job, operations[start : start + part_lines])
-            done += part.operations
-            for name in BULK_COUNTS:
-                setattr(summary, name, getattr(summary, name) + getattr(part, name))
-            progress = BULK_WRITING_FROM + (100 - BULK_WRITING_FROM) * done // len(operations)
-            phase = f"writing: {done:,} of {len(operations):,} operations applied"
-            _advance(job, (phase, min(progress, 99)), summary=summary.as_dict())
-    except Layer.DoesNotExist:
-        return _bulk_failed(
-            job, _bulk_stop("NOT_FOUND", f'layer "{job.layer}" does not exist', done), summary
+        summary = items_bulk_ingest_in_parts(
+            layer=job.layer,
+            operations=operations,
+            user=job.user,
+            origin=BULK_ORIGIN,
+            on_part=part_written,
         )
-    except ChangeRequestRequired as exc:
-        error = _bulk_stop(exc.code, str(exc), done) | {"profiles": exc.profiles}
-        return _bulk_failed(job, error, summary)
-    except WriteConflict as exc:
-        return _bulk_failed(job, _bulk_stop("CONFLICT", str(exc), done), summary)
-    except Exception:
-        logger.exception("bulk ingest job %s failed", job.pk)
-        message = "the bulk ingest stopped on an unexpected error"
-        return _bulk_failed(job, _bulk_stop("BULK_INGEST_FAILED", message, done), summary)
+    except IngestStopped as stopped:
+        return _bulk_failed(job, _bulk_error(stopped, job.layer), stopped.summary)
     _finish(job, ImportJob.Status.SUCCEEDED, summary=summary.as_dict())
     return job
 
 
-def _bulk_part(job: ImportJob, operations) -> IngestSummary:
-    """Write one part of a bulk job (its own transaction), again when another writer held
-    the writers' lock too long."""
-    for attempt in range(1, BULK_PART_ATTEMPTS + 1):
-        try:
-            return items_bulk_ingest(
-                layer=job.layer, operations=operations, user=job.user, origin=BULK_ORIGIN
-            )
-        except WriteConflict:
-            if attempt == BULK_PART_ATTEMPTS:
-                raise
-    raise AssertionError("unreachable")
+def _bulk_error(stopped: IngestStopped, layer: str) -> dict:
+    """The error of a bulk job that stopped at a part, saying what was applied before."""
+    cause, done = stopped.cause, stopped.applied
+    if isinstance(cause, Layer.DoesNotExist):
+        return _bulk_stop("NOT_FOUND", f'layer "{layer}" does not exist', done)
+    if isinstance(cause, ChangeRequestRequired):
+        return _bulk_stop(cause.code, str(cause), done) | {"profiles": cause.profiles}
+    if isinstance(cause, WriteConflict):
+        return _bulk_stop("CONFLICT", str(cause), done)
+    logger.error("a bulk ingest job failed", exc_info=cause)
+    return _bulk_stop("BULK_INGEST_FAILED", "the bulk ingest stopped on an unexpected error", done)
 
 
 def _bulk_stop(code: str, message: str, done: int) -> dict:

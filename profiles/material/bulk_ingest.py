@@ -31,7 +31,7 @@ from profiles.activity.records import activity_record_many
 from profiles.models import ActivityOrigin, Item, ItemChange, Layer
 from profiles.safechange.protection import protection_check
 from profiles.workspace.bulk_writes import DELETE_BATCH, BulkWriter
-from profiles.workspace.concurrency import workspace_write
+from profiles.workspace.concurrency import WriteConflict, workspace_write
 from profiles.workspace.derived import Written
 from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.mappers import map_item_columns_to_resolver, map_item_values
@@ -403,6 +403,63 @@ def items_bulk_ingest(
         )
         activity_record_many(summary.changes, user=user, origin=origin)
     return summary
+
+
+# Attempts at one part when another writer held the writers' lock too long (WriteConflict).
+PART_ATTEMPTS = 3
+# The counts of a summary that add up to the operations applied.
+COUNTS = ("created", "updated", "deleted", "unchanged")
+
+
+class IngestStopped(Exception):
+    """A batch written in parts stopped at a part (``cause``); ``summary`` counts the
+    operations of the parts written before it (``applied``)."""
+
+    def __init__(self, cause: Exception, summary: IngestSummary):
+        super().__init__(str(cause))
+        self.cause, self.summary = cause, summary
+
+    @property
+    def applied(self) -> int:
+        return sum(getattr(self.summary, name) for name in COUNTS)
+
+
+def items_bulk_ingest_in_parts(
+    *,
+    layer: str,
+    operations: list[Operation],
+    user=None,
+    origin: WriteOrigin | None = None,
+    on_part=None,
+) -> IngestSummary:
+    """Apply a parsed batch of any size (a background job's, a file's) through
+    ``items_bulk_ingest``, ``BULK_INGEST_MAX_LINES`` operations at a time, each part its own
+    transaction: the writers' lock is never held for the whole batch. ``on_part(summary)``
+    is called after each part with the counts so far. A part that fails raises
+    ``IngestStopped`` with what the parts before it applied; the batch is idempotent by path,
+    so applying it again finishes it."""
+    summary = IngestSummary(layer=layer, operations=len(operations))
+    size = bulk_ingest_max_lines()
+    for start in range(0, len(operations), size):
+        try:
+            part = _part(layer, operations[start : start + size], user=user, origin=origin)
+        except Exception as exc:
+            raise IngestStopped(exc, summary) from exc
+        for name in COUNTS:
+            setattr(summary, name, getattr(summary, name) + getattr(part, name))
+        if on_part is not None:
+            on_part(summary)
+    return summary
+
+
+def _part(layer: str, operations: list[Operation], *, user, origin) -> IngestSummary:
+    for attempt in range(1, PART_ATTEMPTS + 1):
+        try:
+            return items_bulk_ingest(layer=layer, operations=operations, user=user, origin=origin)
+        except WriteConflict:
+            if attempt == PART_ATTEMPTS:
+                raise
+    raise AssertionError("unreachable")
 
 
 def _ids(rows: list[dict]) -> list[tuple[int, dict]]:

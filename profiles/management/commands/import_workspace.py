@@ -1,10 +1,21 @@
-"""Import a workspace document (SPEC §2) into the database, all-or-nothing."""
+"""Import a workspace document (SPEC §2) into the database, all-or-nothing; or, with
+``--items LAYER``, a batch of item operations for one layer (NDJSON or a JSON array, as
+``POST /api/v1/layers/<key>/bulk`` takes), through the same bulk ingest."""
 
 import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
 from profiles.import_export.workspace import WorkspaceImportError, workspace_import
+from profiles.material.bulk_ingest import (
+    BatchInvalid,
+    BatchNotReadable,
+    BatchTooLarge,
+    IngestStopped,
+    bulk_ingest_parse,
+    items_bulk_ingest_in_parts,
+)
+from profiles.models import Layer
 from profiles.safechange.environments import ChangeRequestRequired
 from profiles.workspace.validation import issues_in_text
 
@@ -12,7 +23,9 @@ from profiles.workspace.validation import issues_in_text
 class Command(BaseCommand):
     help = (
         "Import a YAML or JSON workspace document. Merge (default) upserts by key and path; "
-        "--replace also deletes what the file does not contain. Any error writes nothing."
+        "--replace also deletes what the file does not contain. Any error writes nothing. "
+        "With --items LAYER the file is a batch of item operations for that layer (NDJSON, or "
+        "a JSON array), applied as the API's bulk ingest applies it."
     )
 
     def add_arguments(self, parser):
@@ -21,6 +34,14 @@ class Command(BaseCommand):
             "--replace",
             action="store_true",
             help="delete consumers, layers, items, profiles and rules the file does not contain",
+        )
+        parser.add_argument(
+            "--items",
+            metavar="LAYER",
+            help="the file is a bulk ingest batch for LAYER: one operation a line (NDJSON) or "
+            'a JSON array of them ({"op": "upsert", "item": {...}}, {"op": "delete", "path": '
+            '"..."}, or an item); every line is checked first (a bad line writes nothing), '
+            "then the batch is written BULK_INGEST_MAX_LINES operations at a time",
         )
 
     def handle(self, *args, **options):
@@ -38,6 +59,10 @@ class Command(BaseCommand):
                 f"{name}: not UTF-8 text (byte {exc.start}: {exc.reason}); nothing was imported.",
                 returncode=2,
             ) from exc
+        if options["items"]:
+            if options["replace"]:
+                raise CommandError("--replace imports a workspace: not with --items", returncode=2)
+            return self._items(name, text, options["items"])
         mode = "replace" if options["replace"] else "merge"
         try:
             summary = workspace_import(text=text, mode=mode)
@@ -55,3 +80,46 @@ class Command(BaseCommand):
             self.stdout.write(f"Nothing to change: {name} ({mode}) equals the workspace.")
         for line in summary.lines():
             self.stdout.write(f"  {line}")
+
+    def _items(self, name: str, text: str, layer: str) -> None:
+        """Apply a bulk ingest batch from the file, part by part, telling the progress."""
+        ndjson = not text.lstrip().startswith("[")
+        try:
+            operations = bulk_ingest_parse(text=text, ndjson=ndjson, layer=layer, job=True)
+        except BatchInvalid as exc:
+            for issue in exc.issues:
+                self.stderr.write(str(issue))
+            raise CommandError(
+                f"{name}: {len(exc.issues)} error(s); nothing was written.", returncode=2
+            ) from exc
+        except (BatchNotReadable, BatchTooLarge) as exc:
+            raise CommandError(f"{name}: {exc}", returncode=2) from exc
+        if not Layer.objects.filter(key=layer).exists():
+            raise CommandError(
+                f'layer "{layer}" does not exist; nothing was written.', returncode=2
+            )
+        total = len(operations)
+
+        def part_written(summary) -> None:
+            done = summary.created + summary.updated + summary.deleted + summary.unchanged
+            self.stdout.write(f"  {done:,} of {total:,} operations applied")
+
+        try:
+            summary = items_bulk_ingest_in_parts(
+                layer=layer, operations=operations, on_part=part_written
+            )
+        except IngestStopped as stopped:
+            applied = (
+                f"the first {stopped.applied:,} operations were applied; the batch is "
+                "idempotent by path, so running it again finishes it"
+                if stopped.applied
+                else "nothing was written"
+            )
+            raise CommandError(f"{name}: {stopped.cause}; {applied}.", returncode=2) from stopped
+        counts = summary.as_dict()
+        self.stdout.write(
+            f"Ingested {name} into layer {layer}: "
+            + ", ".join(
+                f"{counts[n]:,} {n}" for n in ("created", "updated", "deleted", "unchanged")
+            )
+        )

@@ -106,6 +106,60 @@ def test_import_workspace__replace_flag__deletes_rows_the_file_lacks(tmp_path):
     assert sorted(Profile.objects.values_list("key", flat=True)) == ["profile-0", "profile-1"]
 
 
+def _tickets_file(tmp_path, lines, name="tickets.ndjson") -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_import_workspace__items_of_a_layer__ingested_in_parts_with_progress(tmp_path, settings):
+    run("import_workspace", str(write_yaml(tmp_path, "workspace.yaml", small_workspace())))
+    layer = small_workspace()["layers"][0]["key"]
+    settings.BULK_INGEST_MAX_LINES = 2
+    lines = [{"path": f"T-{n}", "title": f"Ticket {n}"} for n in range(5)]
+    lines.append({"op": "delete", "path": small_workspace()["layers"][0]["items"][0]["path"]})
+    source = _tickets_file(tmp_path, lines)
+
+    out = run("import_workspace", "--items", layer, str(source))
+    again = run("import_workspace", "--items", layer, str(source))
+
+    assert out.splitlines() == [
+        "  2 of 6 operations applied",
+        "  4 of 6 operations applied",
+        "  6 of 6 operations applied",
+        f"Ingested {source} into layer {layer}: 5 created, 0 updated, 1 deleted, 0 unchanged",
+    ]
+    assert again.splitlines()[-1].endswith("0 created, 0 updated, 0 deleted, 6 unchanged")
+    stored = dict(Item.objects.filter(layer__key=layer).values_list("path", "title"))
+    assert [stored[f"T-{n}"] for n in range(5)] == [f"Ticket {n}" for n in range(5)]
+    assert small_workspace()["layers"][0]["items"][0]["path"] not in stored
+
+
+def test_import_workspace__items_with_a_bad_line__exits_2_naming_it_and_writes_nothing(tmp_path):
+    run("import_workspace", str(write_yaml(tmp_path, "workspace.yaml", small_workspace())))
+    layer = small_workspace()["layers"][0]["key"]
+    before = sorted(Item.objects.values_list("layer__key", "path", "title"))
+    source = tmp_path / "tickets.json"
+    source.write_text(json.dumps([{"path": "T-1"}, {"path": "T-2", "metadata": "text"}]))
+    errors = StringIO()
+
+    with pytest.raises(CommandError) as raised:
+        call_command("import_workspace", "--items", layer, str(source), stderr=errors)
+
+    assert raised.value.returncode == 2
+    assert "nothing was written" in str(raised.value)
+    assert "[1].metadata" in errors.getvalue()
+    assert sorted(Item.objects.values_list("layer__key", "path", "title")) == before
+
+
+def test_import_workspace__items_of_an_unknown_layer__exits_2(tmp_path):
+    source = _tickets_file(tmp_path, [{"path": "T-1"}])
+
+    with pytest.raises(CommandError, match='layer "nope" does not exist; nothing was written'):
+        run("import_workspace", "--items", "nope", str(source))
+    assert not Item.objects.exists()
+
+
 def test_export_workspace__json_to_a_file__writes_the_document(tmp_path):
     run("import_workspace", str(write_yaml(tmp_path, "a.yaml", small_workspace())))
     target = tmp_path / "out.json"
