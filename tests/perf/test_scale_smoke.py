@@ -76,3 +76,27 @@ def test_write_desk__batches_of_100__ndjson_lines_are_the_items_in_order(tmp_pat
     assert len(ticket_files) == 2
     lines = [line for path in ticket_files for line in path.read_text().splitlines()]
     assert [json.loads(line) for line in lines] == desk.items["tickets"]
+
+
+def test_own_postgres_settings__every_line_sets_one_parameter():
+    from tests.perf.own_postgres import settings_text
+
+    lines = settings_text().splitlines()
+
+    assert "shared_buffers = 2GB" in lines
+    assert all(len(line.split(" = ")) == 2 for line in lines)
+
+
+def test_scale_report__a_text_figure_beside_numbers__shown_as_it_is_without_an_exponent():
+    from tests.perf.scale_bench import format_report
+
+    small = {"tickets": 10, "kb": 1, "postgres": "15.19: shared_buffers 2GB", "ingest_s": 1.0}
+    large = {**small, "tickets": 100, "ingest_s": 10.0}
+    for figures in (small, large):
+        figures |= {"load_start": "0", "load_end": "0"}
+
+    report = format_report([small, large]).splitlines()
+
+    assert "| PostgreSQL | 15.19: shared_buffers 2GB | 15.19: shared_buffers 2GB |  |" in report
+    ingest = next(line for line in report if line.startswith("| bulk ingest"))
+    assert ingest.endswith("| 1.0 s | 10.0 s | 1.00 |")
