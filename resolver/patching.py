@@ -16,7 +16,7 @@ import numpy as np
 
 from resolver.index import FieldDates, LayerIndex, item_date, summary_is_derived
 from resolver.model import Item, Layer
-from resolver.postings import Postings, item_tokens
+from resolver.postings import SLOT, FlatTerms, PatchedTerms, Postings, item_tokens
 from resolver.records import SharedRecords, object_array
 from resolver.text import collapse
 from resolver.values import canonical_values
@@ -184,7 +184,15 @@ def _patched_filters(old: LayerIndex, items: list, changes: ItemChanges, size: i
 
 def _patched_postings(old: LayerIndex, new: LayerIndex, changes: ItemChanges) -> Postings:
     """Return the postings of ``new``: those of ``old`` with the changed slots retokenized."""
-    postings = dict(old._postings.terms)
+    terms = old._postings.terms
+    if isinstance(terms, PatchedTerms):
+        base, postings = terms.base, dict(terms.changed)
+    else:
+        base, postings = terms, {}
+
+    def posting_of(term):
+        return postings[term] if term in postings else base.get(term)
+
     lengths = _grown_array(old._postings.lengths, new.size, (), None)
     edits = [(i, old.items[i], new.items[i]) for i in changes.replaced]
     edits += [(i, old.items[i], None) for i in changes.removed]
@@ -196,13 +204,13 @@ def _patched_postings(old: LayerIndex, new: LayerIndex, changes: ItemChanges) ->
         after = Counter(tokens)
         for term in before.keys() | after.keys():
             tf = after.get(term)
-            posting = postings.get(term)
+            posting = posting_of(term)
             if term in before:
                 term_ids, term_tfs = posting
                 at = int(term_ids.searchsorted(i))
                 if tf is None:
                     if len(term_ids) == 1:
-                        del postings[term]
+                        postings[term] = None
                     else:
                         postings[term] = (
                             np.concatenate((term_ids[:at], term_ids[at + 1 :])),
@@ -213,7 +221,7 @@ def _patched_postings(old: LayerIndex, new: LayerIndex, changes: ItemChanges) ->
                     term_tfs[at] = tf
                     postings[term] = (term_ids, term_tfs)
             elif posting is None:
-                postings[term] = (np.array([i], dtype=np.int64), np.array([float(tf)]))
+                postings[term] = (np.array([i], dtype=SLOT), np.array([float(tf)]))
             else:
                 term_ids, term_tfs = posting
                 at = int(term_ids.searchsorted(i))
@@ -221,7 +229,7 @@ def _patched_postings(old: LayerIndex, new: LayerIndex, changes: ItemChanges) ->
                     np.concatenate((term_ids[:at], (i,), term_ids[at:])),
                     np.concatenate((term_tfs[:at], (float(tf),), term_tfs[at:])),
                 )
-    return Postings(postings, lengths, int(lengths.sum()), new.count)
+    return Postings(PatchedTerms(base, postings), lengths, int(lengths.sum()), new.count)
 
 
 def compacted_index(index: LayerIndex) -> LayerIndex:
@@ -270,10 +278,10 @@ def compacted_index(index: LayerIndex) -> LayerIndex:
     postings = index._postings
     if postings is not None:
         new._postings = Postings(
-            {
-                term: (remap[term_ids].astype(np.int64, copy=False), term_tfs)
+            FlatTerms.of(
+                (term, (remap[term_ids].astype(SLOT, copy=False), term_tfs))
                 for term, (term_ids, term_tfs) in postings.terms.items()
-            },
+            ),
             postings.lengths[keep],
             postings.total_length,
             new.count,

@@ -40,14 +40,117 @@ def _tallies(items: list, analysed):
             yield tally
 
 
+# How a layer's postings are stored: slots and term frequencies as 32-bit integers (a layer
+# has fewer than 2**31 slots, an item fewer than 2**31 tokens), half the memory of int64 and
+# float64. Scoring gives the same bits: numpy computes ``idf * tfs`` and ``tfs + norm`` in
+# float64 from the exact integer values, as it did from float64 ones.
+SLOT = np.int32
+TF = np.int32
+
+
+class FlatTerms:
+    """A term -> ``(slots, tfs)`` mapping over two flat arrays (every posting, grouped by
+    term): the views of a term's posting are made when it is asked for, so the layer holds
+    one number per term rather than two arrays and a tuple (~250 bytes a term)."""
+
+    __slots__ = ("bounds", "numbers", "slots", "tfs")
+
+    def __init__(self, numbers: dict[str, int], bounds: np.ndarray, slots, tfs):
+        self.numbers, self.bounds, self.slots, self.tfs = numbers, bounds, slots, tfs
+
+    def get(self, term: str, default=None):
+        number = self.numbers.get(term)
+        if number is None:
+            return default
+        start, end = int(self.bounds[number]), int(self.bounds[number + 1])
+        return self.slots[start:end], self.tfs[start:end]
+
+    def __getitem__(self, term: str):
+        found = self.get(term)
+        if found is None:
+            raise KeyError(term)
+        return found
+
+    def __contains__(self, term) -> bool:
+        return term in self.numbers
+
+    def __len__(self) -> int:
+        return len(self.numbers)
+
+    def __iter__(self):
+        return iter(self.numbers)
+
+    def keys(self):
+        return self.numbers.keys()
+
+    def items(self):
+        return ((term, self[term]) for term in self.numbers)
+
+    @classmethod
+    def of(cls, postings) -> "FlatTerms":
+        """Return the flat form of (term, (slots, tfs)) pairs, in their order."""
+        numbers: dict[str, int] = {}
+        slot_parts, tf_parts, sizes = [], [], [0]
+        for term, (term_slots, term_tfs) in postings:
+            numbers[term] = len(numbers)
+            slot_parts.append(np.asarray(term_slots, dtype=SLOT))
+            tf_parts.append(np.asarray(term_tfs))
+            sizes.append(len(term_slots))
+        slots = np.concatenate(slot_parts) if slot_parts else np.zeros(0, SLOT)
+        # Term frequencies patched in as float64 stay float64 (exact integers either way).
+        tfs = np.concatenate(tf_parts) if tf_parts else np.zeros(0, TF)
+        return cls(numbers, np.cumsum(sizes), slots, tfs)
+
+
+class PatchedTerms:
+    """Postings patched from others (``resolver.patching``): the postings of the terms the
+    patches changed (None: the term occurs in no item any more) over a ``FlatTerms`` base,
+    so a one-item edit copies its terms' postings, not a layer's vocabulary."""
+
+    __slots__ = ("base", "changed")
+
+    def __init__(self, base: FlatTerms, changed: dict):
+        self.base, self.changed = base, changed
+
+    def get(self, term: str, default=None):
+        if term in self.changed:
+            found = self.changed[term]
+            return default if found is None else found
+        return self.base.get(term, default)
+
+    def __getitem__(self, term: str):
+        found = self.get(term)
+        if found is None:
+            raise KeyError(term)
+        return found
+
+    def __contains__(self, term) -> bool:
+        return self.get(term) is not None
+
+    def __iter__(self):
+        changed = self.changed
+        yield from (term for term in self.base if term not in changed)
+        yield from (term for term, found in changed.items() if found is not None)
+
+    def keys(self):
+        return list(self)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def items(self):
+        return ((term, self[term]) for term in self)
+
+
 class Postings:
     """Term postings, document lengths and their total over a layer's slots.
 
-    ``terms`` maps a term to ``(slots, tfs)``: int64 slots ascending, and the term frequency
-    in each as float64 (the type the formula computes in). ``lengths`` holds each slot's
-    document length (float64), ``total_length`` their sum, ``count`` the number of items
-    (the slots that are not empty). Read-only once built: ``resolver.patching`` derives new
-    postings rather than changing these.
+    ``terms`` maps a term to ``(slots, tfs)``: integer slots ascending (``SLOT``), and the
+    term frequency in each (``TF``; patched postings may hold float64 ones: the formula
+    computes in float64 either way). ``lengths`` holds each slot's document length
+    (float64), ``total_length`` their sum, ``count`` the number of items (the slots that are
+    not empty). Read-only once built: ``resolver.patching`` derives new postings rather than
+    changing these.
     """
 
     def __init__(self, terms: dict, lengths: np.ndarray, total_length: int, count: int):
@@ -69,11 +172,10 @@ class Postings:
         the same either way.
         """
         # Each item's term counts go into flat arrays (term number, item, tf); one stable sort
-        # by term number then groups them, items ascending within a term. Per term: item ids
-        # and term frequencies (as float64, the type the formula computes in), as views.
+        # by term number then groups them, items ascending within a term (``FlatTerms``).
         vocabulary: dict[str, int] = {}
         number = vocabulary.setdefault
-        term_numbers, frequencies, counts = array("q"), array("d"), array("q")
+        term_numbers, frequencies, counts = array("q"), array("q"), array("q")
         lengths = array("d")
         for tally in _tallies(items, analysed):
             lengths.append(sum(tally.values()))
@@ -82,16 +184,13 @@ class Postings:
             frequencies.extend(tally.values())
         size = len(items)
         numbers = np.frombuffer(term_numbers, dtype=np.int64) if term_numbers else np.zeros(0, int)
-        slots = np.repeat(np.arange(size, dtype=np.int64), np.frombuffer(counts, np.int64))
+        slots = np.repeat(np.arange(size, dtype=SLOT), np.frombuffer(counts, np.int64))
         order = np.argsort(numbers, kind="stable")
-        slots, tfs = slots[order], np.frombuffer(frequencies)[order] if frequencies else None
-        bounds = np.searchsorted(numbers[order], np.arange(len(vocabulary) + 1)).tolist()
-        terms = {
-            term: (slots[bounds[n] : bounds[n + 1]], tfs[bounds[n] : bounds[n + 1]])
-            for term, n in vocabulary.items()
-        }
+        tfs = np.frombuffer(frequencies, np.int64) if frequencies else np.zeros(0, np.int64)
+        slots, tfs = slots[order], tfs[order].astype(TF)
+        bounds = np.searchsorted(numbers[order], np.arange(len(vocabulary) + 1))
         return cls(
-            terms,
+            FlatTerms(vocabulary, bounds, slots, tfs),
             np.frombuffer(lengths) if size else np.zeros(0),
             int(sum(lengths)),
             count,
