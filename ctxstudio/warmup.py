@@ -10,6 +10,8 @@ for it (``heartbeat``, the worker's ``notify``) while it warms, so material size
 worker time out.
 """
 
+import ctypes
+import ctypes.util
 import logging
 import os
 import threading
@@ -59,6 +61,7 @@ def worker_warm(*, heartbeat=None, log: logging.Logger | None = None) -> bool:
             beat.join()
         # The warm-up's connection is not the requests' (a request opens its own).
         connections.close_all()
+    release_freed_memory()
     compiled = cached.compiled
     log.info(
         "worker %s warm: workspace %s, %d layers, %d items held, %d served, in %.1f s",
@@ -69,4 +72,19 @@ def worker_warm(*, heartbeat=None, log: logging.Logger | None = None) -> bool:
         sum(compiled.served.values()),
         time.perf_counter() - started,
     )
+    return True
+
+
+def release_freed_memory() -> bool:
+    """Give the memory the warm-up allocated and freed (rows read, stored terms decoded into
+    postings) back to the system: glibc's ``malloc_trim(0)``, which returns every free page
+    of the heap, not only its top. A no-op (False) where the C library is not glibc."""
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):
+        trim = None
+    if trim is None:
+        return False
+    trim(0)
     return True

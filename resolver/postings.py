@@ -218,7 +218,8 @@ class Postings:
             if posting is None or not len(posting[0]):
                 continue
             term_ids = posting[0]
-            at = term_ids.searchsorted(items)
+            # The few items in the posting's type: the posting itself is not converted.
+            at = term_ids.searchsorted(np.asarray(items, dtype=term_ids.dtype))
             np.minimum(at, len(term_ids) - 1, out=at)
             for position in np.flatnonzero(term_ids[at] == items).tolist():
                 found[position].append(term)
@@ -271,6 +272,9 @@ class Postings:
             if posting is None:
                 continue
             term_ids, term_tfs = posting
+            # Index arrays of the platform's type: converted once here, not by each of the
+            # fancy indexings below.
+            term_ids = term_ids.astype(np.intp, copy=False)
             if member is not None:
                 inside = member[term_ids]
                 term_ids, term_tfs = term_ids[inside], term_tfs[inside]

@@ -107,6 +107,7 @@ class Operation:
     path: str
     item: dict | None = None  # the item document of an upsert
     prefix: str = ""  # the document path of the item in the line: "[3].item" or "[3]"
+    values: dict | None = None  # an upsert's stored values (``map_item_values``)
 
 
 @dataclass
@@ -205,8 +206,10 @@ def _operation(index: int, line: int | None, value: object) -> tuple[Operation |
     ]
     if issues:
         return None, issues
-    path = map_item_values(item)["path"]
-    return Operation(index, line, op, path, item if op == UPSERT else None, prefix), []
+    values = map_item_values(item)
+    if op == UPSERT:
+        return Operation(index, line, op, values["path"], item, prefix, values), []
+    return Operation(index, line, op, values["path"], None, prefix), []
 
 
 def bulk_ingest_parse(
@@ -324,7 +327,7 @@ def _prepared(operations: list[Operation]) -> dict[str, tuple[dict, str]]:
     prepared = {}
     for operation in operations:
         if operation.op == UPSERT:
-            values = map_item_values(operation.item)
+            values = operation.values or map_item_values(operation.item)
             terms = encode_terms(item_terms(values["title"], values["body"]))
             prepared[operation.path] = (values, terms)
     return prepared

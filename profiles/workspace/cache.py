@@ -48,7 +48,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import Q
 
 from profiles.models import Consumer, Item, ItemTerms, Layer, Profile, Rule, WorkspaceVersion
 from profiles.workspace.fields import RULE_MODEL_FIELDS
@@ -192,18 +192,10 @@ def _item_rows(*, whole: set[int], paths: dict[int, set[str]]) -> dict[int, list
     found: dict[int, list] = defaultdict(list)
     if not whole and not paths:
         return found
-    # Each item's stored terms, when the analyser and the item's last write are theirs.
-    stored = ItemTerms.objects.filter(
-        layer_id=OuterRef("layer_id"),
-        path=OuterRef("path"),
-        item_updated_at=OuterRef("updated_at"),
-        analyser=ANALYSER_VERSION,
-    )
     rows = (
         Item.objects.filter(condition)
-        .annotate(stored_terms=Subquery(stored.values("terms")[:1]))
         .order_by("layer_id", "position", "id")
-        .values_list(*ITEM_COLUMNS, "stored_terms", named=True)
+        .values_list(*ITEM_COLUMNS, "updated_at", named=True)
         .iterator(chunk_size=2000)
     )
     count = 0
@@ -211,6 +203,29 @@ def _item_rows(*, whole: set[int], paths: dict[int, set[str]]) -> dict[int, list
         found[row.layer_id].append(row)
         count += 1
     items_read = count
+    return found
+
+
+def _stored_terms(layer_ids: set[int]) -> dict[int, dict[str, tuple]]:
+    """Return the stored terms of this analyser version of the layers' items, as
+    ``(item updated_at, terms text)`` by layer id and path.
+
+    Read before the items themselves (``_item_rows``): the terms, dropped once the postings
+    are built, then lie together in memory rather than between the items' texts, which stay,
+    so what they took can go back to the system (``ctxstudio.warmup``). Terms are used only
+    for an item read with the same ``updated_at`` (``_analysed``): an item written between
+    the two reads is tokenized instead.
+    """
+    found: dict[int, dict[str, tuple]] = defaultdict(dict)
+    if not layer_ids:
+        return found
+    rows = (
+        ItemTerms.objects.filter(layer_id__in=sorted(layer_ids), analyser=ANALYSER_VERSION)
+        .values_list("layer_id", "path", "item_updated_at", "terms")
+        .iterator(chunk_size=2000)
+    )
+    for layer_id, path, updated_at, terms in rows:
+        found[layer_id][path] = (updated_at, terms)
     return found
 
 
@@ -252,16 +267,21 @@ def _served_copy(row, fields: dict) -> LayerCopy:
     )
 
 
-def _analysed(rows: dict[int, list], copies: dict) -> dict[str, dict]:
-    """Return the stored terms of the layers read in full, by layer key and item path."""
+def _analysed(rows: dict[int, list], copies: dict, terms: dict[int, dict]) -> dict[str, dict]:
+    """Return the stored terms of the layers read in full, by layer key and item path: those
+    counted for the item as read (the same ``updated_at``)."""
     out = {}
     for layer_id, items in rows.items():
         copy = copies.get(layer_id)
-        if copy is not None:
+        stored = terms.get(layer_id)
+        if copy is not None and stored:
             # As stored (JSON text): the postings decode them one item at a time.
-            out[copy.key] = {
-                row.path: row.stored_terms for row in items if row.stored_terms is not None
-            }
+            kept = {}
+            for row in items:
+                found = stored.get(row.path)
+                if found is not None and found[0] == row.updated_at:
+                    kept[row.path] = found[1]
+            out[copy.key] = kept
     return out
 
 
@@ -291,6 +311,7 @@ def _load(version: tuple[str, str] | None) -> CachedWorkspace:
     layer_rows = _layer_rows()
     consumers, profiles, versions = _profile_sections({row.id: row.key for row in layer_rows})
     held = {row.id for row in layer_rows if not served_layer(row.item_filter)}
+    terms = _stored_terms(held)
     rows = _item_rows(whole=held, paths={}) if held else {}
     copies = {}
     for row in layer_rows:
@@ -310,7 +331,7 @@ def _load(version: tuple[str, str] | None) -> CachedWorkspace:
         tokens=_tokens(copies),
         served=served,
         source=source,
-        analysed=_analysed(rows, copies),
+        analysed=_analysed(rows, copies, terms),
     )
     compiled_document = True
     return CachedWorkspace(
@@ -376,6 +397,7 @@ def _catch_up(cached: CachedWorkspace, version: tuple[str, str]) -> CachedWorksp
             whole.add(row.id)  # rare: both at once; the engine re-indexes the layer anyway
         else:
             patched[row.id] = paths
+    terms = _stored_terms(whole)
     rows = _item_rows(whole=whole, paths={layer_id: set(p) for layer_id, p in patched.items()})
     layers_read = len(whole)
 
@@ -433,7 +455,7 @@ def _catch_up(cached: CachedWorkspace, version: tuple[str, str]) -> CachedWorksp
             tokens=_tokens(copies),
             served=served,
             source=source,
-            analysed=_analysed({key: rows[key] for key in whole if key in rows}, copies),
+            analysed=_analysed({key: rows[key] for key in whole if key in rows}, copies, terms),
         )
     return CachedWorkspace(
         token=version[0],

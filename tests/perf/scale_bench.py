@@ -25,8 +25,9 @@ dropped and created again) and a real gunicorn (production settings, 2 sync work
 Every loop is bounded in count and time, only loopback addresses are used, and the server is
 stopped in any case. ``--own-postgres`` runs all of it against a PostgreSQL cluster of its own
 configured with ``tests/perf/postgresql-desk.conf`` (``tests.perf.own_postgres``) rather than
-the machine's server; the report names the server's version and sizing either way. The desk comes from ``tests.perf.desk``; ``--write DIR`` only writes it
-(``workspace.json`` and the NDJSON batches) and exits. See docs/benchmarks.md ("Scale").
+the machine's server; the report names the server's version and sizing either way. The desk
+comes from ``tests.perf.desk``; ``--write DIR`` only writes it (``workspace.json`` and the
+NDJSON batches) and exits. See docs/benchmarks.md ("Scale").
 """
 
 import argparse

@@ -222,12 +222,18 @@ def test_a_request__any_layer_size__fetches_its_customer_s_items_in_one_query(
     # The worker holds the kb's items, none of the tickets
     compiled = cache.workspace_get().compiled
     # Every fetched ticket comes with its stored terms (nothing is tokenized per request),
-    # and every held item's terms were read at the start (the join matched every row)
+    # and every held item's terms were read at the start (each counted for the item as read)
     fetched = compiled.source(compiled.needs({**REQUEST, "input": {"customer_id": "C4"}}))
     assert fetched["tickets"].entries
     assert set(fetched["tickets"].terms) == {e["path"] for e in fetched["tickets"].entries}
-    rows = cache._item_rows(whole=set(Layer.objects.values_list("id", flat=True)), paths={})
-    assert all(row.stored_terms is not None for layer in rows.values() for row in layer)
+    layer_ids = set(Layer.objects.values_list("id", flat=True))
+    copies = cache.workspace_get().layers
+    rows = cache._item_rows(whole=layer_ids, paths={})
+    analysed = cache._analysed(rows, copies, cache._stored_terms(layer_ids))
+    assert {key: set(terms) for key, terms in analysed.items()} == {
+        copies[layer_id].key: {row.path for row in layer_rows}
+        for layer_id, layer_rows in rows.items()
+    }
     assert compiled.served == {"tickets": customers * 5}
     held = {index.layer.key: len(index.items) for index in compiled.indexes}
     assert held == {"tickets": 0, "kb": 20}
