@@ -4,7 +4,7 @@ import pytest
 
 from profiles.models import ImportJob
 from profiles.workspace import cache
-from tests.profiles.doors.roles import People, load_workspace, make_people
+from tests.profiles.doors.roles import LAYER, People, load_workspace, make_people
 
 
 @pytest.fixture
@@ -15,5 +15,8 @@ def people(db, settings) -> People:
     load_workspace()
     people = make_people()
     ImportJob.objects.create(user=people.users["editor"], source_bytes=1)
+    ImportJob.objects.create(
+        user=people.users["editor"], kind=ImportJob.Kind.BULK, layer=LAYER, source_bytes=1
+    )
     yield people
     cache.workspace_cache_clear()

@@ -348,6 +348,8 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (401, 403, 403, 200, 200), "POST": (401, 403, 403, 202, 202)}, api=True
     ),
     "api:import-job": Door({"GET": (401, 403, 403, 200, 200)}, api=True),  # as the studio's
+    # A bulk ingest job (the editor's): WRITE_MATERIAL, its owner or an administrator.
+    "api:item-bulk-job": Door({"GET": (401, 403, 403, 200, 200)}, api=True),
     # Safe change (profiles.api.safechange). The fixture's change request is the staff's.
     "api:profile-version-list": API_READ_ONLY,
     "api/v1/profiles/(?P<key>[^/]+)/versions$": API_READ_ONLY,
@@ -603,7 +605,12 @@ def url_kwargs(route: str) -> dict[str, str]:
         "object_id": str(layer.pk),
         "app_label": "profiles",
         "url": "no-such-page/",
-        "job_id": str(ImportJob.objects.get(user__username="editor").pk),
+        "job_id": str(
+            ImportJob.objects.get(
+                user__username="editor",
+                kind=ImportJob.Kind.BULK if "/bulk/" in route else ImportJob.Kind.IMPORT,
+            ).pk
+        ),
         "key_id": str(ApiKey.objects.get(kind="scoped").pk),
         "id": str(ApiKey.objects.get(kind="scoped").pk),
         "webhook_id": str(matrix_webhook().pk),
