@@ -48,7 +48,22 @@ SLOT = np.int32
 TF = np.int32
 
 
-class FlatTerms:
+class _TermsMapping:
+    """What both term mappings answer from their ``get`` and ``__iter__``."""
+
+    __slots__ = ()
+
+    def __getitem__(self, term: str):
+        found = self.get(term)
+        if found is None:
+            raise KeyError(term)
+        return found
+
+    def items(self):
+        return ((term, self[term]) for term in self)
+
+
+class FlatTerms(_TermsMapping):
     """A term -> ``(slots, tfs)`` mapping over two flat arrays (every posting, grouped by
     term): the views of a term's posting are made when it is asked for, so the layer holds
     one number per term rather than two arrays and a tuple (~250 bytes a term)."""
@@ -65,12 +80,6 @@ class FlatTerms:
         start, end = int(self.bounds[number]), int(self.bounds[number + 1])
         return self.slots[start:end], self.tfs[start:end]
 
-    def __getitem__(self, term: str):
-        found = self.get(term)
-        if found is None:
-            raise KeyError(term)
-        return found
-
     def __contains__(self, term) -> bool:
         return term in self.numbers
 
@@ -82,9 +91,6 @@ class FlatTerms:
 
     def keys(self):
         return self.numbers.keys()
-
-    def items(self):
-        return ((term, self[term]) for term in self.numbers)
 
     @classmethod
     def of(cls, postings) -> "FlatTerms":
@@ -102,7 +108,7 @@ class FlatTerms:
         return cls(numbers, np.cumsum(sizes), slots, tfs)
 
 
-class PatchedTerms:
+class PatchedTerms(_TermsMapping):
     """Postings patched from others (``resolver.patching``): the postings of the terms the
     patches changed (None: the term occurs in no item any more) over a ``FlatTerms`` base,
     so a one-item edit copies its terms' postings, not a layer's vocabulary."""
@@ -118,12 +124,6 @@ class PatchedTerms:
             return default if found is None else found
         return self.base.get(term, default)
 
-    def __getitem__(self, term: str):
-        found = self.get(term)
-        if found is None:
-            raise KeyError(term)
-        return found
-
     def __contains__(self, term) -> bool:
         return self.get(term) is not None
 
@@ -137,9 +137,6 @@ class PatchedTerms:
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
-
-    def items(self):
-        return ((term, self[term]) for term in self)
 
 
 class Postings:

@@ -71,6 +71,15 @@ def import_job_url(request, job: ImportJob) -> str:
     return reverse("api:import-job", args=[job.pk], request=request)
 
 
+def queue_full_response(exc: ImportQueueFull) -> Response:
+    """The 429 of a job refused for the user's unfinished jobs (an import or a bulk ingest)."""
+    return Response(
+        error_body(exc.code, str(exc), retryable=True),
+        status=exc.status_code,
+        headers={"Retry-After": str(exc.retry_after)},
+    )
+
+
 def import_job_response(request, job: ImportJob, status: int = 200) -> Response:
     url = import_job_url(request, job)
     headers = {"Location": url} if status == 202 else {}
@@ -253,11 +262,7 @@ class WorkspaceView(ApiView):
         try:
             job = import_job_start(text=str(data), mode=mode, layer=layer, user=request.user)
         except ImportQueueFull as exc:
-            return Response(
-                error_body(exc.code, str(exc), retryable=True),
-                status=exc.status_code,
-                headers={"Retry-After": str(exc.retry_after)},
-            )
+            return queue_full_response(exc)
         return import_job_response(request, job, status=202)
 
     def _preview(self, request, text: str, *, mode: str, layer, propose: bool) -> Response:

@@ -14,8 +14,9 @@ from rest_framework.reverse import reverse
 
 from profiles.api.base import ApiView, invalid
 from profiles.api.entries import EntryViewSet, entry_schema
-from profiles.api.exceptions import ApiError, error_body, not_found
+from profiles.api.exceptions import ApiError, not_found
 from profiles.api.filters import ItemSearchFilter, MetadataFilter, query_boolean
+from profiles.api.import_export import queue_full_response
 from profiles.api.parsers import BATCH_PARSERS, BatchText
 from profiles.api.serializers import material as s
 from profiles.api.serializers.import_export import BulkJobSerializer
@@ -303,11 +304,7 @@ class ItemBulkView(ApiView):
         try:
             job = bulk_job_start(layer=key, text=str(text), ndjson=text.ndjson, user=request.user)
         except ImportQueueFull as exc:
-            return Response(
-                error_body(exc.code, str(exc), retryable=True),
-                status=exc.status_code,
-                headers={"Retry-After": str(exc.retry_after)},
-            )
+            return queue_full_response(exc)
         return bulk_job_response(request, job, status=202)
 
 

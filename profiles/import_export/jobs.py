@@ -612,33 +612,31 @@ def _in_file(issue: ValidationIssue, position: int, file_prefix: str) -> Validat
 
 def import_job_document(job: ImportJob, *, url: str) -> dict:
     """Return the job's status record as the API shows it."""
-    return {
-        "id": str(job.pk),
-        "url": url,
-        "status": job.status,
-        "phase": job.phase,
-        "progress": job.progress,
-        "mode": job.mode,
-        "layer": job.layer or None,
-        "bytes": job.source_bytes,
-        "createdAt": job.created_at.isoformat(),
-        "startedAt": job.started_at.isoformat() if job.started_at else None,
-        "finishedAt": job.finished_at.isoformat() if job.finished_at else None,
-        "summary": job.summary,
-        "error": job.error,
-    }
+    record = _job_record(job, url=url)
+    record["mode"] = job.mode
+    record["layer"] = job.layer or None
+    return _ordered(record)
 
 
 def bulk_job_document(job: ImportJob, *, url: str) -> dict:
     """Return a bulk ingest job's status record as the API shows it: ``summary`` counts the
     operations applied so far (also when the job failed half way)."""
+    record = _job_record(job, url=url)
+    record["layer"] = job.layer
+    return _ordered(record)
+
+
+_ORDER = ("id", "url", "status", "phase", "progress", "mode", "layer", "bytes")
+
+
+def _job_record(job: ImportJob, *, url: str) -> dict:
+    """The fields every kind of job shows."""
     return {
         "id": str(job.pk),
         "url": url,
         "status": job.status,
         "phase": job.phase,
         "progress": job.progress,
-        "layer": job.layer,
         "bytes": job.source_bytes,
         "createdAt": job.created_at.isoformat(),
         "startedAt": job.started_at.isoformat() if job.started_at else None,
@@ -646,3 +644,9 @@ def bulk_job_document(job: ImportJob, *, url: str) -> dict:
         "summary": job.summary,
         "error": job.error,
     }
+
+
+def _ordered(record: dict) -> dict:
+    """The record with its fields in the documented order."""
+    first = {name: record[name] for name in _ORDER if name in record}
+    return first | {name: value for name, value in record.items() if name not in first}

@@ -109,20 +109,25 @@ class ImportSummarySerializer(serializers.Serializer):
     )
 
 
-class ImportJobSerializer(serializers.Serializer):
-    """An import job: poll ``url`` until ``status`` is succeeded or failed."""
+class JobFieldsSerializer(serializers.Serializer):
+    """The fields of every background job."""
 
     id = serializers.UUIDField()
     url = serializers.URLField()
     status = serializers.ChoiceField(choices=ImportJob.Status.values)
     phase = serializers.CharField(help_text="What the job is doing, in words.")
     progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent done.")
-    mode = serializers.ChoiceField(choices=["merge", "replace"])
-    layer = serializers.CharField(allow_null=True, help_text="The one layer imported, if any.")
-    bytes = serializers.IntegerField(help_text="Size of the uploaded document.")
     createdAt = serializers.DateTimeField()
     startedAt = serializers.DateTimeField(allow_null=True)
     finishedAt = serializers.DateTimeField(allow_null=True)
+
+
+class ImportJobSerializer(JobFieldsSerializer):
+    """An import job: poll ``url`` until ``status`` is succeeded or failed."""
+
+    mode = serializers.ChoiceField(choices=["merge", "replace"])
+    layer = serializers.CharField(allow_null=True, help_text="The one layer imported, if any.")
+    bytes = serializers.IntegerField(help_text="Size of the uploaded document.")
     summary = ImportSummarySerializer(
         allow_null=True, help_text="When succeeded: what changed, counted and named per kind."
     )
@@ -217,19 +222,11 @@ DRY_RUN_EXAMPLE = {
 # --- bulk ingest jobs (issue 20) ---------------------------------------------------------
 
 
-class BulkJobSerializer(serializers.Serializer):
+class BulkJobSerializer(JobFieldsSerializer):
     """A bulk ingest job: poll ``url`` until ``status`` is succeeded or failed."""
 
-    id = serializers.UUIDField()
-    url = serializers.URLField()
-    status = serializers.ChoiceField(choices=ImportJob.Status.values)
-    phase = serializers.CharField(help_text="What the job is doing, in words.")
-    progress = serializers.IntegerField(min_value=0, max_value=100, help_text="Percent done.")
     layer = serializers.CharField(help_text="The layer whose items the batch writes.")
     bytes = serializers.IntegerField(help_text="Size of the batch.")
-    createdAt = serializers.DateTimeField()
-    startedAt = serializers.DateTimeField(allow_null=True)
-    finishedAt = serializers.DateTimeField(allow_null=True)
     summary = BulkIngestSummarySerializer(
         allow_null=True,
         help_text="The operations applied so far, counted (when the job failed half way too); "
