@@ -473,7 +473,7 @@ def _run_bulk(job: ImportJob) -> ImportJob:
         return _bulk_failed(job, {"code": "INVALID_WORKSPACE", "message": str(exc), "path": ""})
 
     def part_written(summary: IngestSummary) -> None:
-        done = sum(getattr(summary, name) for name in BULK_COUNTS)
+        done = summary.applied
         progress = BULK_WRITING_FROM + (100 - BULK_WRITING_FROM) * done // len(operations)
         phase = f"writing: {done:,} of {len(operations):,} operations applied"
         _advance(job, (phase, min(progress, 99)), summary=summary.as_dict())
@@ -612,31 +612,24 @@ def _in_file(issue: ValidationIssue, position: int, file_prefix: str) -> Validat
 
 def import_job_document(job: ImportJob, *, url: str) -> dict:
     """Return the job's status record as the API shows it."""
-    record = _job_record(job, url=url)
-    record["mode"] = job.mode
-    record["layer"] = job.layer or None
-    return _ordered(record)
+    return _job_record(job, url=url, mode=job.mode, layer=job.layer or None)
 
 
 def bulk_job_document(job: ImportJob, *, url: str) -> dict:
     """Return a bulk ingest job's status record as the API shows it: ``summary`` counts the
     operations applied so far (also when the job failed half way)."""
-    record = _job_record(job, url=url)
-    record["layer"] = job.layer
-    return _ordered(record)
+    return _job_record(job, url=url, layer=job.layer)
 
 
-_ORDER = ("id", "url", "status", "phase", "progress", "mode", "layer", "bytes")
-
-
-def _job_record(job: ImportJob, *, url: str) -> dict:
-    """The fields every kind of job shows."""
+def _job_record(job: ImportJob, *, url: str, **own) -> dict:
+    """The fields every kind of job shows, with the kind's ``own`` after its progress."""
     return {
         "id": str(job.pk),
         "url": url,
         "status": job.status,
         "phase": job.phase,
         "progress": job.progress,
+        **own,
         "bytes": job.source_bytes,
         "createdAt": job.created_at.isoformat(),
         "startedAt": job.started_at.isoformat() if job.started_at else None,
@@ -644,9 +637,3 @@ def _job_record(job: ImportJob, *, url: str) -> dict:
         "summary": job.summary,
         "error": job.error,
     }
-
-
-def _ordered(record: dict) -> dict:
-    """The record with its fields in the documented order."""
-    first = {name: record[name] for name in _ORDER if name in record}
-    return first | {name: value for name, value in record.items() if name not in first}

@@ -122,6 +122,11 @@ class IngestSummary:
     unchanged: int = 0
     changes: list[EntityChange] = field(default_factory=list, repr=False)
 
+    @property
+    def applied(self) -> int:
+        """The operations counted so far (created, updated, deleted or unchanged)."""
+        return self.created + self.updated + self.deleted + self.unchanged
+
     def as_dict(self) -> dict:
         return {
             "layer": self.layer,
@@ -439,7 +444,7 @@ class IngestStopped(Exception):
 
     @property
     def applied(self) -> int:
-        return sum(getattr(self.summary, name) for name in COUNTS)
+        return self.summary.applied
 
 
 def items_bulk_ingest_in_parts(

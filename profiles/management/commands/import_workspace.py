@@ -101,8 +101,7 @@ class Command(BaseCommand):
         total = len(operations)
 
         def part_written(summary) -> None:
-            done = summary.created + summary.updated + summary.deleted + summary.unchanged
-            self.stdout.write(f"  {done:,} of {total:,} operations applied")
+            self.stdout.write(f"  {summary.applied:,} of {total:,} operations applied")
 
         try:
             summary = items_bulk_ingest_in_parts(
