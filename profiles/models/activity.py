@@ -37,8 +37,14 @@ class Activity(models.Model):
 
     id = models.BigAutoField(primary_key=True)
     at = models.DateTimeField(default=timezone.now)
+    # Indexed by (actor, -id) (``activity_actor``): not on actor alone.
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
     )
     # Kept when the user is deleted, so the log still names who it was.
     actor_name = models.CharField(max_length=150, blank=True, default="")

@@ -111,7 +111,9 @@ class Layer(Tracked, Positioned):
 class Item(Positioned):
     """One piece of material of a layer; ``path`` is unique in its layer and may contain '/'."""
 
-    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="items")
+    # Indexed by (layer, path) and (layer, position): a third index on layer alone would only
+    # cost every write (a bulk ingest of a million items pays each index a million times).
+    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="items", db_index=False)
     path = models.CharField(max_length=255)
     title = models.TextField(blank=True, default="")
     body = models.TextField(blank=True, default="")
@@ -119,7 +121,8 @@ class Item(Positioned):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
-    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED)
+    # An item's history is read by the item's id, never by layer.
+    history = HistoricalRecords(excluded_fields=HISTORY_EXCLUDED, no_db_index=["layer"])
 
     class Meta:
         ordering = ["layer_id", "position", "id"]
@@ -186,7 +189,8 @@ class ItemTerms(models.Model):
     delete items with plain SQL, and this row goes in the same transaction).
     """
 
-    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="+")
+    # Indexed by (layer, path) (the unique constraint): not on layer alone.
+    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="+", db_index=False)
     path = models.CharField(max_length=255)
     item_id = models.BigIntegerField(db_index=True)
     # The item's ``updated_at`` when these were computed: a row whose item was written since
@@ -218,7 +222,8 @@ class ItemKey(models.Model):
 
     VALUE_CHARS = 200
 
-    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="+")
+    # Indexed by (layer, field, value) and (layer, path): not on layer alone.
+    layer = models.ForeignKey(Layer, on_delete=models.CASCADE, related_name="+", db_index=False)
     field = models.CharField(max_length=255)
     value = models.CharField(max_length=VALUE_CHARS)
     path = models.CharField(max_length=255)

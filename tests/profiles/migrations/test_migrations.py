@@ -28,3 +28,38 @@ def test_migrate__from_zero_and_back__recreates_working_tables():
     workspace_import(document=small_workspace())
 
     assert normalize_document(workspace_export()) == normalize_document(small_workspace())
+
+
+# The tables every item write adds rows to (a bulk ingest of a million items pays each of
+# their indexes a million times).
+ITEM_WRITE_TABLES = (
+    "profiles_item",
+    "profiles_historicalitem",
+    "profiles_itemchange",
+    "profiles_itemterms",
+    "profiles_itemkey",
+    "profiles_activity",
+)
+
+
+@pytest.mark.django_db
+def test_item_write_tables__no_index_is_the_leading_columns_of_another():
+    constraints = {
+        table: connection.introspection.get_constraints(connection.cursor(), table)
+        for table in ITEM_WRITE_TABLES
+    }
+    covered = []
+    for table, found in constraints.items():
+        indexes = {
+            name: [column for column in entry["columns"]]
+            for name, entry in found.items()
+            if entry["index"] and not entry["unique"] and not entry["primary_key"]
+        }
+        every = [entry["columns"] for entry in found.values() if entry["index"]]
+        for name, columns in indexes.items():
+            if any(
+                len(other) > len(columns) and other[: len(columns)] == columns for other in every
+            ):
+                covered.append(f"{table}.{name} {columns}")
+
+    assert covered == []
