@@ -134,9 +134,17 @@ def json_depth(text: str) -> int:
     return max(accumulate(steps))
 
 
+def _could_nest_deeper(text: str, max_depth: int) -> bool:
+    """Return whether the text may nest deeper than ``max_depth``: only a text that opens a
+    container can nest, and it cannot nest deeper than it has opening brackets (counted in C,
+    strings included: an upper bound that spares most texts the exact count)."""
+    if not _OPENS_CONTAINER.match(text):
+        return False  # a scalar
+    return text.count("[") + text.count("{") > max_depth
+
+
 def _load_json(text: str, max_depth: int, pairs_hook, parse_constant=None):
-    # Only a text that opens a container can nest; any other JSON text is a scalar.
-    if _OPENS_CONTAINER.match(text) and json_depth(text) > max_depth:
+    if _could_nest_deeper(text, max_depth) and json_depth(text) > max_depth:
         raise DocumentLimitError(
             TOO_DEEP if max_depth == MAX_DOCUMENT_DEPTH else f"nested deeper than {max_depth}"
         )

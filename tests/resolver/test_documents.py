@@ -22,6 +22,7 @@ from resolver.documents import (
     _PureLoader,
     _read_yaml,
     dump_yaml,
+    json_depth,
     load_document,
     load_json,
 )
@@ -212,6 +213,30 @@ def test_load_document__brackets_inside_json_strings__not_counted_as_nesting():
     text = json.dumps({"title": "[" * 100 + '\\"{' * 50, "list": [[["x"]]]})
 
     assert load_document(text)["list"] == [[["x"]]]
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.integers() | st.text(alphabet="[]{}\"\\ab"),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(alphabet="[{a", max_size=3), children, max_size=3),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_JSON_VALUES, wrap=st.integers(min_value=0, max_value=70))
+def test_load_json__refused_as_too_deep_exactly_when_its_nesting_is_deeper_than_64(value, wrap):
+    # The bracket count that spares most texts the exact measure never changes an answer.
+    text = "[" * wrap + json.dumps(value) + "]" * wrap
+    deeper = json_depth(text) > 64
+
+    try:
+        loaded = load_json(text)
+    except RequestError as exc:
+        assert (deeper, exc.message) == (True, TOO_DEEP)
+    else:
+        assert not deeper
+        assert loaded == json.loads(text)
 
 
 # -- SPEC §3: timestamps that are not dates --------------------------------------------------
