@@ -147,6 +147,14 @@ def _joined(prefix: str, path: str) -> str:
     return f"{prefix}{path}" if path.startswith("[") else f"{prefix}.{path}"
 
 
+def batch_is_ndjson(text: str) -> bool:
+    """Return whether a batch file is NDJSON: a JSON array starts with "[" (after any blank
+    space), an NDJSON line with "{". A file's name and content type are not asked (browsers
+    send ``.ndjson`` files as ``application/octet-stream``): the studio's upload and
+    ``manage.py import_workspace --items`` read a file by this rule."""
+    return not text.lstrip().startswith("[")
+
+
 def _raw_lines(
     text: str, *, ndjson: bool, limit: int, job: bool
 ) -> list[tuple[int | None, object]]:

@@ -13,6 +13,7 @@ from django import forms
 from django.conf import settings
 
 from profiles.authoring.profiles import StartFrom
+from profiles.material.bulk_ingest import batch_is_ndjson
 from profiles.models import Consumer
 from profiles.studio import metadata_rows, suggestions
 from profiles.workspace import cache
@@ -552,6 +553,20 @@ class ProfileCreateForm(ProfileForm):
 # --- the workspace file -----------------------------------------------------------------------
 
 
+def uploaded_text(upload) -> str:
+    """Return the text of an uploaded file; raise ``ValidationError`` when it is larger than
+    a request body may be (``MAX_BODY_BYTES``) or not UTF-8."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if limit is not None and upload.size > limit:
+        raise forms.ValidationError(
+            f"the file is {upload.size:,} bytes; at most {limit:,} bytes are accepted"
+        )
+    try:
+        return upload.read().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise forms.ValidationError("the file is not UTF-8 text") from exc
+
+
 class WorkspaceUploadForm(forms.Form):
     file = forms.FileField(label="Workspace file (YAML or JSON)")
     mode = forms.ChoiceField(
@@ -565,15 +580,7 @@ class WorkspaceUploadForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        if limit is not None and upload.size > limit:
-            raise forms.ValidationError(
-                f"the file is {upload.size:,} bytes; at most {limit:,} bytes are accepted"
-            )
-        try:
-            self.cleaned_data["text"] = upload.read().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise forms.ValidationError("the file is not UTF-8 text") from exc
+        self.cleaned_data["text"] = uploaded_text(upload)
         return upload
 
     def clean(self):
@@ -581,3 +588,39 @@ class WorkspaceUploadForm(forms.Form):
         if "text" in self.cleaned_data:
             cleaned["text"] = self.cleaned_data["text"]
         return cleaned
+
+
+# --- a layer's bulk ingest ----------------------------------------------------------------------
+
+
+class BulkIngestUploadForm(forms.Form):
+    """A batch of item operations for one layer (``profiles.material.bulk_ingest``), as a
+    file; ``cleaned_data`` gets its ``text`` and whether it is ``ndjson``."""
+
+    file = forms.FileField(
+        label="Batch file (NDJSON or a JSON array)",
+        widget=forms.FileInput(
+            attrs={"accept": ".ndjson,.jsonl,.json,application/x-ndjson,application/json"}
+        ),
+    )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        body_limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        self.fields["file"].help_text = (
+            "NDJSON (.ndjson, .jsonl: one operation a line, blank lines skipped) or a JSON "
+            'array (.json) of operations. An operation is {"op": "upsert", "item": {…}} (the '
+            'item at item.path becomes exactly this item), {"op": "delete", "path": "…"}, or '
+            "a plain item object (an upsert). The format is read from the file itself: a "
+            "first non-blank character “[” means a JSON array, anything else NDJSON, whatever "
+            f"the file’s name. At most {settings.BULK_INGEST_JOB_MAX_LINES:,} operations "
+            "(BULK_INGEST_JOB_MAX_LINES)"
+            + (f" and {body_limit:,} bytes (MAX_BODY_BYTES)." if body_limit else ".")
+        )
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        text = uploaded_text(upload)
+        self.cleaned_data["text"], self.cleaned_data["ndjson"] = text, batch_is_ndjson(text)
+        return upload

@@ -20,6 +20,7 @@ _WHAT = {
     "impact": "impact checks",
     "expand": "expansions",
     "webhook-test": "test deliveries",
+    "bulk": "bulk uploads",
 }
 
 

@@ -3,6 +3,7 @@ from django.urls import path
 from profiles.studio.views import (
     activity,
     authoring,
+    bulk_ingest,
     compare,
     editor,
     import_export,
@@ -73,6 +74,14 @@ urlpatterns = [
     path("layers/<slug:key>/delete/", material.layer_delete, name="layer-delete"),
     path("layers/<slug:key>/items/", material.item_list, name="item-list"),
     path("layers/<slug:key>/items/_new/", material.item_create, name="item-create"),
+    # A layer's bulk ingest (profiles.studio.views.bulk_ingest): items are named by their id
+    # here, so "bulk" is no item's URL (the API puts its bulk door beside items/ instead).
+    path("layers/<slug:key>/items/bulk/", bulk_ingest.item_bulk, name="item-bulk"),
+    path(
+        "layers/<slug:key>/items/bulk/<uuid:job_id>/",
+        bulk_ingest.item_bulk_job,
+        name="item-bulk-job",
+    ),
     path("layers/<slug:key>/items/<int:item_id>/", material.item_edit, name="item-edit"),
     path(
         "layers/<slug:key>/items/<int:item_id>/delete/",

@@ -39,6 +39,8 @@ STUDIO_PAGES = {
     "layer-create": lambda ws: "/layers/_new/",
     "layer-delete": lambda ws: "/layers/kb/delete/",
     "item-create": lambda ws: "/layers/kb/items/_new/",
+    "item-bulk": lambda ws: "/layers/kb/items/bulk/",
+    "item-bulk-job": lambda ws: f"/layers/kb/items/bulk/{stopped_bulk_job().pk}/",
     "item-delete": lambda ws: (
         f"/layers/kb/items/{Item.objects.filter(layer__key='kb').first().pk}/delete/"
     ),
@@ -81,6 +83,34 @@ def finished_import() -> ImportJob:
                     "aliasColumn": 9,
                 },
             ]
+        },
+    )
+
+
+def stopped_bulk_job() -> ImportJob:
+    """A bulk upload that stopped half way: its error and the summary of what it applied."""
+    return ImportJob.objects.create(
+        user=User.objects.get(username="editor"),
+        kind=ImportJob.Kind.BULK,
+        layer="kb",
+        ndjson=True,
+        status=ImportJob.Status.FAILED,
+        phase="failed",
+        progress=46,
+        summary={
+            "layer": "kb",
+            "operations": 25,
+            "created": 8,
+            "updated": 2,
+            "deleted": 0,
+            "unchanged": 0,
+        },
+        error={
+            "code": "BULK_INGEST_WORKER_STOPPED",
+            "message": "the worker running this bulk ingest stopped before it finished; the "
+            "first 10 operations were applied (see the summary): the batch is idempotent by "
+            "path, so sending it again finishes it",
+            "path": "",
         },
     )
 

@@ -12,6 +12,7 @@ from profiles.material.bulk_ingest import (
     BatchNotReadable,
     BatchTooLarge,
     IngestStopped,
+    batch_is_ndjson,
     bulk_ingest_parse,
     items_bulk_ingest_in_parts,
 )
@@ -83,7 +84,7 @@ class Command(BaseCommand):
 
     def _items(self, name: str, text: str, layer: str) -> None:
         """Apply a bulk ingest batch from the file, part by part, telling the progress."""
-        ndjson = not text.lstrip().startswith("[")
+        ndjson = batch_is_ndjson(text)
         try:
             operations = bulk_ingest_parse(text=text, ndjson=ndjson, layer=layer, job=True)
         except BatchInvalid as exc:

@@ -109,7 +109,7 @@ def _preview(request, form):
     try:
         preview = workspace_import_preview(text=text, mode=mode)
     except WorkspaceImportError as exc:
-        issues = [_issue_shown(issue.as_dict()) for issue in issues_in_text(exc.issues, text=text)]
+        issues = [issue_shown(issue.as_dict()) for issue in issues_in_text(exc.issues, text=text)]
         context = {"form": form, "issues": issues}
         return render(request, "profiles/workspace.html", context, status=400)
     token = secrets.token_urlsafe(16)
@@ -183,7 +183,7 @@ def workspace_import_job(request, job_id):
     if job is None or (job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)):
         raise Http404("no such import")
     issues = [
-        _issue_shown(issue)
+        issue_shown(issue)
         for issue in (job.error or {}).get("issues") or ([job.error] if job.error else [])
     ]
     summary = job.summary or {}
@@ -219,7 +219,7 @@ def _named_changes(summary: dict) -> list[dict]:
     return changes
 
 
-def _issue_shown(issue: dict) -> dict:
+def issue_shown(issue: dict) -> dict:
     """Return an issue of a failed job with its entry and line in words (``where``)."""
     located = ValidationIssue(
         path=issue.get("path") or "",

@@ -249,6 +249,13 @@ EXPECTATIONS: dict[str, Door] = {
     ),
     "item-list": Door({"GET": (LOGIN, 403, LOGIN, 200, 200)}),
     "item-edit": STUDIO_MATERIAL,
+    # A layer's bulk upload: WRITE_MATERIAL for the page and the upload, as the API's bulk
+    # ingest; an empty form: the file is required (400).
+    "item-bulk": Door(
+        {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 400, 400)}
+    ),
+    # Its job (the editor's): WRITE_MATERIAL, its owner or an administrator, as the API's.
+    "item-bulk-job": Door({"GET": (LOGIN, 403, LOGIN, 200, 200)}),
     "workspace-download": Door({"GET": (LOGIN, 403, LOGIN, 200, 200)}),
     "workspace-upload": Door(  # IMPORT_EXPORT for the page and the upload
         {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 200, 200)}

@@ -65,6 +65,8 @@ def write_controls() -> dict[str, str]:
         "Save rules": 'id="save-button"',
         "Save as scenario": 'value="save-scenario"',
         "Items link": f'href="{reverse("item-list", args=[LAYER])}"',
+        "New item": f'href="{reverse("item-create", args=[LAYER])}"',
+        "Bulk upload items": f'href="{reverse("item-bulk", args=[LAYER])}"',
         "Workspace link": f'href="{reverse("workspace-upload")}"',
         "Download": f'href="{reverse("workspace-download")}"',
         "Admin link": f'href="{reverse("admin:index")}"',
@@ -96,6 +98,12 @@ STUDIO_TEMPLATES = {
     "profiles/playground.html": (lambda: reverse("profile-playground"), 200),
     "profiles/tokens.html": (lambda: reverse("token-list"), 200),
     "profiles/item_list.html": (lambda: reverse("item-list", args=[LAYER]), 403),
+    # A layer's bulk upload and its job: WRITE_MATERIAL.
+    "profiles/item_bulk.html": (lambda: reverse("item-bulk", args=[LAYER]), 403),
+    "profiles/item_bulk_job.html": (
+        lambda: reverse("item-bulk-job", args=[LAYER, "00000000-0000-0000-0000-000000000000"]),
+        403,
+    ),
     "profiles/workspace.html": (lambda: reverse("workspace-upload"), 403),
     "profiles/import_job.html": (
         lambda: reverse("workspace-import-job", args=["00000000-0000-0000-0000-000000000000"]),
@@ -138,6 +146,7 @@ EDITOR_SEES = {
     "profiles/profile_list.html": ["New profile", "Duplicate", "Delete", "Workspace link"],
     "profiles/editor.html": ["Save rules", "Save as scenario", "Edit profile details"],
     "profiles/layer_list.html": ["Items link", "New layer"],
+    "profiles/item_list.html": ["New item", "Bulk upload items"],
     "profiles/entry_form.html": ["Save button", "Items link", "Delete layer"],
     "profiles/consumer_list.html": ["New consumer"],
     "profiles/workspace.html": ["Download", "Upload button"],
