@@ -113,8 +113,8 @@ def item_update(
                     user=user,
                     origin=origin,
                 )
-                if "path" in changed:  # moved in place: its layer is read again
-                    workspace_changed(layers=[item.layer_id])
+                if "path" in changed:  # moved in place: workers holding the layer re-read it
+                    workspace_changed(moved=[(item.layer_id, path, item.path)])
                 else:
                     workspace_changed(items=[(item.layer_id, item.path, Op.UPDATE)])
     except IntegrityError as exc:

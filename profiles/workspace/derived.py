@@ -17,7 +17,8 @@ items: the studio, the API, bulk ingest, imports, change requests, the admin, th
 
 Single-item writes cost their items (a few indexed queries). A write that gives the items
 it stored (``Written``: a bulk ingest, with terms it counted before taking the writers'
-lock) costs no read of them at all. A layer rewritten wholesale (an import, a moved path) is
+lock) costs no read of them at all. A moved item is its old path deleted and its new one created
+(two paths, whatever the size of its layer). A layer rewritten wholesale (an import) is
 compared with its derived rows in SQL: only items written since their row was computed
 (another ``updated_at``) are analysed again.
 """

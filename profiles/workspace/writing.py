@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from profiles.models import (
     Consumer,
     Item,
+    ItemChange,
     Layer,
     Profile,
     Scenario,
@@ -120,6 +121,7 @@ def workspace_changed(
     items: Iterable[tuple[int, str, str]] = (),
     profiles: bool = False,
     written: Mapping[tuple[int, str], Written] | None = None,
+    moved: Iterable[tuple[int, str, str]] = (),
 ) -> None:
     """Bump the workspace version, the content token of ``layers`` and, with ``profiles``,
     the token of consumers, profiles and rules. Call inside the write's transaction.
@@ -131,13 +133,25 @@ def workspace_changed(
     (``profiles.workspace.derived``), and after any layer write: a changed ``itemFilter``
     has its keys written again. ``written`` gives items as the write stored them, by
     (layer id, path), so that deriving does not read them back (``derived.Written``).
+
+    ``moved`` are the (layer id, old path, new path) of items whose path changed in place: a
+    worker holding such a layer reads it again (the item keeps its place, which the change
+    log's item entries do not say), while the derived rows are written again for the two
+    paths only, so a move in a served layer of a million items costs what the item costs.
     """
     rewritten = {layer.pk if isinstance(layer, Layer) else layer for layer in layers}
     items = list(items)
-    for layer_id in rewritten | {layer_id for layer_id, _, _ in items}:
+    moved = list(moved)
+    reread = rewritten | {layer_id for layer_id, _, _ in moved}
+    for layer_id in reread | {layer_id for layer_id, _, _ in items}:
         Layer.objects.filter(pk=layer_id).update(content_token=new_token())
-    item_changes_record(items=items, layers=sorted(rewritten))
-    derived_written(items=items, layers=rewritten, written=written)
+    item_changes_record(items=items, layers=sorted(reread))
+    moves = [
+        entry
+        for layer_id, old, new in moved
+        for entry in ((layer_id, old, ItemChange.Op.DELETE), (layer_id, new, ItemChange.Op.CREATE))
+    ]
+    derived_written(items=items + moves, layers=rewritten, written=written)
     WorkspaceVersion.bump(profiles=profiles)
 
 

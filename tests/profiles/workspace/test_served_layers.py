@@ -11,6 +11,8 @@ import json
 
 import pytest
 import yaml
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -298,6 +300,42 @@ def test_every_write_service__keeps_terms_keys_and_counts_exact():
         assert cache.workspace_get().compiled.resolve(request) == compile_workspace(
             stored_document()
         ).resolve(request)
+
+
+def _moved(path: str, to: str) -> list[str]:
+    """Move one ticket; return the SQL statements the write ran."""
+    with CaptureQueriesContext(connection) as captured:
+        item_update(layer="tickets", path=path, changes={"path": to})
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def test_a_moved_ticket__derives_its_two_paths_only_and_workers_read_no_ticket():
+    workspace_import(document=desk(2, 5))
+    small = _moved("c1/t2", "c1/moved")
+    workspace_import(document=desk(60, 5), mode="replace")
+    cache.workspace_get()
+    terms_before = dict(ItemTerms.objects.values_list("path", "id"))
+
+    large = _moved("c1/t2", "c1/moved")
+
+    # No statement compares the layer's derived rows with its items (the O(layer) refresh
+    # of a layer rewritten wholesale): as many statements at 10 tickets as at 300.
+    assert not [sql for sql in large if "EXISTS" in sql]
+    assert len(large) == len(small)
+    terms_after = dict(ItemTerms.objects.values_list("path", "id"))
+    assert set(terms_before) - set(terms_after) == {"c1/t2"}
+    assert set(terms_after) - set(terms_before) == {"c1/moved"}
+    unchanged = set(terms_before) - {"c1/t2"}
+    assert {path: terms_after[path] for path in unchanged} == {
+        path: terms_before[path] for path in unchanged
+    }
+    assert_derived_rows_exact()
+    cache.workspace_get()
+    assert (cache.layers_read, cache.items_read) == (0, 0)
+    request = {**REQUEST, "input": {"customer_id": "C1", "message": "refund card"}}
+    answer = cache.workspace_get().compiled.resolve(request)
+    assert answer == compile_workspace(stored_document()).resolve(request)
+    assert "c1/moved" in json.dumps(answer)
 
 
 def test_terms_of_another_analyser__ignored_then_recomputed_in_the_background():
