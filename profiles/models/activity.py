@@ -49,8 +49,14 @@ class Activity(models.Model):
     # Kept when the user is deleted, so the log still names who it was.
     actor_name = models.CharField(max_length=150, blank=True, default="")
     origin = models.CharField(max_length=16, choices=Origin.choices)
+    # Most entries have none: indexed only where given (``activity_change_request``).
     change_request = models.ForeignKey(
-        "ChangeRequest", null=True, blank=True, on_delete=models.SET_NULL, related_name="activity"
+        "ChangeRequest",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="activity",
+        db_index=False,
     )
     kind = models.CharField(max_length=16)
     key = models.CharField(max_length=255)
@@ -66,6 +72,11 @@ class Activity(models.Model):
             models.Index(fields=["actor", "-id"], name="activity_actor"),
             models.Index(fields=["origin", "-id"], name="activity_origin"),
             models.Index(fields=["at"], name="activity_at"),
+            models.Index(
+                fields=["change_request", "-id"],
+                name="activity_change_request",
+                condition=models.Q(change_request__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
