@@ -17,6 +17,7 @@ signals: exactly what ``bulk_create`` and ``bulk_update`` skip as well.
 import json
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 
@@ -106,7 +107,7 @@ class BulkWriter:
         historical = model.history.model
         tracked = [field.attname for field in historical.tracked_fields]
         extra = {
-            "history_date": self.now,
+            "history_date": _copy_value(self.now),
             "history_change_reason": None,
             "history_type": history_type,
             "history_user_id": self.history_user_id,
@@ -192,6 +193,12 @@ def _new_ids(model, count: int) -> list[int]:
         return list(range(start, start + count))
 
 
+class JsonText(str):
+    """A JSON value already encoded (its text, as ``json.dumps`` with the field's encoder
+    gives it): written as it is, for a value a writer encoded before taking the writers'
+    lock."""
+
+
 def _as_stored(model, records: list[dict]) -> None:
     """Replace JSON values in ``records`` by their text, as Django sends them (in place)."""
     for field in model._meta.concrete_fields:
@@ -201,13 +208,44 @@ def _as_stored(model, records: list[dict]) -> None:
                 if name not in record:
                     continue  # not written (an update of other fields)
                 value = record[name]
+                if isinstance(value, JsonText):
+                    record[name] = str(value)
+                    continue
                 # A nullable JSONField stores None as SQL NULL, as Django does.
                 record[name] = None if value is None else json.dumps(value, cls=encoder)
+
+
+def _copy_value(value):
+    """Return a value as ``COPY`` is sent it: a date and time as its ISO text on PostgreSQL
+    (the server reads it the same; psycopg formats each datetime anew, about a microsecond,
+    and a bulk write sends the same moment several times an item)."""
+    return value.isoformat() if isinstance(value, datetime) and _postgresql() else value
+
+
+def _dates_as_text(model, names: Sequence[str], rows: list[dict]) -> None:
+    """Replace the datetimes of the rows' date columns by their ISO text (in place), each
+    distinct moment formatted once (``_copy_value``)."""
+    dates = [
+        field.attname
+        for field in model._meta.concrete_fields
+        if isinstance(field, models.DateTimeField) and field.attname in names
+    ]
+    texts: dict[datetime, str] = {}
+    for name in dates:
+        for row in rows:
+            value = row[name]
+            if isinstance(value, datetime):
+                text = texts.get(value)
+                if text is None:
+                    text = texts[value] = value.isoformat()
+                row[name] = text
 
 
 def _insert(model, names: Sequence[str], rows: Sequence) -> None:
     """Insert ``rows`` (dicts, or tuples of the columns ``names``) into the model's table."""
     if rows and isinstance(rows[0], dict):
+        if _postgresql():
+            _dates_as_text(model, names, rows)
         get = itemgetter(*names)
         rows = [get(row) for row in rows]
     table = connection.ops.quote_name(model._meta.db_table)
