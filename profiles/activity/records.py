@@ -12,12 +12,13 @@ objects are compared key by key, lists and scalars as wholes. A text value longe
 ``" … (N more characters)"``: the log says what changed without holding every article twice.
 """
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 
 from django.utils import timezone
 
 from profiles.models import Activity, ActivityOrigin
-from profiles.workspace.bulk_writes import rows_insert
+from profiles.workspace.bulk_writes import JsonText, rows_insert
 from profiles.workspace.entity_changes import EntityChange, entry_changes
 from profiles.workspace.origin import WriteOrigin
 
@@ -30,7 +31,9 @@ def _actor(user, origin: WriteOrigin):
     return actor if getattr(actor, "is_authenticated", False) else None
 
 
-def _row(entry: EntityChange, *, at, actor, origin: WriteOrigin, fields: list[dict]) -> dict:
+def _row(
+    entry: EntityChange, *, at, actor, origin: WriteOrigin, fields: list[dict] | JsonText
+) -> dict:
     return {
         "at": at,
         "actor_id": actor.pk if actor is not None else None,
@@ -45,20 +48,39 @@ def _row(entry: EntityChange, *, at, actor, origin: WriteOrigin, fields: list[di
     }
 
 
+def activity_fields_encoded(entry: EntityChange) -> JsonText:
+    """Return an entry's logged fields as the log stores them (JSON text), for a writer that
+    encodes them before taking the writers' lock (``activity_record_many``'s ``encoded``)."""
+    encoder = Activity._meta.get_field("fields").encoder
+    return JsonText(json.dumps(entry_changes(entry.before, entry.after), cls=encoder))
+
+
 def activity_record_many(
-    entries: Iterable[EntityChange], *, user, origin: WriteOrigin | None
+    entries: Iterable[EntityChange],
+    *,
+    user,
+    origin: WriteOrigin | None,
+    encoded: Mapping[tuple, JsonText] | None = None,
 ) -> int:
     """Record the writes that changed something, in one bulk insert; return how many.
 
     The actor is ``origin.author`` when given (an applied change request is the requester's
     change, as its profile versions say), else ``user``. The origin's door is the log's
-    ``origin`` (a write whose caller named no door is a command line's).
+    ``origin`` (a write whose caller named no door is a command line's). ``encoded`` gives
+    the fields of some entries already encoded (``activity_fields_encoded``), by
+    (kind, key, path, op); an entry's op is part of the key, so fields encoded for a create
+    are never used for the update the write turned out to be.
     """
     origin = origin or WriteOrigin()
     actor = _actor(user, origin)
     at = timezone.now()
     rows = []
     for entry in entries:
+        text = encoded.get((entry.kind, entry.key, entry.path, entry.op)) if encoded else None
+        if text is not None:
+            if text != "[]" or entry.op != "update":  # an update that changed nothing: none
+                rows.append(_row(entry, at=at, actor=actor, origin=origin, fields=text))
+            continue
         fields = entry_changes(entry.before, entry.after)
         if not fields and entry.before is not None and entry.after is not None:
             continue

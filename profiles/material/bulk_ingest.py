@@ -22,6 +22,7 @@ then rows, history records, item change log entries and activity entries written
 protected profiles read is refused as its single item writes are (``protection_check``).
 """
 
+import contextlib
 from dataclasses import dataclass, field, replace
 
 from django.conf import settings
@@ -30,7 +31,7 @@ from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from profiles.activity.records import activity_record_many
+from profiles.activity.records import activity_fields_encoded, activity_record_many
 from profiles.models import ActivityOrigin, Item, ItemChange, Layer
 from profiles.safechange.protection import protection_check
 from profiles.workspace.bulk_writes import DELETE_BATCH, BulkWriter
@@ -334,16 +335,27 @@ def _entry(values: dict) -> dict:
     )
 
 
-def _prepared(operations: list[Operation]) -> dict[str, tuple[dict, str]]:
-    """Return each upsert's stored values and analysed terms, by path: the batch's costly
-    work, done before the writers' lock is taken (so two batches can overlap it)."""
+def _prepared(layer: str, operations: list[Operation]) -> tuple[dict[str, tuple[dict, str]], dict]:
+    """Return each upsert's stored values and analysed terms, by path, and the activity
+    fields of the items it would create (encoded, by activity key): the batch's costly work,
+    done before the writers' lock is taken, so that two batches overlap it.
+
+    Which upserts create is read here too, before the lock; the write decides again under
+    it, and fields encoded for a create are used only for what is still a create there."""
     prepared = {}
     for operation in operations:
         if operation.op == UPSERT:
             values = operation.values or map_item_values(operation.item)
             terms = encode_terms(item_terms(values["title"], values["body"]))
             prepared[operation.path] = (values, terms)
-    return prepared
+    encoded = {}
+    with contextlib.suppress(Layer.DoesNotExist):  # said again under the lock
+        stored = _stored(layer_get(key=layer), list(prepared))
+        for path, (values, _) in prepared.items():
+            if path not in stored:
+                change = EntityChange("item", layer, None, _entry(values), path=path)
+                encoded[("item", layer, path, change.op)] = activity_fields_encoded(change)
+    return prepared, encoded
 
 
 def items_bulk_ingest(
@@ -362,7 +374,7 @@ def items_bulk_ingest(
     """
     origin = origin_of(origin, ActivityOrigin.BULK)
     summary = IngestSummary(layer=layer, operations=len(operations))
-    prepared = _prepared(operations)
+    prepared, encoded = _prepared(layer, operations)
     with workspace_write():
         stored_layer = layer_get(key=layer)
         stored = _stored(stored_layer, [operation.path for operation in operations])
@@ -432,7 +444,7 @@ def items_bulk_ingest(
             items=[(stored_layer.pk, change.path, ops[change.op]) for change in summary.changes],
             written=written,
         )
-        activity_record_many(summary.changes, user=user, origin=origin)
+        activity_record_many(summary.changes, user=user, origin=origin, encoded=encoded)
     return summary
 
 

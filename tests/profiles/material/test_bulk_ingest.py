@@ -9,6 +9,7 @@ from django.db import connection
 from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 
+from profiles.activity.records import activity_fields_encoded, activity_record_many
 from profiles.import_export.workspace import workspace_import
 from profiles.material.bulk_ingest import (
     BatchInvalid,
@@ -17,7 +18,9 @@ from profiles.material.bulk_ingest import (
     bulk_ingest_parse,
     items_bulk_ingest,
 )
+from profiles.material.items import item_create
 from profiles.models import Activity, Item, ItemChange, Layer, WorkspaceVersion
+from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.mappers import map_item_to_resolver
 from tests.profiles.conftest import small_workspace
 
@@ -172,6 +175,33 @@ def test_items_bulk_ingest__writes__history_change_log_and_activity_with_origin_
     ]
     renamed = activity.get(path="docs/item-0000.md")
     assert {"path": "title", "from": "Item 0 of layer 1", "to": "Renamed"} in renamed.fields
+
+
+def test_items_bulk_ingest__created_item__logs_the_fields_a_single_create_logs(small):
+    ingest([ticket(1, body="Refund\tlate\n\nsee [1]", metadata={"tags": ["a", "b"], "n": 1.5})])
+    item_create(
+        layer=LAYER,
+        document=ticket(2, body="Refund\tlate\n\nsee [1]", metadata={"tags": ["a", "b"], "n": 1.5}),
+    )
+
+    logged = {a.path: a.fields for a in Activity.objects.filter(op="create")}
+    named = {"title": "Ticket 1", "path": "T-1"}  # what differs between the two items
+    assert logged["T-1"] == [
+        {**field, "to": named.get(field["path"], field["to"])} for field in logged["T-2"]
+    ]
+    assert {"path": "metadata", "from": None, "to": {"tags": ["a", "b"], "n": 1.5}} in logged["T-1"]
+
+
+def test_activity_record_many__fields_encoded_for_a_create__not_used_for_an_update(small):
+    before, after = {"path": "T-1", "title": "Old"}, {"path": "T-1", "title": "New"}
+    created = EntityChange("item", LAYER, None, after, path="T-1")
+    updated = EntityChange("item", LAYER, before, after, path="T-1")
+    encoded = {("item", LAYER, "T-1", "create"): activity_fields_encoded(created)}
+
+    activity_record_many([updated], user=None, origin=None, encoded=encoded)
+
+    (entry,) = Activity.objects.all()
+    assert entry.fields == [{"path": "title", "from": "Old", "to": "New"}]
 
 
 # --- O(batch) ------------------------------------------------------------------------------
