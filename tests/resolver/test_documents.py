@@ -216,9 +216,11 @@ def test_load_document__brackets_inside_json_strings__not_counted_as_nesting():
 
 
 _JSON_VALUES = st.recursive(
-    st.none() | st.integers() | st.text(alphabet="[]{}\"\\ab"),
-    lambda children: st.lists(children, max_size=3)
-    | st.dictionaries(st.text(alphabet="[{a", max_size=3), children, max_size=3),
+    st.none() | st.integers() | st.text(alphabet='[]{}"\\ab'),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(st.text(alphabet="[{a", max_size=3), children, max_size=3)
+    ),
     max_leaves=40,
 )
 
