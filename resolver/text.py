@@ -12,6 +12,8 @@ STOPWORDS = frozenset(
 )
 _WORD_RE = re.compile(r"[^\W_]+")
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
+# PyStemmer's C Snowball stemmer when installed (a dependency; the same stems as the pure
+# Python one: tests/resolver/test_stemming.py), else snowballstemmer's own.
 _stemmer = snowballstemmer.stemmer("english")
 _stem_cache: dict[str, str] = dict.fromkeys(STOPWORDS, "")
 CUT_AT = 300
