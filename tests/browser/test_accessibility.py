@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from profiles.models import ChangeRequest, ImportJob, Item, Profile, Webhook, WebhookDelivery
 from profiles.safechange.change_requests import change_request_create
 from tests.browser.conftest import ARTIFACTS
+from tests.profiles.studio.conftest import stopped_bulk_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -40,7 +41,7 @@ STUDIO_PAGES = {
     "layer-delete": lambda ws: "/layers/kb/delete/",
     "item-create": lambda ws: "/layers/kb/items/_new/",
     "item-bulk": lambda ws: "/layers/kb/items/bulk/",
-    "item-bulk-job": lambda ws: f"/layers/kb/items/bulk/{stopped_bulk_job().pk}/",
+    "item-bulk-job": lambda ws: f"/layers/kb/items/bulk/{editors_stopped_bulk_job().pk}/",
     "item-delete": lambda ws: (
         f"/layers/kb/items/{Item.objects.filter(layer__key='kb').first().pk}/delete/"
     ),
@@ -87,32 +88,8 @@ def finished_import() -> ImportJob:
     )
 
 
-def stopped_bulk_job() -> ImportJob:
-    """A bulk upload that stopped half way: its error and the summary of what it applied."""
-    return ImportJob.objects.create(
-        user=User.objects.get(username="editor"),
-        kind=ImportJob.Kind.BULK,
-        layer="kb",
-        ndjson=True,
-        status=ImportJob.Status.FAILED,
-        phase="failed",
-        progress=46,
-        summary={
-            "layer": "kb",
-            "operations": 25,
-            "created": 8,
-            "updated": 2,
-            "deleted": 0,
-            "unchanged": 0,
-        },
-        error={
-            "code": "BULK_INGEST_WORKER_STOPPED",
-            "message": "the worker running this bulk ingest stopped before it finished; the "
-            "first 10 operations were applied (see the summary): the batch is idempotent by "
-            "path, so sending it again finishes it",
-            "path": "",
-        },
-    )
+def editors_stopped_bulk_job() -> ImportJob:
+    return stopped_bulk_job(user=User.objects.get(username="editor"), layer="kb")
 
 
 def succeeded_import() -> ImportJob:

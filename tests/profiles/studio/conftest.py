@@ -7,7 +7,7 @@ import yaml
 from django.contrib.auth.models import Group, User
 
 from profiles.import_export.workspace import workspace_import
-from profiles.models import Profile, Scenario
+from profiles.models import ImportJob, Profile, Scenario
 from profiles.workspace import cache
 
 CASE_01 = next((Path(__file__).resolve().parents[2] / "resolver" / "conformance").glob("01-*.yaml"))
@@ -16,6 +16,34 @@ PROFILE = "support-answer"
 
 def load_case_01() -> dict:
     return yaml.safe_load(CASE_01.read_text(encoding="utf-8"))
+
+
+def stopped_bulk_job(*, user, layer: str) -> ImportJob:
+    """A bulk upload that stopped half way: its error and the summary of what it applied."""
+    return ImportJob.objects.create(
+        user=user,
+        kind=ImportJob.Kind.BULK,
+        layer=layer,
+        ndjson=True,
+        status=ImportJob.Status.FAILED,
+        phase="failed",
+        progress=46,
+        summary={
+            "layer": layer,
+            "operations": 25,
+            "created": 8,
+            "updated": 2,
+            "deleted": 0,
+            "unchanged": 0,
+        },
+        error={
+            "code": "BULK_INGEST_WORKER_STOPPED",
+            "message": "the worker running this bulk ingest stopped before it finished; the "
+            "first 10 operations were applied (see the summary): the batch is idempotent by "
+            "path, so sending it again finishes it",
+            "path": "",
+        },
+    )
 
 
 @pytest.fixture(autouse=True)

@@ -19,7 +19,7 @@ from profiles.workspace.permissions import ROLE_CAPABILITIES, WRITE_MATERIAL, Ro
 from profiles.workspace.throttling import throttle_key
 from tests.profiles.api.conftest import release_workspace, token_client
 from tests.profiles.doors.test_rendered_pages import leaked_syntax
-from tests.profiles.studio.conftest import join_editors
+from tests.profiles.studio.conftest import join_editors, stopped_bulk_job
 
 pytestmark = pytest.mark.django_db
 
@@ -361,30 +361,7 @@ def test_bulk_upload__governed_layer_read_by_a_protected_profile__job_refused_no
 def test_bulk_job_page__stopped_half_way__says_how_many_operations_were_applied(
     editor_client, editor, workspace
 ):
-    job = ImportJob.objects.create(
-        user=editor,
-        kind=ImportJob.Kind.BULK,
-        layer="tickets",
-        ndjson=True,
-        status=ImportJob.Status.FAILED,
-        phase="failed",
-        progress=46,
-        summary={
-            "layer": "tickets",
-            "operations": 25,
-            "created": 8,
-            "updated": 2,
-            "deleted": 0,
-            "unchanged": 0,
-        },
-        error={
-            "code": "BULK_INGEST_WORKER_STOPPED",
-            "message": "the worker running this bulk ingest stopped before it finished; the "
-            "first 10 operations were applied (see the summary): the batch is idempotent by "
-            "path, so sending it again finishes it",
-            "path": "",
-        },
-    )
+    job = stopped_bulk_job(user=editor, layer="tickets")
 
     page = editor_client.get(f"/layers/tickets/items/bulk/{job.pk}/").content.decode()
 
