@@ -103,6 +103,30 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
+def postgres_cpu_ns() -> int:
+    """Return the CPU time every PostgreSQL process on the machine has run so far, in ns
+    (the server and its backends: the scale benchmark is the database's only client)."""
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if (entry / "comm").read_text().startswith("postgres"):
+                    total += cpu_ns(int(entry.name))
+    return total
+
+
+def machine_busy_share(before: list[int], after: list[int]) -> float:
+    """Return the share of the machine's CPU time that was busy between two /proc/stat
+    readings (``machine_cpu``): everything but idle and I/O wait."""
+    spent = [b - a for a, b in zip(before, after, strict=True)]
+    return 1 - (spent[3] + spent[4]) / max(1, sum(spent))
+
+
+def machine_cpu() -> list[int]:
+    """Return the machine's CPU time counters (the first line of /proc/stat)."""
+    return [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+
+
 @dataclass
 class Server:
     """A fresh database and a gunicorn serving it (production settings, loopback only)."""
@@ -459,6 +483,9 @@ def load(server: Server, desk: Desk, figures: Figures, *, clients, count, second
                 errors.append(reply.status)
 
     started, cpu = time.perf_counter(), workers_cpu_ns(server)
+    # Everything else on the machine a request costs: PostgreSQL, and the load's own threads
+    # (this process runs nothing else meanwhile).
+    database_cpu, client_cpu, machine = postgres_cpu_ns(), time.process_time(), machine_cpu()
     threads = [threading.Thread(target=client) for _ in range(clients)]
     for thread in threads:
         thread.start()
@@ -466,6 +493,9 @@ def load(server: Server, desk: Desk, figures: Figures, *, clients, count, second
         thread.join()
     elapsed = time.perf_counter() - started
     cpu = workers_cpu_ns(server) - cpu
+    database_cpu = postgres_cpu_ns() - database_cpu
+    client_cpu = time.process_time() - client_cpu
+    busy = machine_busy_share(machine, machine_cpu())
     figures["load_requests"] = len(latencies) + len(errors)
     figures["load_errors"] = len(errors)
     if errors:
@@ -473,7 +503,11 @@ def load(server: Server, desk: Desk, figures: Figures, *, clients, count, second
     figures["resolve_p50_ms"] = ms(percentile(latencies, 0.5))
     figures["resolve_p95_ms"] = ms(percentile(latencies, 0.95))
     figures["resolve_per_s"] = round(len(latencies) / elapsed, 1)
-    figures["worker_cpu_per_request_ms"] = round(cpu / 1e6 / max(1, len(latencies)), 2)
+    served = max(1, len(latencies))
+    figures["worker_cpu_per_request_ms"] = round(cpu / 1e6 / served, 2)
+    figures["postgres_cpu_per_request_ms"] = round(database_cpu / 1e6 / served, 2)
+    figures["client_cpu_per_request_ms"] = round(client_cpu * 1e3 / served, 2)
+    figures["load_machine_busy_percent"] = round(busy * 100)
 
 
 def exactness(server: Server, desk: Desk, figures: Figures, *, count, log) -> None:
@@ -674,6 +708,13 @@ ROWS = (
     ("resolve summary p95", "resolve_p95_ms", "ms"),
     ("  throughput", "resolve_per_s", "req/s"),
     ("  workers' CPU time per request", "worker_cpu_per_request_ms", "ms"),
+    ("  PostgreSQL's CPU time per request", "postgres_cpu_per_request_ms", "ms"),
+    (
+        "  the load's own CPU time per request (its client threads)",
+        "client_cpu_per_request_ms",
+        "ms",
+    ),
+    ("  the machine busy during the load", "load_machine_busy_percent", "%"),
     ("  requests / errors", ("load_requests", "load_errors"), ""),
     ("one new ticket: POST (the writer)", "new_ticket_post_ms", "ms"),
     ("  the next resolve (with the ticket)", "new_ticket_next_resolve_ms", "ms"),

@@ -100,3 +100,12 @@ def test_scale_report__a_text_figure_beside_numbers__shown_as_it_is_without_an_e
     assert "| PostgreSQL | 15.19: shared_buffers 2GB | 15.19: shared_buffers 2GB |  |" in report
     ingest = next(line for line in report if line.startswith("| bulk ingest"))
     assert ingest.endswith("| 1.0 s | 10.0 s | 1.00 |")
+
+
+def test_machine_busy_share__idle_and_io_wait__are_not_busy():
+    before = [100, 0, 50, 1_000, 10, 0, 0, 0, 0, 0]
+    after = [160, 0, 70, 1_060, 30, 0, 0, 0, 0, 0]  # 80 busy, 60 idle, 20 waiting on I/O
+
+    from tests.perf.scale_bench import machine_busy_share
+
+    assert machine_busy_share(before, after) == 0.5
