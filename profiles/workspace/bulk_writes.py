@@ -4,8 +4,9 @@
 lets Django compile a parameter for every value: at 50,000 items that was most of an import.
 Here rows are plain values and the history records are written next to them with the same
 content django-simple-history gives them (every tracked field, ``history_type`` "+" or "~",
-the date, the user, no change reason). On PostgreSQL both go through ``COPY``; elsewhere
-through ``executemany``. Deletions of many items likewise: their history records ("-") in
+the date, the user, no change reason). On PostgreSQL both go through ``COPY`` (up to
+``SMALL_INSERT`` rows, a single item's write: one ``INSERT``, one round trip where a ``COPY``
+takes two); elsewhere through ``executemany``. Deletions of many items likewise: their history records ("-") in
 one write, then one ``DELETE`` per batch of ids, instead of a history ``INSERT`` per row from
 django-simple-history's delete signal. Primary keys are taken before the insert (the sequence on
 PostgreSQL), so the history rows name their rows without reading them back.
@@ -241,6 +242,26 @@ def _dates_as_text(model, names: Sequence[str], rows: list[dict]) -> None:
                 row[name] = text
 
 
+# Rows up to which an insert is one INSERT statement rather than a COPY (PostgreSQL).
+SMALL_INSERT = 8
+
+
+def _typed_marks(model, names: Sequence[str]) -> list[str]:
+    """Return a placeholder per column, cast where the value is sent as text (JSON, and the
+    dates ``_dates_as_text`` wrote as text)."""
+    fields = {field.attname: field for field in model._meta.concrete_fields}
+    marks = []
+    for name in names:
+        field = fields.get(name)
+        if isinstance(field, models.JSONField):
+            marks.append("%s::jsonb")
+        elif isinstance(field, models.DateTimeField):
+            marks.append("%s::timestamptz")
+        else:
+            marks.append("%s")
+    return marks
+
+
 def _insert(model, names: Sequence[str], rows: Sequence) -> None:
     """Insert ``rows`` (dicts, or tuples of the columns ``names``) into the model's table."""
     if rows and isinstance(rows[0], dict):
@@ -251,7 +272,15 @@ def _insert(model, names: Sequence[str], rows: Sequence) -> None:
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(map(connection.ops.quote_name, names))
     with connection.cursor() as cursor:
-        if _postgresql():
+        if _postgresql() and len(rows) <= SMALL_INSERT:
+            # A few rows (a single item's write): one INSERT is one round trip, a COPY two.
+            marks = ", ".join(_typed_marks(model, names))
+            values = ", ".join([f"({marks})"] * len(rows))
+            cursor.execute(
+                f"INSERT INTO {table} ({columns}) VALUES {values}",
+                [value for row in rows for value in row],
+            )
+        elif _postgresql():
             statement = f"COPY {table} ({columns}) FROM STDIN"
             started = time.monotonic()
             # As for any query: Django's exceptions (a lock timeout is an OperationalError

@@ -11,8 +11,8 @@ from django.utils import timezone
 from profiles.import_export.workspace import workspace_import
 from profiles.material.items import item_create
 from profiles.material.layers import layer_create, layer_delete
-from profiles.models import Consumer, Item, Layer, Profile, Rule
-from profiles.workspace.bulk_writes import BulkWriter
+from profiles.models import Activity, Consumer, Item, Layer, Profile, Rule
+from profiles.workspace.bulk_writes import SMALL_INSERT, BulkWriter, rows_insert
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -270,3 +270,32 @@ def test_import__profiles_take_each_other_s_selections__all_written(mode):
         "profile-new": "objective-0",
     }
     assert not Profile.history.filter(objective__startswith="parked-").exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("count", [1, SMALL_INSERT, SMALL_INSERT + 1, 40])
+def test_rows_insert__few_or_many_rows__stored_alike(count):
+    # A few rows go in one INSERT on PostgreSQL, more by COPY; the stored values are the same.
+    at = timezone.now()
+    rows = [
+        {
+            "at": at,
+            "actor_id": None,
+            "actor_name": "",
+            "origin": "bulk",
+            "change_request_id": None,
+            "kind": "item",
+            "key": "kb",
+            "path": f"a/{n}",
+            "op": "create",
+            "fields": [{"path": "body", "from": None, "to": 'tab\there, "quoted", \\ and ü'}],
+        }
+        for n in range(count)
+    ]
+
+    rows_insert(Activity, rows)
+
+    stored = list(Activity.objects.order_by("path").values("at", "path", "fields"))
+    assert len(stored) == count
+    assert {row["at"] for row in stored} == {at}
+    assert all(row["fields"] == rows[0]["fields"] for row in stored)
