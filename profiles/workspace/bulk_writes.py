@@ -6,10 +6,11 @@ Here rows are plain values and the history records are written next to them with
 content django-simple-history gives them (every tracked field, ``history_type`` "+" or "~",
 the date, the user, no change reason). On PostgreSQL both go through ``COPY`` (up to
 ``SMALL_INSERT`` rows, a single item's write: one ``INSERT``, one round trip where a ``COPY``
-takes two); elsewhere through ``executemany``. Deletions of many items likewise: their history records ("-") in
-one write, then one ``DELETE`` per batch of ids, instead of a history ``INSERT`` per row from
-django-simple-history's delete signal. Primary keys are taken before the insert (the sequence on
-PostgreSQL), so the history rows name their rows without reading them back.
+takes two); elsewhere through ``executemany``. Deletions of many items likewise: their
+history records ("-") in one write, then one ``DELETE`` per batch of ids, instead of a history
+``INSERT`` per row from django-simple-history's delete signal. Primary keys are taken before
+the insert (the sequence on PostgreSQL), so the history rows name their rows without reading
+them back.
 
 Call inside the write's transaction, under the writers' lock. No model ``save()``, no
 signals: exactly what ``bulk_create`` and ``bulk_update`` skip as well.
