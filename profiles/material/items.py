@@ -10,6 +10,7 @@ from profiles.activity.records import activity_record
 from profiles.models import Item, ItemChange, Layer
 from profiles.safechange.protection import protection_check
 from profiles.workspace.concurrency import check_if_match, item_etag, workspace_write
+from profiles.workspace.derived import Written
 from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.mappers import map_item_to_resolver, map_item_values
 from profiles.workspace.origin import WriteOrigin, origin_of
@@ -25,6 +26,19 @@ from profiles.workspace.writing import (
 )
 
 Op = ItemChange.Op
+
+
+def _as_written(item: Item) -> dict[tuple[int, str], Written]:
+    """The item as its write just stored it, so deriving its terms and keys reads it not back."""
+    return {
+        (item.layer_id, item.path): Written(
+            id=item.pk,
+            title=item.title,
+            body=item.body,
+            metadata=item.metadata,
+            updated_at=item.updated_at,
+        )
+    }
 
 
 def _guarded(layer: Layer, change: EntityChange, *, user, origin: WriteOrigin) -> None:
@@ -53,7 +67,9 @@ def item_create(
             )
             _guarded(stored_layer, change, user=user, origin=origin)
             save_row(item, user=origin.author or user)
-            workspace_changed(items=[(stored_layer.pk, item.path, Op.CREATE)])
+            workspace_changed(
+                items=[(stored_layer.pk, item.path, Op.CREATE)], written=_as_written(item)
+            )
             activity_record(
                 kind="item",
                 key=layer,
@@ -116,7 +132,9 @@ def item_update(
                 if "path" in changed:  # moved in place: workers holding the layer re-read it
                     workspace_changed(moved=[(item.layer_id, path, item.path)])
                 else:
-                    workspace_changed(items=[(item.layer_id, item.path, Op.UPDATE)])
+                    workspace_changed(
+                        items=[(item.layer_id, item.path, Op.UPDATE)], written=_as_written(item)
+                    )
     except IntegrityError as exc:
         raise conflict_for(item) from exc
     return item
