@@ -310,22 +310,34 @@ def _stored(layer: Layer, paths: list[str]) -> dict[str, dict]:
     parameter), one per ``DELETE_BATCH`` paths elsewhere (SQLite's limit of variables)."""
     tracked = [name.attname for name in Item.history.model.tracked_fields]
     stored = {}
+    for rows in _at_paths(layer, paths):
+        for row in rows.values(*tracked):
+            stored[row["path"]] = row
+    return stored
+
+
+def _stored_paths(layer: Layer, paths: list[str]) -> set[str]:
+    """Return which of ``paths`` the layer holds (as ``_stored``, reading the paths only)."""
+    return {
+        path for rows in _at_paths(layer, paths) for path in rows.values_list("path", flat=True)
+    }
+
+
+def _at_paths(layer: Layer, paths: list[str]) -> list:
+    """Return the queries of the layer's items at ``paths``: one on PostgreSQL (the paths as
+    one array parameter), one per ``DELETE_BATCH`` paths elsewhere (SQLite's limit of
+    variables)."""
     items = Item.objects.filter(layer_id=layer.pk)
     if connection.vendor == "postgresql":
         # 10,000 placeholders cost more to send and plan than the lookups themselves.
         column = (
             f"{connection.ops.quote_name(Item._meta.db_table)}.{connection.ops.quote_name('path')}"
         )
-        queries = [items.filter(RawSQL(f"{column} = ANY(%s)", [paths], BooleanField()))]
-    else:
-        queries = [
-            items.filter(path__in=paths[start : start + DELETE_BATCH])
-            for start in range(0, len(paths), DELETE_BATCH)
-        ]
-    for rows in queries:
-        for row in rows.values(*tracked):
-            stored[row["path"]] = row
-    return stored
+        return [items.filter(RawSQL(f"{column} = ANY(%s)", [paths], BooleanField()))]
+    return [
+        items.filter(path__in=paths[start : start + DELETE_BATCH])
+        for start in range(0, len(paths), DELETE_BATCH)
+    ]
 
 
 def _entry(values: dict) -> dict:
@@ -350,7 +362,7 @@ def _prepared(layer: str, operations: list[Operation]) -> tuple[dict[str, tuple[
             prepared[operation.path] = (values, terms)
     encoded = {}
     with contextlib.suppress(Layer.DoesNotExist):  # said again under the lock
-        stored = _stored(layer_get(key=layer), list(prepared))
+        stored = _stored_paths(layer_get(key=layer), list(prepared))
         for path, (values, _) in prepared.items():
             if path not in stored:
                 change = EntityChange("item", layer, None, _entry(values), path=path)
