@@ -4,11 +4,13 @@ An item write reads, validates and writes that item only, whatever the size of i
 a constant number of queries. It bumps its layer's content token.
 """
 
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
+from django.utils import timezone
 
 from profiles.activity.records import activity_record
 from profiles.models import Item, ItemChange, Layer
 from profiles.safechange.protection import protection_check
+from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import check_if_match, item_etag, workspace_write
 from profiles.workspace.derived import Written
 from profiles.workspace.entity_changes import EntityChange
@@ -18,6 +20,7 @@ from profiles.workspace.selectors import item_get, layer_get
 from profiles.workspace.validation import validate_item
 from profiles.workspace.writing import (
     assign,
+    author,
     conflict_for,
     delete_row,
     raise_if_invalid,
@@ -26,6 +29,8 @@ from profiles.workspace.writing import (
 )
 
 Op = ItemChange.Op
+# The columns a new item is written with (the others are its dates).
+ITEM_COLUMNS = ("position", "layer_id", "path", "title", "body", "metadata")
 
 
 def _as_written(item: Item) -> dict[tuple[int, str], Written]:
@@ -39,6 +44,19 @@ def _as_written(item: Item) -> dict[tuple[int, str], Written]:
             updated_at=item.updated_at,
         )
     }
+
+
+def _insert_row(item: Item, *, user) -> None:
+    """Store a new item and its history record as a bulk write does (``BulkWriter``): on
+    PostgreSQL one ``INSERT`` each, with none of the model layer's per-save work; the item
+    takes the next position of its layer and its id, dates and stored state in place."""
+    now = timezone.now()
+    item.position = item._next_position(Item.objects.filter(layer_id=item.layer_id))
+    (item.pk,) = BulkWriter(user=author(user), now=now).create(
+        Item, [{name: getattr(item, name) for name in ITEM_COLUMNS}]
+    )
+    item.created_at = item.updated_at = now
+    item._state.adding, item._state.db = False, connection.alias
 
 
 def _guarded(layer: Layer, change: EntityChange, *, user, origin: WriteOrigin) -> None:
@@ -66,7 +84,7 @@ def item_create(
                 "item", stored_layer.key, None, map_item_to_resolver(item), path=item.path
             )
             _guarded(stored_layer, change, user=user, origin=origin)
-            save_row(item, user=origin.author or user)
+            _insert_row(item, user=origin.author or user)
             workspace_changed(
                 items=[(stored_layer.pk, item.path, Op.CREATE)], written=_as_written(item)
             )

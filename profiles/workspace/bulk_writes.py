@@ -48,7 +48,10 @@ class BulkWriter:
         """
         if not rows:
             return []
-        ids = _new_ids(model, len(rows))
+        # A few rows on PostgreSQL (a single item's create): their INSERT returns the ids,
+        # one round trip fewer than taking them from the sequence first.
+        returning = _postgresql() and len(rows) <= SMALL_INSERT
+        ids = [None] * len(rows) if returning else _new_ids(model, len(rows))
         stamps = self._stamps(model, creating=True)
         columns = [field.attname for field in model._meta.concrete_fields]
         defaults = [
@@ -65,7 +68,14 @@ class BulkWriter:
                 record[field.attname] = field.get_default()
             records.append(record)
         _as_stored(model, records)
-        _insert(model, columns, records)
+        if returning:
+            ids = _insert(
+                model, [name for name in columns if name != "id"], records, returning=True
+            )
+            for record, row_id in zip(records, ids, strict=True):
+                record["id"] = row_id
+        else:
+            _insert(model, columns, records)
         self._history(model, records, "+")
         return ids
 
@@ -136,13 +146,19 @@ def rows_insert(model, rows: Sequence[dict], *, numbered: bool = False) -> list[
     """Insert plain rows (every concrete field but ``id``, by attname) of a model without
     history (the activity log): ``COPY`` on PostgreSQL, ``executemany`` elsewhere.
 
-    With ``numbered`` the rows' primary keys are taken first (``_new_ids``, in the rows'
-    order) and returned; otherwise the database numbers them and nothing is returned."""
+    With ``numbered`` the rows' primary keys are returned in the rows' order: taken first
+    (``_new_ids``), or for a few rows on PostgreSQL returned by their one ``INSERT``;
+    otherwise the database numbers them and nothing is returned."""
     if not rows:
         return []
     names = [field.attname for field in model._meta.concrete_fields if field.attname != "id"]
     records = [dict(row) for row in rows]
     ids = []
+    if numbered and _postgresql() and len(records) <= SMALL_INSERT:
+        # A few rows: one INSERT that returns their ids, in the rows' order (the sequence
+        # numbers VALUES in order, as Django's bulk_create relies on), not a nextval first.
+        _as_stored(model, records)
+        return _insert(model, names, records, returning=True)
     if numbered:
         ids = _new_ids(model, len(records))
         for record, row_id in zip(records, ids, strict=True):
@@ -263,8 +279,9 @@ def _typed_marks(model, names: Sequence[str]) -> list[str]:
     return marks
 
 
-def _insert(model, names: Sequence[str], rows: Sequence) -> None:
-    """Insert ``rows`` (dicts, or tuples of the columns ``names``) into the model's table."""
+def _insert(model, names: Sequence[str], rows: Sequence, *, returning: bool = False) -> list[int]:
+    """Insert ``rows`` (dicts, or tuples of the columns ``names``) into the model's table;
+    with ``returning`` (a few rows, PostgreSQL: one ``INSERT``) return their new ids."""
     if rows and isinstance(rows[0], dict):
         if _postgresql():
             _dates_as_text(model, names, rows)
@@ -278,9 +295,12 @@ def _insert(model, names: Sequence[str], rows: Sequence) -> None:
             marks = ", ".join(_typed_marks(model, names))
             values = ", ".join([f"({marks})"] * len(rows))
             cursor.execute(
-                f"INSERT INTO {table} ({columns}) VALUES {values}",
+                f"INSERT INTO {table} ({columns}) VALUES {values}"
+                + (" RETURNING id" if returning else ""),
                 [value for row in rows for value in row],
             )
+            if returning:
+                return [row[0] for row in cursor.fetchall()]
         elif _postgresql():
             statement = f"COPY {table} ({columns}) FROM STDIN"
             started = time.monotonic()
@@ -299,6 +319,9 @@ def _insert(model, names: Sequence[str], rows: Sequence) -> None:
         else:
             marks = ", ".join(["%s"] * len(names))
             cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+    if returning:
+        raise ValueError("returning: a few rows on PostgreSQL only")
+    return []
 
 
 def _delete(model, ids: list[int]) -> int:

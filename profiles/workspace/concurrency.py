@@ -108,11 +108,18 @@ def check_if_match(if_match: str | None, current: str) -> None:
 def workspace_writer_lock() -> None:
     """Block every other writer until this transaction ends (call inside ``atomic``)."""
     if connection.vendor == "postgresql":
-        # How long a writer waits before answering "busy, retry" (a PostgreSQL duration).
+        # How long a writer waits before answering "busy, retry" (a PostgreSQL duration),
+        # then the lock: two statements in one round trip (the timeout set first).
+        table = connection.ops.quote_name(WorkspaceVersion._meta.db_table)
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT set_config('lock_timeout', %s, true)", [settings.WRITE_LOCK_TIMEOUT]
+                "SELECT set_config('lock_timeout', %s, true); "
+                f"SELECT 1 FROM {table} WHERE id = 1 FOR UPDATE",
+                [settings.WRITE_LOCK_TIMEOUT],
             )
+            cursor.nextset()
+            if cursor.fetchone() is not None:
+                return
     if not WorkspaceVersion.objects.select_for_update().filter(pk=1).exists():
         # The first write ever: create the row (a concurrent creator wins the race), lock it.
         WorkspaceVersion.objects.get_or_create(pk=1)

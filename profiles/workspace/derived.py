@@ -77,19 +77,31 @@ def item_keys(metadata, fields: Iterable[str]) -> set[tuple[str, str]]:
     }
 
 
+def item_count_deltas(items: Iterable[tuple[int, str, str]], rewritten: set[int]) -> Counter:
+    """Return how the item counts of layers move with ``items`` ((layer id, path, op) of
+    single-item writes): +1 a create, -1 a delete; layers ``rewritten`` wholesale are
+    counted again instead (``derived_written``)."""
+    deltas: Counter = Counter()
+    for layer_id, _, op in items:
+        if layer_id not in rewritten:
+            deltas[layer_id] += (op == Op.CREATE) - (op == Op.DELETE)
+    return deltas
+
+
 def derived_written(
     *,
     items: list[tuple[int, str, str]],
     layers: Iterable[int],
     written: Mapping[tuple[int, str], Written] | None = None,
+    counted: bool = False,
 ) -> None:
     """Bring the derived rows up to date after a write: ``items`` are the (layer id, path,
     op) of single-item writes, ``layers`` the layers whose items were rewritten wholesale,
     ``written`` the items the write gives as it stored them, by (layer id, path): those are
-    not read back. Call inside the write's transaction, under the writers' lock
-    (``workspace_changed``)."""
+    not read back. ``counted``: the caller moved the item counts already
+    (``item_count_deltas``, in the update that bumps the layers' tokens). Call inside the
+    write's transaction, under the writers' lock (``workspace_changed``)."""
     rewritten = set(layers)
-    deltas: Counter = Counter()
     paths: dict[int, set[str]] = defaultdict(set)
     # Paths this write only created: a new row has no derived rows to delete.
     created: dict[int, set[str]] = defaultdict(set)
@@ -99,10 +111,10 @@ def derived_written(
             continue
         paths[layer_id].add(path)
         (created if op == Op.CREATE else changed)[layer_id].add(path)
-        deltas[layer_id] += (op == Op.CREATE) - (op == Op.DELETE)
-    for layer_id, delta in deltas.items():
-        if delta:
-            Layer.objects.filter(pk=layer_id).update(items_counted=F("items_counted") + delta)
+    if not counted:
+        for layer_id, delta in item_count_deltas(items, rewritten).items():
+            if delta:
+                Layer.objects.filter(pk=layer_id).update(items_counted=F("items_counted") + delta)
     if rewritten:
         counted = Item.objects.filter(layer_id=OuterRef("pk")).order_by().values("layer_id")
         Layer.objects.filter(pk__in=rewritten).update(

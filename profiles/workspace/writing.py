@@ -3,6 +3,8 @@ history and author, database conflicts explained, and the content tokens bumped 
 
 from collections.abc import Iterable, Mapping
 
+from django.db.models import F
+
 from profiles.models import (
     Consumer,
     Item,
@@ -14,7 +16,7 @@ from profiles.models import (
     WorkspaceVersion,
     new_token,
 )
-from profiles.workspace.derived import Written, derived_written
+from profiles.workspace.derived import Written, derived_written, item_count_deltas
 from profiles.workspace.item_change_log import item_changes_record
 from profiles.workspace.selectors import entry_path
 from profiles.workspace.validation import WorkspaceValidationError, duplicate_issues
@@ -143,15 +145,20 @@ def workspace_changed(
     items = list(items)
     moved = list(moved)
     reread = rewritten | {layer_id for layer_id, _, _ in moved}
-    for layer_id in reread | {layer_id for layer_id, _, _ in items}:
-        Layer.objects.filter(pk=layer_id).update(content_token=new_token())
-    item_changes_record(items=items, layers=sorted(reread))
     moves = [
         entry
         for layer_id, old, new in moved
         for entry in ((layer_id, old, ItemChange.Op.DELETE), (layer_id, new, ItemChange.Op.CREATE))
     ]
-    derived_written(items=items + moves, layers=rewritten, written=written)
+    # One update a layer: its token, and its item count where items came or went.
+    deltas = item_count_deltas(items + moves, rewritten)
+    for layer_id in reread | {layer_id for layer_id, _, _ in items}:
+        moved_count = {"items_counted": F("items_counted") + deltas[layer_id]}
+        Layer.objects.filter(pk=layer_id).update(
+            content_token=new_token(), **(moved_count if deltas[layer_id] else {})
+        )
+    item_changes_record(items=items, layers=sorted(reread))
+    derived_written(items=items + moves, layers=rewritten, written=written, counted=True)
     WorkspaceVersion.bump(profiles=profiles)
 
 

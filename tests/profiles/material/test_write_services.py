@@ -99,6 +99,87 @@ def test_item_update__one_field__changes_it_records_the_author_and_bumps_only_it
     }
 
 
+def test_item_create__by_a_user__stored_last_with_its_history_count_and_author(
+    django_user_model,
+):
+    workspace_import(document=small_workspace())
+    user = django_user_model.objects.create_user("writer")
+    layer = Layer.objects.get(key="layer-001")
+    last = Item.objects.filter(layer=layer).order_by("-position").first()
+    counted = layer.items_counted
+    before = tokens()
+
+    # When an item is created by a user,
+    item = item_create(
+        layer="layer-001",
+        document={"path": "new.md", "title": "New", "body": "Text", "metadata": {"a": [1]}},
+        user=user,
+    )
+
+    # then the returned item is the stored row, last in its layer, with its dates,
+    stored = Item.objects.get(pk=item.pk)
+    assert not item._state.adding
+    assert (stored.path, stored.title, stored.body, stored.metadata) == (
+        "new.md",
+        "New",
+        "Text",
+        {"a": [1]},
+    )
+    assert stored.position == item.position == last.position + 1
+    assert stored.created_at == stored.updated_at == item.updated_at
+    # its one history record is a creation by the user with the stored values,
+    (record,) = stored.history.all()
+    assert (record.history_type, record.history_user, record.history_change_reason) == (
+        "+",
+        user,
+        None,
+    )
+    assert record.history_date == stored.updated_at
+    assert [getattr(record, f.attname) for f in Item.history.model.tracked_fields] == [
+        getattr(stored, f.attname) for f in Item.history.model.tracked_fields
+    ]
+    # its layer counts it and only its layer's token moved.
+    after = tokens()
+    assert Layer.objects.get(pk=layer.pk).items_counted == counted + 1
+    assert after["layer-001"] != before["layer-001"]
+    assert after["layer-000"] == before["layer-000"]
+
+
+def test_item_create__path_taken__conflict_and_nothing_written():
+    workspace_import(document=small_workspace())
+    before = tokens()
+    count = Item.objects.count()
+
+    with pytest.raises(Conflict) as caught:
+        item_create(layer="layer-000", document={"path": "docs/item-0000.md", "title": "Again"})
+
+    assert caught.value.path == "path"
+    assert (Item.objects.count(), tokens()) == (count, before)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's round trips")
+def test_item_create__postgresql__its_statements_each_write_one_thing():
+    workspace_import(document=small_workspace())
+
+    with CaptureQueriesContext(connection) as captured:
+        item_create(layer="layer-000", document={"path": "new.md", "title": "New"})
+
+    # The writers' lock with its timeout is one statement; the change log's INSERT returns
+    # its id (no nextval first); the layer's token and count are one UPDATE.
+    sql = [
+        query["sql"]
+        for query in captured.captured_queries
+        if not query["sql"].startswith(("SAVEPOINT", "RELEASE SAVEPOINT"))  # the test's own
+    ]
+    (lock,) = [text for text in sql if "lock_timeout" in text]
+    assert "FOR UPDATE" in lock
+    assert not [text for text in sql if "nextval" in text]
+    (layer_update,) = [text for text in sql if text.startswith('UPDATE "profiles_layer"')]
+    assert "content_token" in layer_update and "items_counted" in layer_update
+    # Before: 14 (lock_timeout and the lock apart, a nextval, two layer updates).
+    assert len(sql) == 11, [text[:80] for text in sql]
+
+
 def test_item_update__same_values__writes_nothing_and_keeps_the_version():
     workspace_import(document=small_workspace())
     before = tokens()
