@@ -22,9 +22,7 @@ from profiles.workspace.writing import (
     assign,
     author,
     conflict_for,
-    delete_row,
     raise_if_invalid,
-    save_row,
     workspace_changed,
 )
 
@@ -57,6 +55,17 @@ def _insert_row(item: Item, *, user) -> None:
     )
     item.created_at = item.updated_at = now
     item._state.adding, item._state.db = False, connection.alias
+
+
+def _update_row(item: Item, changed: list[str], *, user) -> None:
+    """Store an item's ``changed`` fields and its history record as a bulk write does
+    (``BulkWriter``): one ``UPDATE`` and one ``INSERT``; the item's date in place."""
+    now = timezone.now()
+    tracked = [field.attname for field in Item.history.model.tracked_fields]
+    BulkWriter(user=author(user), now=now).update(
+        Item, [{name: getattr(item, name) for name in tracked}], changed
+    )
+    item.updated_at = now
 
 
 def _guarded(layer: Layer, change: EntityChange, *, user, origin: WriteOrigin) -> None:
@@ -137,7 +146,7 @@ def item_update(
                     user=user,
                     origin=origin,
                 )
-                save_row(item, user=origin.author or user)
+                _update_row(item, changed, user=origin.author or user)
                 activity_record(
                     kind="item",
                     key=layer,
@@ -180,7 +189,7 @@ def item_delete(
             user=user,
             origin=origin,
         )
-        delete_row(item, user=origin.author or user)
+        BulkWriter(user=author(origin.author or user), now=timezone.now()).delete(Item, [item.pk])
         workspace_changed(items=[(item.layer_id, path, Op.DELETE)])
         activity_record(
             kind="item", key=layer, path=path, before=before, after=None, user=user, origin=origin

@@ -78,6 +78,45 @@ def test_single_entry_write__10_or_500_items__same_queries_and_no_other_item_rea
 # --- items ----------------------------------------------------------------------------------
 
 
+def test_item_update_then_delete__history_records_each_by_its_author_with_the_values(
+    django_user_model,
+):
+    workspace_import(document=small_workspace())
+    user = django_user_model.objects.create_user("writer")
+    tracked = [field.attname for field in Item.history.model.tracked_fields]
+    item = Item.objects.get(layer__key="layer-001", path="docs/item-0002.md")
+    counted = Layer.objects.get(key="layer-001").items_counted
+
+    # When an item is changed, then deleted, by a user,
+    updated = item_update(
+        layer="layer-001",
+        path=item.path,
+        changes={"title": "Renamed", "metadata": {"k": "v"}},
+        user=user,
+    )
+    stored = Item.objects.get(pk=item.pk)
+    item_delete(layer="layer-001", path=item.path, user=user)
+
+    # then the change is stored with its date, and each write has its history record,
+    assert (stored.title, stored.metadata, stored.updated_at) == (
+        "Renamed",
+        {"k": "v"},
+        updated.updated_at,
+    )
+    assert stored.updated_at > item.updated_at
+    changed, deleted = item.history.filter(history_type__in="~-").order_by("history_id")
+    for record, values in ((changed, stored), (deleted, stored)):
+        assert record.history_user == user
+        assert [getattr(record, name) for name in tracked] == [
+            getattr(values, name) for name in tracked
+        ]
+    assert (changed.history_type, deleted.history_type) == ("~", "-")
+    assert changed.history_date == stored.updated_at
+    # and the item is gone, its layer counting one fewer.
+    assert not Item.objects.filter(pk=item.pk).exists()
+    assert Layer.objects.get(key="layer-001").items_counted == counted - 1
+
+
 def test_item_update__one_field__changes_it_records_the_author_and_bumps_only_its_layer(
     django_user_model,
 ):
