@@ -47,8 +47,10 @@ def query_terms(message: str | None) -> tuple[str, ...]:
 
 
 def collapse(text: str) -> str:
-    """Collapse runs of whitespace to one space and strip."""
-    return " ".join(text.split())
+    """Collapse runs of whitespace to one space and strip (the text itself when it has
+    nothing to collapse: a held layer keeps its items' titles once, not twice)."""
+    collapsed = " ".join(text.split())
+    return text if collapsed == text else collapsed
 
 
 def paragraphs(body: str) -> list[str]:

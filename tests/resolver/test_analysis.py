@@ -133,3 +133,13 @@ def test_item_terms__count_the_relevance_tokens():
     title, body = "Card declined", "The card was declined twice.\n\nCards: declined"
     terms = item_terms(title, body)
     assert sum(terms.values()) == len(relevance_tokens(title, body))
+
+
+@given(st.text(alphabet=st.sampled_from(["a", "B", " ", "\t", "\n", "\u00a0", "é"]), max_size=30))
+def test_collapse__any_text__one_space_between_words_and_the_text_itself_when_already_so(value):
+    collapsed = text.collapse(value)
+
+    assert collapsed == " ".join(value.split())
+    # A title with nothing to collapse is kept, not copied (a held layer keeps it once).
+    if collapsed == value:
+        assert collapsed is value

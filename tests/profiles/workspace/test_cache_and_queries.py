@@ -228,6 +228,38 @@ def test_workspace_get__one_item_edited__reads_only_that_item():
     assert after == profile_resolve(profile="profile-0", request=REQUEST)
 
 
+def test_workspace_get__held_items__metadata_names_and_short_values_held_once():
+    document = small_workspace(layers=2, items=30)
+    long_text = "x" * (cache.SHARED_CHARS + 1)
+    for layer in document["layers"]:
+        layer.pop("itemFilter", None)  # held by the worker
+        for item in layer["items"]:
+            item["metadata"] = {
+                "updated": "2026-11-01",
+                "tags": ["open", {"team": "billing"}],
+                "note": long_text,
+                "size": 3,
+            }
+    workspace_import(document=document)
+
+    # When a worker reads the held layers' items,
+    items = [
+        item for layer in cache.workspace_get().compiled.workspace.layers for item in layer.items
+    ]
+
+    # then equal field names and short strings are one object each, long texts stay apart,
+    assert len(items) == 60
+    first = items[0].metadata
+    for item in items[1:]:
+        assert [id(key) for key in item.metadata] == [id(key) for key in first]
+        assert item.metadata["updated"] is first["updated"]
+        assert item.metadata["tags"][1]["team"] is first["tags"][1]["team"]
+        assert item.metadata["note"] == long_text and item.metadata["note"] is not first["note"]
+    # and the values, the document and the answers are those of a fresh compilation.
+    assert first == document["layers"][0]["items"][0]["metadata"]
+    assert_current()
+
+
 # A catch-up after item writes: the version, the change log, the layer rows, the changed
 # items. After a profile write: the version, the log, the layer rows, consumers, profiles,
 # rules (no item).
