@@ -23,6 +23,7 @@ from profiles.safechange.protection import protection_check
 from profiles.safechange.versions import WriteOrigin, profile_versions_record
 from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import workspace_write
+from profiles.workspace.derived import Written
 from profiles.workspace.entity_changes import workspace_entity_changes
 from profiles.workspace.mappers import (
     canonical_string,
@@ -247,7 +248,10 @@ def workspace_import(
         # too are refused below, where their versions are recorded).
         protection_check(changes, user=user, origin=origin)
         writer = BulkWriter(user=author(origin.author or user), now=timezone.now())
-        changed_layers = _synchronize(stored, target, writer=writer, summary=summary)
+        written: dict[tuple[int, str], Written] = {}
+        changed_layers = _synchronize(
+            stored, target, writer=writer, summary=summary, written=written
+        )
         if summary.changed:
             counts = summary.counts
             profiles_changed = any(
@@ -255,7 +259,7 @@ def workspace_import(
                 for kind in ("consumers", "profiles", "rules")
                 for action in ("created", "updated", "deleted")
             )
-            workspace_changed(layers=changed_layers, profiles=profiles_changed)
+            workspace_changed(layers=changed_layers, profiles=profiles_changed, written=written)
             if profiles_changed:
                 # Safe change: a version per changed profile; protected environments refuse.
                 profile_versions_record(
@@ -505,10 +509,18 @@ def _delete(queryset, kind: str, summary: ImportSummary) -> None:
             summary.add(_KIND_BY_MODEL[label], "deleted", number)
 
 
-def _synchronize(stored, target: dict, *, writer: BulkWriter, summary: ImportSummary) -> set[int]:
+def _synchronize(
+    stored,
+    target: dict,
+    *,
+    writer: BulkWriter,
+    summary: ImportSummary,
+    written: dict[tuple[int, str], Written] | None = None,
+) -> set[int]:
     """Make the stored workspace (``stored``: its value rows) equal to the (valid) target.
 
-    Return the ids of the layers whose own fields or items changed.
+    Return the ids of the layers whose own fields or items changed; the items created or
+    changed are added to ``written`` as stored (their derived rows need no read of them).
     """
     consumers_wanted = [
         map_consumer_values(entry) | {"position": index}
@@ -589,7 +601,7 @@ def _synchronize(stored, target: dict, *, writer: BulkWriter, summary: ImportSum
             values["layer_id"] = layer_id
             items_wanted.append(((layer_key, values["path"]), values))
     items_touched: set = set()
-    _upsert(
+    item_ids = _upsert(
         Item,
         "items",
         items_wanted,
@@ -599,6 +611,17 @@ def _synchronize(stored, target: dict, *, writer: BulkWriter, summary: ImportSum
         touched=items_touched,
     )
     changed_layers.update(layer_key for layer_key, _ in items_touched)
+    if written is not None:
+        values_of = dict(items_wanted)
+        for lookup in items_touched:
+            values = values_of[lookup]
+            written[(values["layer_id"], values["path"])] = Written(
+                id=item_ids[lookup],
+                title=values["title"],
+                body=values["body"],
+                metadata=values["metadata"],
+                updated_at=writer.at,
+            )
 
     profile_ids = _upsert(
         Profile,

@@ -37,6 +37,7 @@ class BulkWriter:
     def __init__(self, *, user, now):
         self.user_id = user.pk if user is not None else None
         self.history_user_id = _history_user_id(user)
+        self.at = now  # as given (a datetime): what derived rows record as the rows' date
         # Every date written is this one; SQLite gets it as Django writes it.
         self.now = now if _postgresql() else connection.ops.adapt_datetimefield_value(now)
 

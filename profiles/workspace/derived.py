@@ -27,6 +27,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
 
 from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Subquery
@@ -135,7 +136,10 @@ def derived_written(
             )
     for layer_id in rewritten:
         if layer_id in layer_rows:
-            _refresh_layer(layer_id, filter_fields(layer_rows[layer_id][0]))
+            item_filter, keyed = layer_rows[layer_id]
+            fields = filter_fields(item_filter)
+            # A layer keyed for other fields has all its keys written again just below.
+            _refresh_layer(layer_id, fields, written=written or {}, keys=fields == keyed)
     for layer_id, (item_filter, keyed) in layer_rows.items():
         if filter_fields(item_filter) != keyed:
             _rekey_layer(layer_id, filter_fields(item_filter))
@@ -211,9 +215,17 @@ def _refresh_paths(
     _rows_derived(layer_id, rows, fields)
 
 
-def _refresh_layer(layer_id: int, fields: list[str]) -> None:
+def _refresh_layer(
+    layer_id: int,
+    fields: list[str],
+    *,
+    written: Mapping[tuple[int, str], Written] | None = None,
+    keys: bool = True,
+) -> None:
     """Bring a rewritten layer's derived rows up to date: rows whose item is gone or was
-    written since go, and the items without rows get theirs."""
+    written since go, and the items without rows get theirs. Those the write gives as it
+    stored them (``written``, an import's) are not read back; without ``keys`` only their
+    terms are written (the caller writes the layer's keys anew)."""
     current = Item.objects.filter(
         pk=OuterRef("item_id"),
         layer_id=layer_id,
@@ -232,18 +244,34 @@ def _refresh_layer(layer_id: int, fields: list[str]) -> None:
         Item.objects.filter(layer_id=layer_id)
         .exclude(pk__in=ItemTerms.objects.filter(layer_id=layer_id).values("item_id"))
         .order_by("pk")
-        .values_list(*ITEM_COLUMNS)
+        .values_list("pk", "path")
     )
-    _rows_derived(layer_id, list(missing.iterator(chunk_size=2000)), fields)
+    rows, unread = [], []
+    written = written or {}
+    for item_id, path in missing.iterator(chunk_size=2000):
+        item = written.get((layer_id, path))
+        if item is not None and item.id == item_id:
+            rows.append(
+                (item_id, path, item.title, item.body, item.metadata, item.updated_at, item.terms)
+            )
+        else:
+            unread.append(item_id)
+    for start in range(0, len(unread), BATCH):
+        stored = Item.objects.filter(pk__in=unread[start : start + BATCH]).order_by("pk")
+        rows.extend(stored.values_list(*ITEM_COLUMNS))
+    rows.sort(key=itemgetter(0))
+    _rows_derived(layer_id, rows, fields, keys=keys)
 
 
 def _rekey_layer(layer_id: int, fields: list[str]) -> None:
     """Write the layer's filter keys again for the fields of its (changed) itemFilter."""
     ItemKey.objects.filter(layer_id=layer_id)._raw_delete(connection.alias)
+    # Keys come from the metadata: the items' texts are not read.
     rows = (
-        Item.objects.filter(layer_id=layer_id)
+        (item_id, path, None, None, metadata, None)
+        for item_id, path, metadata in Item.objects.filter(layer_id=layer_id)
         .order_by("pk")
-        .values_list(*ITEM_COLUMNS)
+        .values_list("pk", "path", "metadata")
         .iterator(chunk_size=2000)
     )
     _rows_derived(layer_id, rows, fields, terms=False)

@@ -262,6 +262,30 @@ def test_a_new_ticket__other_workers_read_no_item_and_see_it_on_the_next_request
     assert answer == compile_workspace(stored_document()).resolve(REQUEST)
 
 
+def test_workspace_import__fresh_then_merged__derived_rows_exact_without_reading_texts_back():
+    def item_text_reads(write) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            write()
+        return sum(
+            query["sql"].startswith("SELECT") and '"profiles_item"."body"' in query["sql"]
+            for query in captured.captured_queries
+        )
+
+    # A fresh import reads the items' texts once (the stored workspace, before writing):
+    # their terms and a new filter's keys come from the values it wrote.
+    assert item_text_reads(lambda: workspace_import(document=desk(4, 3))) == 1
+    assert_derived_rows_exact()
+
+    # A merge that changes, adds and keeps items, and changes the filter, likewise.
+    document = desk(5, 3)
+    tickets = document["layers"][0]
+    tickets["items"][0]["body"] = "Wallet refund, card replaced."
+    tickets["items"][1]["metadata"]["customer_id"] = ["C0", "C7"]
+    tickets["itemFilter"] = {"customer_id": "customer_id", "updated": "day"}
+    assert item_text_reads(lambda: workspace_import(document=document)) == 1
+    assert_derived_rows_exact()
+
+
 def test_every_write_service__keeps_terms_keys_and_counts_exact():
     workspace_import(document=desk(4, 3))
     assert_derived_rows_exact()
