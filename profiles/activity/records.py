@@ -12,13 +12,12 @@ objects are compared key by key, lists and scalars as wholes. A text value longe
 ``" … (N more characters)"``: the log says what changed without holding every article twice.
 """
 
-import json
 from collections.abc import Iterable, Mapping
 
 from django.utils import timezone
 
 from profiles.models import Activity, ActivityOrigin
-from profiles.workspace.bulk_writes import JsonText, rows_insert
+from profiles.workspace.bulk_writes import JsonText, json_encoder, rows_insert
 from profiles.workspace.entity_changes import EntityChange, entry_changes
 from profiles.workspace.origin import WriteOrigin
 
@@ -51,8 +50,8 @@ def _row(
 def activity_fields_encoded(entry: EntityChange) -> JsonText:
     """Return an entry's logged fields as the log stores them (JSON text), for a writer that
     encodes them before taking the writers' lock (``activity_record_many``'s ``encoded``)."""
-    encoder = Activity._meta.get_field("fields").encoder
-    return JsonText(json.dumps(entry_changes(entry.before, entry.after), cls=encoder))
+    encoder = json_encoder(Activity._meta.get_field("fields").encoder)
+    return JsonText(encoder.encode(entry_changes(entry.before, entry.after)))
 
 
 def activity_record_many(

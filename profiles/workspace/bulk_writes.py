@@ -16,6 +16,7 @@ Call inside the write's transaction, under the writers' lock. No model ``save()`
 signals: exactly what ``bulk_create`` and ``bulk_update`` skip as well.
 """
 
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -218,11 +219,19 @@ class JsonText(str):
     lock."""
 
 
+@functools.cache
+def json_encoder(cls: type[json.JSONEncoder] | None) -> json.JSONEncoder:
+    """Return one encoder of the class for a process: ``json.dumps(value, cls=cls)`` builds
+    one for every value (a bulk write encodes a few a row), and an encoder keeps no state
+    between values, so ``json_encoder(cls).encode(value)`` gives the same text."""
+    return (cls or json.JSONEncoder)()
+
+
 def _as_stored(model, records: list[dict]) -> None:
     """Replace JSON values in ``records`` by their text, as Django sends them (in place)."""
     for field in model._meta.concrete_fields:
         if isinstance(field, models.JSONField):
-            name, encoder = field.attname, field.encoder
+            name, encode = field.attname, json_encoder(field.encoder).encode
             for record in records:
                 if name not in record:
                     continue  # not written (an update of other fields)
@@ -231,7 +240,7 @@ def _as_stored(model, records: list[dict]) -> None:
                     record[name] = str(value)
                     continue
                 # A nullable JSONField stores None as SQL NULL, as Django does.
-                record[name] = None if value is None else json.dumps(value, cls=encoder)
+                record[name] = None if value is None else encode(value)
 
 
 def _copy_value(value):

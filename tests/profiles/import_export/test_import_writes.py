@@ -2,17 +2,21 @@
 written or changed with the content django-simple-history gives it."""
 
 import copy
+import json
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.serializers.json import DjangoJSONEncoder
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from hypothesis import given
+from hypothesis import strategies as st
 
 from profiles.import_export.workspace import workspace_import
 from profiles.material.items import item_create
 from profiles.material.layers import layer_create, layer_delete
 from profiles.models import Activity, Consumer, Item, Layer, Profile, Rule
-from profiles.workspace.bulk_writes import SMALL_INSERT, BulkWriter, rows_insert
+from profiles.workspace.bulk_writes import SMALL_INSERT, BulkWriter, json_encoder, rows_insert
 from tests.profiles.conftest import small_workspace
 
 pytestmark = pytest.mark.django_db
@@ -299,3 +303,31 @@ def test_rows_insert__few_or_many_rows__stored_alike(count):
     assert len(stored) == count
     assert {row["at"] for row in stored} == {at}
     assert all(row["fields"] == rows[0]["fields"] for row in stored)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=True)
+    | st.text()
+    | st.datetimes(timezones=st.just(timezone.UTC))
+    | st.decimals(allow_nan=False)
+    | st.uuids(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def outcome(encode, value):
+    try:
+        return encode(value)
+    except (TypeError, ValueError) as exc:
+        return type(exc)
+
+
+@given(json_values)
+def test_json_encoder__any_value__the_text_json_dumps_gives(value):
+    for cls in (None, DjangoJSONEncoder):
+        expected = outcome(lambda value, cls=cls: json.dumps(value, cls=cls), value)
+        assert outcome(json_encoder(cls).encode, value) == expected
