@@ -117,9 +117,9 @@ def derived_written(
             if delta:
                 Layer.objects.filter(pk=layer_id).update(items_counted=F("items_counted") + delta)
     if rewritten:
-        counted = Item.objects.filter(layer_id=OuterRef("pk")).order_by().values("layer_id")
+        per_layer = Item.objects.filter(layer_id=OuterRef("pk")).order_by().values("layer_id")
         Layer.objects.filter(pk__in=rewritten).update(
-            items_counted=Coalesce(Subquery(counted.annotate(n=Count("id")).values("n")), 0)
+            items_counted=Coalesce(Subquery(per_layer.annotate(n=Count("id")).values("n")), 0)
         )
     layer_rows = {
         row[0]: row[1:] for row in Layer.objects.values_list("id", "item_filter", "keyed_fields")
