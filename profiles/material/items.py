@@ -28,7 +28,7 @@ from profiles.workspace.writing import (
 
 Op = ItemChange.Op
 # The columns a new item is written with (the others are its dates).
-ITEM_COLUMNS = ("position", "layer_id", "path", "title", "body", "metadata")
+NEW_ITEM_FIELDS = ("position", "layer_id", "path", "title", "body", "metadata")
 
 
 def _as_written(item: Item) -> dict[tuple[int, str], Written]:
@@ -51,7 +51,7 @@ def _insert_row(item: Item, *, user) -> None:
     now = timezone.now()
     item.position = item._next_position(Item.objects.filter(layer_id=item.layer_id))
     (item.pk,) = BulkWriter(user=author(user), now=now).create(
-        Item, [{name: getattr(item, name) for name in ITEM_COLUMNS}]
+        Item, [{name: getattr(item, name) for name in NEW_ITEM_FIELDS}]
     )
     item.created_at = item.updated_at = now
     item._state.adding, item._state.db = False, connection.alias

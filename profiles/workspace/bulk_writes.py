@@ -30,6 +30,15 @@ from profiles.models import Item
 
 # Ids per DELETE (and per read of the deleted rows): under SQLite's limit of variables.
 DELETE_BATCH = 900
+# Rows up to which an insert is one INSERT statement rather than a COPY (PostgreSQL).
+SMALL_INSERT = 8
+
+
+def _one_insert(count: int) -> bool:
+    """Return whether ``count`` rows go in one ``INSERT`` (PostgreSQL, a few rows: a single
+    item's write), which also returns their ids: one round trip where ``COPY`` takes two and
+    numbering them first one more."""
+    return _postgresql() and count <= SMALL_INSERT
 
 
 class BulkWriter:
@@ -50,9 +59,7 @@ class BulkWriter:
         """
         if not rows:
             return []
-        # A few rows on PostgreSQL (a single item's create): their INSERT returns the ids,
-        # one round trip fewer than taking them from the sequence first.
-        returning = _postgresql() and len(rows) <= SMALL_INSERT
+        returning = _one_insert(len(rows))
         ids = [None] * len(rows) if returning else _new_ids(model, len(rows))
         stamps = self._stamps(model, creating=True)
         columns = [field.attname for field in model._meta.concrete_fields]
@@ -156,9 +163,9 @@ def rows_insert(model, rows: Sequence[dict], *, numbered: bool = False) -> list[
     names = [field.attname for field in model._meta.concrete_fields if field.attname != "id"]
     records = [dict(row) for row in rows]
     ids = []
-    if numbered and _postgresql() and len(records) <= SMALL_INSERT:
-        # A few rows: one INSERT that returns their ids, in the rows' order (the sequence
-        # numbers VALUES in order, as Django's bulk_create relies on), not a nextval first.
+    if numbered and _one_insert(len(records)):
+        # Their ids in the rows' order (the sequence numbers VALUES in order, as Django's
+        # bulk_create relies on).
         _as_stored(model, records)
         return _insert(model, names, records, returning=True)
     if numbered:
@@ -269,10 +276,6 @@ def _dates_as_text(model, names: Sequence[str], rows: list[dict]) -> None:
                 row[name] = text
 
 
-# Rows up to which an insert is one INSERT statement rather than a COPY (PostgreSQL).
-SMALL_INSERT = 8
-
-
 def _typed_marks(model, names: Sequence[str]) -> list[str]:
     """Return a placeholder per column, cast where the value is sent as text (JSON, and the
     dates ``_dates_as_text`` wrote as text)."""
@@ -300,8 +303,7 @@ def _insert(model, names: Sequence[str], rows: Sequence, *, returning: bool = Fa
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(map(connection.ops.quote_name, names))
     with connection.cursor() as cursor:
-        if _postgresql() and len(rows) <= SMALL_INSERT:
-            # A few rows (a single item's write): one INSERT is one round trip, a COPY two.
+        if _one_insert(len(rows)):
             marks = ", ".join(_typed_marks(model, names))
             values = ", ".join([f"({marks})"] * len(rows))
             cursor.execute(

@@ -3,8 +3,9 @@
 Called by ``profiles.workspace.writing.workspace_changed`` (so by every door that writes
 items: the studio, the API, bulk ingest, imports, change requests, the admin, the CLI):
 
-* **item counts** — ``Layer.items_counted`` moves by the items created and deleted; a layer whose
-  items were rewritten wholesale is counted again.
+* **item counts** — ``Layer.items_counted`` moves by the items created and deleted
+  (``item_count_deltas``, applied by ``workspace_changed`` in the update that bumps the
+  layer's token); a layer whose items were rewritten wholesale is counted again.
 * **analysed terms** — each written item's SPEC §5 term counts, computed by the engine
   (``resolver.analysis``) and stored as an ``ItemTerms`` row, so no worker start and no
   per-request fetch tokenizes text. Terms of an older analyser are recomputed in the
@@ -30,7 +31,7 @@ from datetime import datetime
 from operator import itemgetter
 
 from django.db import connection
-from django.db.models import Count, Exists, F, OuterRef, Subquery
+from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 from django.tasks import task
 from django_tasks_db.models import DBTaskResult
@@ -94,14 +95,12 @@ def derived_written(
     items: list[tuple[int, str, str]],
     layers: Iterable[int],
     written: Mapping[tuple[int, str], Written] | None = None,
-    counted: bool = False,
 ) -> None:
     """Bring the derived rows up to date after a write: ``items`` are the (layer id, path,
     op) of single-item writes, ``layers`` the layers whose items were rewritten wholesale,
     ``written`` the items the write gives as it stored them, by (layer id, path): those are
-    not read back. ``counted``: the caller moved the item counts already
-    (``item_count_deltas``, in the update that bumps the layers' tokens). Call inside the
-    write's transaction, under the writers' lock (``workspace_changed``)."""
+    not read back. The caller moved the items' counts (``item_count_deltas``). Call inside
+    the write's transaction, under the writers' lock (``workspace_changed``)."""
     rewritten = set(layers)
     paths: dict[int, set[str]] = defaultdict(set)
     # Paths this write only created: a new row has no derived rows to delete.
@@ -112,10 +111,6 @@ def derived_written(
             continue
         paths[layer_id].add(path)
         (created if op == Op.CREATE else changed)[layer_id].add(path)
-    if not counted:
-        for layer_id, delta in item_count_deltas(items, rewritten).items():
-            if delta:
-                Layer.objects.filter(pk=layer_id).update(items_counted=F("items_counted") + delta)
     if rewritten:
         per_layer = Item.objects.filter(layer_id=OuterRef("pk")).order_by().values("layer_id")
         Layer.objects.filter(pk__in=rewritten).update(
@@ -139,7 +134,7 @@ def derived_written(
             item_filter, keyed = layer_rows[layer_id]
             fields = filter_fields(item_filter)
             # A layer keyed for other fields has all its keys written again just below.
-            _refresh_layer(layer_id, fields, written=written or {}, keys=fields == keyed)
+            _refresh_layer(layer_id, fields, written=written, keys=fields == keyed)
     for layer_id, (item_filter, keyed) in layer_rows.items():
         if filter_fields(item_filter) != keyed:
             _rekey_layer(layer_id, filter_fields(item_filter))

@@ -158,7 +158,7 @@ def workspace_changed(
             content_token=new_token(), **(moved_count if deltas[layer_id] else {})
         )
     item_changes_record(items=items, layers=sorted(reread))
-    derived_written(items=items + moves, layers=rewritten, written=written, counted=True)
+    derived_written(items=items + moves, layers=rewritten, written=written)
     WorkspaceVersion.bump(profiles=profiles)
 
 
