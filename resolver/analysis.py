@@ -12,22 +12,13 @@ tokenizing, stemming or the stopwords, and a store recomputes what carries an ol
 """
 
 import json
-import unicodedata
 
-from resolver.text import _WORD_RE, _stem_cache, stem, tokenize
+from resolver.text import _stem_cache, stem, tokenize, words
 
 # Bump with any change to resolver.text.tokenize (its pattern, normalization, stemmer or
 # stopwords) or to what an item's relevance document is.
 ANALYSER_VERSION = 1
 
-# bytes.translate table giving an ASCII text's words as tokenize finds them, separated by
-# spaces: for ASCII, NFKC is the identity, casefold lowercases A-Z only and [^\W_] matches
-# [A-Za-z0-9] only, so each character's image is derived from the tokenizer's own casefold and
-# pattern (tests/resolver/test_analysis.py checks the 128 characters).
-_ASCII_WORDS = (
-    bytes(ord(c.casefold()) if _WORD_RE.fullmatch(c) else ord(" ") for c in map(chr, range(128)))
-    + b" " * 128
-)
 # json.dumps builds an encoder per call when given arguments; one built once encodes the same.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
@@ -40,21 +31,15 @@ def relevance_tokens(title: str | None, body: str | None) -> list[str]:
 def item_terms(title: str | None, body: str | None) -> dict[str, int]:
     """Return the term counts of an item's relevance document (SPEC §5).
 
-    Exactly ``dict(Counter(relevance_tokens(title, body)))``, ~1.8× as fast: it runs once
-    per item written (bulk ingest of a million tickets). An ASCII text (the usual case) is
-    split by ``bytes.translate`` and ``str.split`` instead of NFKC, casefold and the regular
-    expression, and the stems are counted as they come, without the token list. Counting the
-    distinct words first does not pay: most words of a ticket occur once.
+    Exactly ``dict(Counter(relevance_tokens(title, body)))``: it runs once per item written
+    (bulk ingest of a million tickets), so the stems are counted as they come, without the
+    token list. Counting the distinct words first does not pay: most words of a ticket occur
+    once.
     """
-    text = (title or "") + "\n" + (body or "")
-    if text.isascii():
-        words = text.encode().translate(_ASCII_WORDS).decode().split()
-    else:
-        words = _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold())
     lookup = _stem_cache.get
     terms: dict[str, int] = {}
     count = terms.get
-    for word in words:
+    for word in words((title or "") + "\n" + (body or "")):
         term = lookup(word)
         if term is None:
             term = stem(word)

@@ -17,6 +17,14 @@ _PARAGRAPH_RE = re.compile(r"\n\s*\n")
 _stemmer = snowballstemmer.stemmer("english")
 _stem_cache: dict[str, str] = dict.fromkeys(STOPWORDS, "")
 CUT_AT = 300
+# bytes.translate table giving an ASCII text's words as the pattern finds them, separated by
+# spaces: for ASCII, NFKC is the identity, casefold lowercases A-Z only and [^\W_] matches
+# [A-Za-z0-9] only, so each character's image is derived from casefold and the pattern
+# themselves (tests/resolver/test_analysis.py checks the 128 characters).
+_ASCII_WORDS = (
+    bytes(ord(c.casefold()) if _WORD_RE.fullmatch(c) else ord(" ") for c in map(chr, range(128)))
+    + b" " * 128
+)
 
 
 def stem(word: str) -> str:
@@ -29,13 +37,22 @@ def stem(word: str) -> str:
     return stemmed
 
 
+def words(text: str) -> list[str]:
+    r"""Return a text's words before stemming: NFKC, casefolded, runs of ``[^\W_]``. An
+    ASCII text (most of them) is split by ``bytes.translate`` and ``str.split``, ~2× as fast
+    as the regular expression, with the same words."""
+    if text.isascii():
+        return text.encode().translate(_ASCII_WORDS).decode().split()
+    return _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
 def tokenize(text: str) -> list[str]:
     """Return the stemmed tokens of a text, stopwords removed, in order."""
-    words = _WORD_RE.findall(unicodedata.normalize("NFKC", text).casefold())
+    found = words(text)
     lookup = _stem_cache.get
-    stems = [lookup(w) for w in words]
+    stems = [lookup(w) for w in found]
     if None in stems:
-        stems = [s if s is not None else stem(w) for s, w in zip(stems, words, strict=True)]
+        stems = [s if s is not None else stem(w) for s, w in zip(stems, found, strict=True)]
     return [s for s in stems if s]  # stopwords are cached as ""
 
 

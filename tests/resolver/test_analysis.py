@@ -1,9 +1,10 @@
 """An item's analysed terms are exactly the counted tokens of its relevance document.
 
-``item_terms`` has its own fast path (ASCII texts split by ``bytes.translate``, stems counted
-as they come) and ``encode_terms`` a prebuilt JSON encoder; stored terms carry
-``ANALYSER_VERSION``, so both must give what the plain definitions give, term for term, in the
-same order and byte for byte: ``dict(Counter(tokenize(title + "\\n" + body)))`` and
+The tokenizer splits an ASCII text by ``bytes.translate`` (``resolver.text.words``),
+``item_terms`` counts the stems as they come, and ``encode_terms`` has a prebuilt JSON
+encoder; stored terms carry ``ANALYSER_VERSION``, so all must give what the plain definitions
+give, term for term, in the same order and byte for byte: the tokens of NFKC, casefold and the
+word pattern on every text, ``dict(Counter(tokens))`` and
 ``json.dumps(terms, ensure_ascii=False, separators=(",", ":"))``.
 """
 
@@ -59,8 +60,17 @@ WORDS = [
 SEPARATORS = [" ", "  ", "\n", "\n\n", "\t", ", ", ". ", "-", "_", "/", "\u00a0", "\u2003", "—"]
 
 
+def reference_tokens(value: str) -> list[str]:
+    """The tokenizer's definition (SPEC §5) with the regular expression on every text: NFKC,
+    casefold, runs of ``[^\\W_]``, stemmed, stopwords dropped."""
+    found = text._WORD_RE.findall(unicodedata.normalize("NFKC", value).casefold())
+    return [token for token in map(text.stem, found) if token]
+
+
 def reference(title, body) -> dict[str, int]:
-    return dict(Counter(tokenize((title or "") + "\n" + (body or ""))))
+    document = (title or "") + "\n" + (body or "")
+    assert tokenize(document) == reference_tokens(document)
+    return dict(Counter(reference_tokens(document)))
 
 
 def reference_encoding(terms) -> str:
