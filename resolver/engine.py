@@ -303,7 +303,7 @@ def project(trace: LayerTrace, ctx: Context, i: int) -> list[str]:
     texts = []
     for facet in trace.rule.facets:
         if facet == "body":
-            text = item.body.rstrip()
+            text = item.body_text.rstrip()
         elif facet == "summary":
             text = trace.index.summary(i)[0]
         elif facet == "excerpt":
@@ -321,7 +321,7 @@ def excerpt(trace: LayerTrace, ctx: Context, i: int) -> str:
     """The first paragraph containing a query term, else the summary."""
     if ctx.terms:
         wanted = set(ctx.terms)
-        for paragraph in paragraphs(trace.index.items[i].body):
+        for paragraph in paragraphs(trace.index.items[i].body_text):
             if wanted.intersection(tokenize(paragraph)):
                 return cut(paragraph)
     return trace.index.summary(i)[0]

@@ -219,8 +219,10 @@ class LayerIndex:
             if isinstance(stored, str) and stored.strip():
                 cached = (stored.strip(), False)
             else:
-                paras = paragraphs(item.body)
+                paras = paragraphs(item.body_text)
                 cached = (cut(paras[0]) if paras else "", True)
+                if item.body.__class__ is not str:
+                    return cached  # its text is held elsewhere: so is what it derives
             self._summaries[i] = cached
         return cached
 

@@ -50,12 +50,31 @@ class Rule:
 DEFAULT_RULE = Rule()
 
 
+class TextReference:
+    """An item's body held outside the workspace (e.g. in a file every server process maps),
+    read only when a stage needs it: to render the item, its summary or excerpt, or to count
+    its terms when none were given. ``text()`` returns the body; two references are equal
+    exactly when they stand for the same text. A caller that gives an item such a body
+    validated the text when it stored it: the engine takes it as given."""
+
+    __slots__ = ()
+
+    def text(self) -> str:
+        raise NotImplementedError
+
+
 @dataclass(frozen=True, slots=True)
 class Item:
     path: str
     title: str
-    body: str
+    body: str | TextReference
     metadata: dict
+
+    @property
+    def body_text(self) -> str:
+        """Return the body (read through its reference when it is held elsewhere)."""
+        body = self.body
+        return body if body.__class__ is str else body.text()
 
 
 @dataclass(frozen=True, slots=True)

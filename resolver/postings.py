@@ -20,7 +20,7 @@ B = 0.75
 
 def item_tokens(item: Item) -> list[str]:
     """Return the tokens of an item's document for relevance (``relevance_tokens``)."""
-    return relevance_tokens(item.title, item.body)
+    return relevance_tokens(item.title, item.body_text)
 
 
 def _tallies(items: list, analysed):

@@ -31,6 +31,7 @@ from resolver.model import (
     Layer,
     Profile,
     Rule,
+    TextReference,
 )
 from resolver.validation.fields import (
     APPLIES_FIELDS,
@@ -260,11 +261,13 @@ class _Builder(ValueChecks):
             elif seen is not None:
                 seen[item_path] = path
         title = self.bounded_string(it.get("title"), prefix + "title", MAX_TITLE_CHARS)
-        body = self.bounded_string(it.get("body"), prefix + "body", MAX_BODY_CHARS)
+        body = it.get("body")
+        if not isinstance(body, TextReference):  # else validated where it is held
+            body = self.bounded_string(body, prefix + "body", MAX_BODY_CHARS) or ""
         metadata = self.metadata(it.get("metadata"), prefix + "metadata")
         if item_path is None:
             return None
-        return Item(item_path, title or "", body or "", metadata)
+        return Item(item_path, title or "", body, metadata)
 
     def profiles(self, value) -> list[Profile]:
         out, seen, triples = [], {}, {}
@@ -458,7 +461,7 @@ def _earlier_item(raw, known: dict) -> Item | None:
         metadata = {}
     if (
         title.__class__ is str
-        and body.__class__ is str
+        and (body.__class__ is str or isinstance(body, TextReference))
         and title == item.title
         and body == item.body
         and same_value(metadata, item.metadata)
