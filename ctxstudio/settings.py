@@ -331,6 +331,16 @@ BULK_INGEST_JOB_MAX_LINES = int(os.environ.get("BULK_INGEST_JOB_MAX_LINES", "100
 # customer's items from the database (profiles.workspace.served). "0" holds every layer in
 # every worker, as before issue 20 (for comparison in the benchmark).
 SERVE_FILTERED_LAYERS = os.environ.get("SERVE_FILTERED_LAYERS", "1") != "0"
+# A held layer of at least this many items keeps its item texts in a file every worker
+# maps, read only for what is rendered (profiles.workspace.held_texts); "off" holds every
+# text in every worker. The files go to MATERIAL_TEXTS_DIR (default: the system's temporary
+# directory), one folder per database; a file is rebuilt by the first worker that misses it.
+MAPPED_TEXTS_MIN_ITEMS = (
+    None
+    if os.environ.get("MAPPED_TEXTS_MIN_ITEMS", "1000") == "off"
+    else int(os.environ.get("MAPPED_TEXTS_MIN_ITEMS", "1000"))
+)
+MATERIAL_TEXTS_DIR = os.environ.get("MATERIAL_TEXTS_DIR", "")
 
 # Decision log: every API resolution (and, optionally, studio previews) is recorded.
 DECISION_LOG_ENABLED = env_bool("DECISION_LOG_ENABLED", True)

@@ -56,3 +56,17 @@ def _immediate_tasks(settings):
     """Run background tasks inside the request that enqueues them (tests of the database
     backend and its worker switch back to it explicitly)."""
     settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+
+
+@pytest.fixture(scope="session")
+def _texts_folder(tmp_path_factory):
+    return tmp_path_factory.mktemp("texts")
+
+
+@pytest.fixture(autouse=True)
+def _mapped_texts(settings, _texts_folder):
+    """Map the texts of every held layer, however small (production maps layers of 1,000
+    items and more: profiles.workspace.held_texts), so that every door's tests read held
+    texts through their files; the files go to the session's own folder."""
+    settings.MAPPED_TEXTS_MIN_ITEMS = 1
+    settings.MATERIAL_TEXTS_DIR = str(_texts_folder)

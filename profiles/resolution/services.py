@@ -176,6 +176,6 @@ def ref_expand(*, request: dict, ref: str) -> dict:
         "layer": layer_key,
         "item": path,
         "title": item.title,
-        "body": item.body,
+        "body": item.body_text,
         "metadata": json_safe(item.metadata),
     }

@@ -43,14 +43,16 @@ Every writer must record what it changed through ``profiles.workspace.writing.wo
 import functools
 import gc
 import itertools
+import logging
 import threading
-from collections import defaultdict
+from collections import defaultdict, namedtuple
 from dataclasses import dataclass, field
 
 from django.db import connection
 from django.db.models import Q
 
 from profiles.models import Consumer, Item, ItemTerms, Layer, Profile, Rule, WorkspaceVersion
+from profiles.workspace import held_texts
 from profiles.workspace.fields import RULE_MODEL_FIELDS
 from profiles.workspace.item_change_log import Op, item_changes_last, item_changes_since
 from profiles.workspace.mappers import (
@@ -68,6 +70,8 @@ from profiles.workspace.selectors import (
 from profiles.workspace.served import DatabaseSource, keyed_for, served_layer
 from resolver import CompiledWorkspace, compile_workspace
 from resolver.analysis import ANALYSER_VERSION
+
+logger = logging.getLogger(__name__)
 
 # Log entries read in one catch-up; more than this and the worker reads everything again.
 MAX_CHANGES = 2_000
@@ -180,32 +184,91 @@ def _profile_sections(layer_keys: dict[int, str]) -> tuple[list, list, dict]:
     return [map_consumer_to_resolver(row) for row in consumers], profile_entries, versions
 
 
-def _item_rows(*, whole: set[int], paths: dict[int, set[str]]) -> dict[int, list]:
+def _item_rows(
+    *, whole: set[int], paths: dict[int, set[str]], mapped: dict[int, str] | None = None
+) -> dict[int, list]:
     """Return item rows by layer id, in document order: every item of the ``whole`` layers
-    and the items at ``paths`` of others (one query; those that no longer exist are absent).
+    and the items at ``paths`` of others (those that no longer exist are absent).
+
+    The whole layers of ``mapped`` (layer id -> content token) have their texts mapped
+    (``profiles.workspace.held_texts``): their rows are read without their bodies, each body
+    a reference into the file of that version of the layer (one query for them all; one
+    more that writes the files no process has written yet, and one for the rows written
+    since their layer's file, if any). When the files cannot be written or read, the texts
+    are held as for any layer.
     """
     global items_read
     items_read = 0
-    condition = Q(layer_id__in=sorted(whole)) if whole else Q()
+    mapped = mapped or {}
+    texts = {}
+    if mapped:
+        try:
+            texts = held_texts.layers_texts(mapped)
+        except OSError:
+            logger.warning("could not map held texts; holding them", exc_info=True)
+            mapped = {}
+    unmapped = set(whole) - set(mapped)
+    condition = Q(layer_id__in=sorted(unmapped)) if unmapped else Q()
     for layer_id, layer_paths in paths.items():
         condition |= Q(layer_id=layer_id, path__in=sorted(layer_paths))
     found: dict[int, list] = defaultdict(list)
-    if not whole and not paths:
-        return found
+    seen: dict[str, str] = {}
+    count = 0
+    if unmapped or paths:
+        rows = (
+            Item.objects.filter(condition)
+            .order_by("layer_id", "position", "id")
+            .values_list(*ITEM_COLUMNS, "updated_at", named=True)
+            .iterator(chunk_size=2000)
+        )
+        for row in rows:
+            if row.metadata:
+                row = row._replace(metadata=_shared(row.metadata, seen))
+            found[row.layer_id].append(row)
+            count += 1
+    if mapped:
+        for layer_id, rows in _mapped_rows(texts, seen).items():
+            found[layer_id] = rows
+            count += len(rows)
+    items_read = count
+    return found
+
+
+_HeldRow = namedtuple("_HeldRow", [*ITEM_COLUMNS, "updated_at"])
+_UNREAD = object()
+
+
+def _mapped_rows(texts: dict[int, held_texts.LayerTexts], seen: dict[str, str]) -> dict[int, list]:
+    """Return the mapped layers' rows by layer, in document order, each body a reference
+    into the file of its layer's version (``texts``; or the text itself, for a row written
+    since the file was)."""
+    columns = [column for column in ITEM_COLUMNS if column != "body"]
     rows = (
-        Item.objects.filter(condition)
+        Item.objects.filter(layer_id__in=sorted(texts))
         .order_by("layer_id", "position", "id")
-        .values_list(*ITEM_COLUMNS, "updated_at", named=True)
+        .values_list("id", *columns, "updated_at", named=True)
         .iterator(chunk_size=2000)
     )
-    count = 0
-    seen: dict[str, str] = {}
+    found: dict[int, list] = {layer_id: [] for layer_id in texts}
+    unread = {}
     for row in rows:
-        if row.metadata:
-            row = row._replace(metadata=_shared(row.metadata, seen))
-        found[row.layer_id].append(row)
-        count += 1
-    items_read = count
+        metadata = _shared(row.metadata, seen) if row.metadata else row.metadata
+        body = texts[row.layer_id].reference(row.id, row.updated_at)
+        out = found[row.layer_id]
+        if body is None:
+            unread[row.id] = (out, len(out))
+            body = _UNREAD
+        out.append(_HeldRow(row.layer_id, row.path, row.title, body, metadata, row.updated_at))
+    if unread:
+        # Written since the layer's file: read whole (the row as it is now), texts held.
+        again = Item.objects.filter(id__in=list(unread)).values_list(
+            "id", *ITEM_COLUMNS, "updated_at", named=True
+        )
+        for row in again:
+            out, at = unread[row.id]
+            out[at] = _HeldRow(*row[1:])
+        for layer_id, out in found.items():
+            found[layer_id] = [row for row in out if row.body is not _UNREAD]  # deleted since
     return found
 
 
@@ -248,6 +311,15 @@ def _stored_terms(layer_ids: set[int]) -> dict[int, dict[str, tuple]]:
     for layer_id, path, updated_at, terms in rows:
         found[layer_id][path] = (updated_at, terms)
     return found
+
+
+def _mapped(layer_rows, whole: set[int]) -> dict[int, str]:
+    """Return the whole layers whose texts are mapped, with their content tokens."""
+    return {
+        row.id: row.content_token
+        for row in layer_rows
+        if row.id in whole and held_texts.mapped(row.items_counted)
+    }
 
 
 def _layer_fields(row) -> dict:
@@ -333,7 +405,7 @@ def _load(version: tuple[str, str] | None) -> CachedWorkspace:
     consumers, profiles, versions = _profile_sections({row.id: row.key for row in layer_rows})
     held = {row.id for row in layer_rows if not served_layer(row.item_filter)}
     terms = _stored_terms(held)
-    rows = _item_rows(whole=held, paths={}) if held else {}
+    rows = _item_rows(whole=held, paths={}, mapped=_mapped(layer_rows, held)) if held else {}
     copies = {}
     for row in layer_rows:
         if row.id in held:
@@ -419,7 +491,11 @@ def _catch_up(cached: CachedWorkspace, version: tuple[str, str]) -> CachedWorksp
         else:
             patched[row.id] = paths
     terms = _stored_terms(whole)
-    rows = _item_rows(whole=whole, paths={layer_id: set(p) for layer_id, p in patched.items()})
+    rows = _item_rows(
+        whole=whole,
+        paths={layer_id: set(p) for layer_id, p in patched.items()},
+        mapped=_mapped(layer_rows, whole),
+    )
     layers_read = len(whole)
 
     compiled = cached.compiled
@@ -579,21 +655,28 @@ def workspace_warm() -> CachedWorkspace:
 
 
 def document_with_items(cached: CachedWorkspace, layer_keys) -> dict:
-    """Return the cached document with the items of those of ``layer_keys`` that are served
-    (held without items) read from the database: what a change set or an import that
-    touches such a layer is validated and compiled against. Costs the layers' items (a
-    governed, rare write); the cached document is left as it is."""
+    """Return the cached document with the items of those of ``layer_keys`` in place: a
+    served layer's (held without items) read from the database, a held layer's with their
+    mapped texts read (``held_texts``). What a change set or an import that touches such a
+    layer is validated, compared and compiled against. Costs the layers' items (a governed,
+    rare write); the cached document is left as it is."""
     layer_keys = set(layer_keys)
     wanted = {
         layer_id: copy.key
         for layer_id, copy in cached.layers.items()
         if copy.served and copy.key in layer_keys
     }
-    if not wanted:
+    items = {
+        copy.key: held_texts.texts_in_place(copy.entry["items"])
+        for copy in cached.layers.values()
+        if not copy.served and copy.key in layer_keys
+    }
+    items |= {key: [] for key in wanted.values()}
+    if wanted:
+        for layer_id, rows in _item_rows(whole=set(wanted), paths={}).items():
+            items[wanted[layer_id]] = [map_item_to_resolver(row) for row in rows]
+    if not items:
         return cached.document
-    items = {key: [] for key in wanted.values()}
-    for layer_id, rows in _item_rows(whole=set(wanted), paths={}).items():
-        items[wanted[layer_id]] = [map_item_to_resolver(row) for row in rows]
     return {
         **cached.document,
         "layers": [

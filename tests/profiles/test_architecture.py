@@ -39,6 +39,7 @@ QUERYING = (
     "profiles.workspace.cache",
     "profiles.workspace.derived",
     "profiles.workspace.served",
+    "profiles.workspace.held_texts",
     "profiles.workspace.item_change_log",
     "profiles.workspace.permissions",
     "profiles.workspace.tokens",

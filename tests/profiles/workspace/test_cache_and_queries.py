@@ -22,12 +22,13 @@ from tests.profiles.conftest import REQUEST, small_workspace
 pytestmark = pytest.mark.django_db
 
 # One query for the version token, one for the layers' content tokens, four for the small
-# sections (consumers, layers, profiles, rules), one for the held layers' stored terms and
-# one for their items;
+# sections (consumers, layers, profiles, rules), one for the held layers' stored terms, one
+# for their items and, the first time a version of them is compiled, one that reads their
+# texts into the file every worker maps (profiles.workspace.held_texts);
 # a warm cache needs the token only. The request reads a served (filtered) layer: one more
 # query fetches its customer's items, whatever the number of served layers; the same request
 # again finds them remembered (until a served layer changes).
-COLD_RESOLUTION_QUERIES = 9
+COLD_RESOLUTION_QUERIES = 10
 WARM_RESOLUTION_QUERIES = 1
 
 

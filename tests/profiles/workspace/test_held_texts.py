@@ -1,0 +1,230 @@
+"""Held layers' texts mapped from a file (issue 20, item 3): read only for what is rendered.
+
+A worker compiles a held layer from its items' metadata and stored terms; each body is a
+reference into the file of the layer's version, which the first worker writes and the others
+map. The answers are those of the stored document, byte for byte, through loads, edits, rows
+written since a file, and change sets; a worker holds none of the texts it did not render.
+"""
+
+import tracemalloc
+
+import pytest
+from django.db import connection
+from django.utils.timezone import now
+
+from profiles.import_export.workspace import workspace_import
+from profiles.material.items import item_update
+from profiles.models import Item, Layer
+from profiles.resolution.services import profile_resolve
+from profiles.safechange.change_sets import change_set_preview
+from profiles.workspace import cache, held_texts
+from profiles.workspace.held_texts import MappedText
+from profiles.workspace.mappers import map_rows_to_document
+from profiles.workspace.selectors import workspace_rows_get
+from resolver import compile_workspace
+
+pytestmark = pytest.mark.django_db
+
+REQUEST = {
+    "profile": "support",
+    "input": {"message": "refund card"},
+    "now": "2026-11-20T00:00:00Z",
+}
+
+
+def kb_document(articles: int, *, body_chars: int = 200) -> dict:
+    return {
+        "version": 1,
+        "consumers": [{"key": "assistant"}],
+        "layers": [
+            {
+                "key": "kb",
+                "items": [
+                    {
+                        "path": f"kb/{n:05d}",
+                        "title": f"Article {n}",
+                        "body": (f"Refund of card {n}. " * body_chars)[: body_chars * 4]
+                        + f"\n\nÉtapes {n}: ünïcode ✓.",
+                        "metadata": {"updated": "2026-11-01"},
+                    }
+                    for n in range(articles)
+                ]
+                + [{"path": "kb/empty", "title": "No body"}],
+            }
+        ],
+        "profiles": [
+            {
+                "key": "support",
+                "consumer": "assistant",
+                "objective": "answer",
+                "budget": 400,
+                "rules": {"kb": {"mode": "retrieve", "facets": ["excerpt", "body"]}},
+            }
+        ],
+    }
+
+
+def stored_answer(request=REQUEST) -> dict:
+    return compile_workspace(map_rows_to_document(workspace_rows_get())).resolve(request)
+
+
+def bodies(layer_key="kb") -> list:
+    compiled = cache.workspace_get().compiled
+    index = next(index for index in compiled.indexes if index.layer.key == layer_key)
+    return [item.body for item in index.items if item is not None]
+
+
+def test_a_held_layer__compiled__maps_its_texts_and_answers_as_the_stored_document():
+    workspace_import(document=kb_document(300))
+    cache.workspace_cache_clear()
+    built = held_texts.built
+
+    answer = profile_resolve(profile="support", request=REQUEST)
+
+    assert answer == stored_answer()
+    assert answer["layers"][0]["rendered"]["items"]  # something was rendered from the file
+    held = bodies()
+    assert sum(isinstance(body, MappedText) for body in held) == 300
+    assert held.count("") == 1  # an empty body needs no reference
+    assert held_texts.built == built + 1
+    # A second worker (the same process, its cache cleared) maps the file: nothing written.
+    cache.workspace_cache_clear()
+    assert profile_resolve(profile="support", request=REQUEST) == answer
+    assert held_texts.built == built + 1
+
+
+def test_a_row_written_since_its_layer_s_file__is_read_with_its_text():
+    workspace_import(document=kb_document(50))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    item = Item.objects.get(path="kb/00007")
+    # A write the file does not hold (its updated_at moved), at the same content token.
+    Item.objects.filter(pk=item.pk).update(body="Refund card: a new text.", updated_at=now())
+    cache.workspace_cache_clear()
+
+    answer = profile_resolve(profile="support", request=REQUEST)
+
+    assert answer == stored_answer()
+    compiled = cache.workspace_get().compiled
+    index = compiled.indexes[0]
+    edited = index.items[index.position("kb/00007")]
+    assert edited.body == "Refund card: a new text."  # held, read from its row
+
+
+def test_an_item_edit__after_a_mapped_load__patches_and_answers_as_the_stored_document():
+    workspace_import(document=kb_document(100))
+    cache.workspace_cache_clear()
+    assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
+    item_update(
+        layer="kb", path="kb/00042", changes={"body": "Refund card refund card: rewritten."}
+    )
+    answer = profile_resolve(profile="support", request=REQUEST)
+
+    assert answer == stored_answer()
+    assert cache.compiled_document is False  # patched, not compiled again
+    held = bodies()
+    assert sum(isinstance(body, MappedText) for body in held) == 99
+    assert "Refund card refund card: rewritten." in held
+
+
+def test_a_change_set__on_a_mapped_layer__compares_texts_and_reuses_the_unchanged_items():
+    workspace_import(document=kb_document(60))
+    cache.workspace_cache_clear()
+    snapshot = cache.workspace_get()
+    changes = [
+        {
+            "op": "update",
+            "kind": "item",
+            "layer": "kb",
+            "path": "kb/00003",
+            "value": {"body": "Refund card, new."},
+        }
+    ]
+
+    preview = change_set_preview(changes, snapshot=snapshot)
+
+    (change,) = preview.changes
+    assert [field["path"] for field in change.as_dict()["fields"]] == ["body"]
+    assert change.before["body"].startswith("Refund of card 3.")  # the text, not a reference
+    kb = next(layer for layer in preview.document["layers"] if layer["key"] == "kb")
+    assert all(not isinstance(item.get("body"), MappedText) for item in kb["items"])
+
+
+def worker_memory() -> int:
+    """Return the memory a fresh compilation of the stored workspace keeps (bytes)."""
+    cache.workspace_cache_clear()
+    tracemalloc.start()
+    try:
+        cache.workspace_get()
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return held
+
+
+def test_a_worker__held_layer_texts__holds_none_of_them(settings):
+    """The texts of 2,000 articles (~4 MB) take no memory of a worker that maps them."""
+    workspace_import(document=kb_document(2_000, body_chars=500))
+    texts = sum(len(body) + 49 for (body,) in Item.objects.values_list("body"))  # str objects
+    assert texts > 4_000_000
+    settings.MAPPED_TEXTS_MIN_ITEMS = None
+    holding = worker_memory()
+    settings.MAPPED_TEXTS_MIN_ITEMS = 1
+
+    mapping = worker_memory()
+
+    # What mapping saves is the texts, less a reference per item (under 100 bytes).
+    assert holding - mapping > texts - 2_000 * 100
+    assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
+
+
+def test_mapping_off__every_text_is_held(settings):
+    settings.MAPPED_TEXTS_MIN_ITEMS = None
+    workspace_import(document=kb_document(20))
+    cache.workspace_cache_clear()
+
+    assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
+    assert all(isinstance(body, str) for body in bodies())
+
+
+def test_the_files_of_earlier_versions__are_removed_when_a_new_one_is_written(settings):
+    workspace_import(document=kb_document(30))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    layer = Layer.objects.get(key="kb")
+    folder = held_texts._directory()
+    assert [path.name for path in folder.glob(f"layer-{layer.pk}-*.texts")] == [
+        f"layer-{layer.pk}-{layer.content_token}.texts"
+    ]
+    workspace_import(document=kb_document(31))  # the layer's items rewritten: a new version
+    cache.workspace_get()
+    layer.refresh_from_db()
+    assert [path.name for path in folder.glob(f"layer-{layer.pk}-*.texts")] == [
+        f"layer-{layer.pk}-{layer.content_token}.texts"
+    ]
+    assert connection.vendor in ("sqlite", "postgresql")
+
+
+def test_texts_that_cannot_be_written__are_held(settings, tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    settings.MATERIAL_TEXTS_DIR = str(blocked)  # mkdir fails: no file can be written
+    workspace_import(document=kb_document(20))
+    cache.workspace_cache_clear()
+
+    assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
+    assert all(isinstance(body, str) for body in bodies())
+
+
+def test_a_file_removed_before_it_is_mapped__is_written_again():
+    workspace_import(document=kb_document(20))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    layer = Layer.objects.get(key="kb")
+    (held_texts._directory() / f"layer-{layer.pk}-{layer.content_token}.texts").unlink()
+    built = held_texts.built
+    cache.workspace_cache_clear()
+
+    assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
+    assert held_texts.built == built + 1
+    assert sum(isinstance(body, MappedText) for body in bodies()) == 20
