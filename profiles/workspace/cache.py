@@ -250,23 +250,35 @@ def _mapped_rows(texts: dict[int, held_texts.LayerTexts], seen: dict[str, str]) 
         .iterator(chunk_size=2000)
     )
     found: dict[int, list] = {layer_id: [] for layer_id in texts}
-    unread = {}
+    versions: dict[int, tuple[list, list]] = {layer_id: ([], []) for layer_id in texts}
     for row in rows:
         metadata = _shared(row.metadata, seen) if row.metadata else row.metadata
-        body = texts[row.layer_id].reference(row.id, row.updated_at)
-        out = found[row.layer_id]
-        if body is None:
-            unread[row.id] = (out, len(out))
-            body = _UNREAD
-        out.append(_HeldRow(row.layer_id, row.path, row.title, body, metadata, row.updated_at))
+        found[row.layer_id].append(
+            _HeldRow(row.layer_id, row.path, row.title, _UNREAD, metadata, row.updated_at)
+        )
+        ids, stamps = versions[row.layer_id]
+        ids.append(row.id)
+        stamps.append(held_texts.stamp(row.updated_at))
+    unread = {}
+    for layer_id, out in found.items():
+        ids, stamps = versions[layer_id]
+        for at, (row, body) in enumerate(
+            zip(out, texts[layer_id].references(ids, stamps), strict=True)
+        ):
+            if body is None:
+                unread[ids[at]] = (out, at)
+            else:
+                out[at] = row._replace(body=body)
     if unread:
         # Written since the layer's file: read whole (the row as it is now), texts held.
-        again = Item.objects.filter(id__in=list(unread)).values_list(
-            "id", *ITEM_COLUMNS, "updated_at", named=True
-        )
-        for row in again:
-            out, at = unread[row.id]
-            out[at] = _HeldRow(*row[1:])
+        wanted = sorted(unread)
+        for start in range(0, len(wanted), 900):  # under SQLite's limit of variables
+            again = Item.objects.filter(id__in=wanted[start : start + 900]).values_list(
+                "id", *ITEM_COLUMNS, "updated_at", named=True
+            )
+            for row in again:
+                out, at = unread[row.id]
+                out[at] = _HeldRow(*row[1:])
         for layer_id, out in found.items():
             found[layer_id] = [row for row in out if row.body is not _UNREAD]  # deleted since
     return found

@@ -112,15 +112,23 @@ class LayerTexts:
         )
         opened += 1
 
-    def reference(self, item_id: int, updated_at: datetime) -> MappedText | str | None:
-        """Return the text of this version of the item: a reference ("" for an empty text),
-        None when the file does not hold this version."""
-        at = int(np.searchsorted(self.ids, item_id))
-        if at == len(self.ids) or self.ids[at] != item_id or self.stamps[at] != stamp(updated_at):
-            return None
-        if self.offsets[at] == self.offsets[at + 1]:
-            return ""
-        return MappedText(self, at)
+    def references(self, item_ids: list[int], stamps: list[int]) -> list:
+        """Return the text of each version (item id, ``stamp`` of its ``updated_at``): a
+        reference, "" for an empty text, None when the file does not hold that version."""
+        if not item_ids:
+            return []
+        wanted = np.array(item_ids, dtype=np.int64)
+        at = np.searchsorted(self.ids, wanted)
+        inside = at < len(self.ids)
+        at[~inside] = 0
+        held = inside & (self.ids[at] == wanted) & (self.stamps[at] == np.array(stamps))
+        empty = self.offsets[at] == self.offsets[at + 1]
+        out: list = [None] * len(item_ids)
+        for n in np.flatnonzero(held & ~empty).tolist():
+            out[n] = MappedText(self, int(at[n]))
+        for n in np.flatnonzero(held & empty).tolist():
+            out[n] = ""
+        return out
 
 
 def _directory() -> Path:
