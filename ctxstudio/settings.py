@@ -335,11 +335,8 @@ SERVE_FILTERED_LAYERS = os.environ.get("SERVE_FILTERED_LAYERS", "1") != "0"
 # maps, read only for what is rendered (profiles.workspace.held_texts); "off" holds every
 # text in every worker. The files go to MATERIAL_TEXTS_DIR (default: the system's temporary
 # directory), one folder per database; a file is rebuilt by the first worker that misses it.
-MAPPED_TEXTS_MIN_ITEMS = (
-    None
-    if os.environ.get("MAPPED_TEXTS_MIN_ITEMS", "1000") == "off"
-    else int(os.environ.get("MAPPED_TEXTS_MIN_ITEMS", "1000"))
-)
+_MAPPED_TEXTS_MIN_ITEMS = os.environ.get("MAPPED_TEXTS_MIN_ITEMS", "1000")
+MAPPED_TEXTS_MIN_ITEMS = None if _MAPPED_TEXTS_MIN_ITEMS == "off" else int(_MAPPED_TEXTS_MIN_ITEMS)
 MATERIAL_TEXTS_DIR = os.environ.get("MATERIAL_TEXTS_DIR", "")
 
 # Decision log: every API resolution (and, optionally, studio previews) is recorded.

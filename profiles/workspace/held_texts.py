@@ -48,7 +48,7 @@ _lock = threading.Lock()
 
 def minimum_items() -> int | None:
     """Return the size from which a held layer's texts are mapped (None: never)."""
-    return getattr(settings, "MAPPED_TEXTS_MIN_ITEMS", 1_000)
+    return settings.MAPPED_TEXTS_MIN_ITEMS
 
 
 def mapped(item_count: int) -> bool:
@@ -133,9 +133,7 @@ class LayerTexts:
 
 def _directory() -> Path:
     """The files' directory: one per database (tests run many databases side by side)."""
-    base = getattr(settings, "MATERIAL_TEXTS_DIR", None) or (
-        Path(tempfile.gettempdir()) / "ctxstudio-texts"
-    )
+    base = settings.MATERIAL_TEXTS_DIR or (Path(tempfile.gettempdir()) / "ctxstudio-texts")
     database = connection.settings_dict
     name = f"{database.get('ENGINE')}|{database.get('HOST')}|{database.get('PORT')}|"
     name += str(database.get("NAME"))
