@@ -440,7 +440,9 @@ def _upsert(
     Return the id of every wanted row by its lookup key; the lookup keys of rows created or
     updated are added to ``touched``. ``park(rows, updates)``, given, runs before any row is
     written, with the stored and new values of the rows to update (profiles move their
-    selections out of each other's way there).
+    selections out of each other's way there); it returns the fields it overwrote in the
+    database, which the update then writes in full: the rows as read no longer say what is
+    stored in those fields, so comparing with them would keep the parked values.
     """
     touched = set() if touched is None else touched
     to_create, to_update, update_fields = [], [], set()
@@ -461,7 +463,7 @@ def _upsert(
         else:
             summary.add(kind, "unchanged")
     if park is not None and to_update:
-        park([existing[key] for key in touched if key in existing], to_update)
+        update_fields.update(park([existing[key] for key in touched if key in existing], to_update))
     if to_create:
         created = writer.create(model, [values for _, values in to_create])
         for (lookup_key, _), row_id in zip(to_create, created, strict=True):
@@ -483,22 +485,26 @@ _KIND_BY_MODEL = {
 SELECTION = ("consumer_id", "objective", "environment")
 
 
-def _park_selections(stored_rows, updates: list[dict]) -> None:
+def _park_selections(stored_rows, updates: list[dict]) -> tuple[str, ...]:
     """Give the profiles whose selection (consumer, objective, environment) an import changes
     a selection no profile can have, before any profile is written: the file's profiles may
     take each other's selections (a swap, or a new profile taking a freed one), and the
-    unique selection is checked row by row. The rows get their new values in the same
-    transaction; the parked value is never committed, and no history records it."""
+    unique selection is checked row by row. Return the fields parked (the objective, or none):
+    the update writes them for every row, so each parked row gets the file's value in the
+    same transaction even when only its consumer or environment changes; the parked value is
+    never committed, and no history records it."""
     before = {row.id: row for row in stored_rows}
     moving = [
         row["id"]
         for row in updates
         if any(getattr(before[row["id"]], name) != row[name] for name in SELECTION)
     ]
-    if moving:
-        Profile.objects.filter(pk__in=moving).update(
-            objective=Concat(Value("parked-"), Cast("id", CharField()))
-        )
+    if not moving:
+        return ()
+    Profile.objects.filter(pk__in=moving).update(
+        objective=Concat(Value("parked-"), Cast("id", CharField()))
+    )
+    return ("objective",)
 
 
 def _delete(queryset, kind: str, summary: ImportSummary) -> None:
