@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError
+from django.db.models import CharField, Value
+from django.db.models.functions import Cast, Concat
 
 from profiles.models import Consumer, Layer, Profile, Rule
 from profiles.safechange.versions import WriteOrigin, profile_versions_record
@@ -262,6 +264,50 @@ def profile_delete(
         workspace_changed(profiles=True)
         # Records the deletion, or refuses it.
         profile_versions_record(keys=[key], user=user, origin=origin)
+
+
+# The fields that select a profile (SPEC §3): no two profiles have the same three values.
+SELECTION_FIELDS = ("consumer", "objective", "environment")
+PARKED_PREFIX = "parked-"
+
+
+def profiles_park(*, ids) -> None:
+    """Give the profiles ``ids`` a selection no profile can have (the objective
+    ``parked-<id>``), so that profiles written after them in the same transaction may take
+    their selections (a swap, or a new profile taking a freed one).
+
+    Each parked profile must then be written with its whole selection before the
+    transaction commits: its stored objective no longer says what it was. A queryset update,
+    so no history records the parked value.
+    """
+    Profile.objects.filter(pk__in=list(ids)).update(
+        objective=Concat(Value(PARKED_PREFIX), Cast("id", CharField()))
+    )
+
+
+def profile_selections_park(*, changes: dict[str, dict]) -> dict[str, dict]:
+    """Before several profile updates written one by one in one transaction (a change set):
+    park the stored profiles whose selection the updates change (``changes``: profile key ->
+    the fields its update gives, None removing one), and return the whole selection
+    (consumer, objective, environment) each parked profile's update must give, since its row
+    no longer holds them. Profiles not stored are left to their update to refuse."""
+    keys = [key for key, value in changes.items() if isinstance(value, dict)]
+    rows = Profile.objects.filter(key__in=keys).select_related("consumer").order_by("pk")
+    selections, parked = {}, []
+    for row in rows:
+        stored = {
+            "consumer": row.consumer.key,
+            "objective": row.objective,
+            "environment": row.environment,
+        }
+        value = changes[row.key]
+        after = stored | {name: value[name] for name in SELECTION_FIELDS if name in value}
+        if after != stored:
+            selections[row.key] = after
+            parked.append(row.pk)
+    if parked:
+        profiles_park(ids=parked)
+    return selections
 
 
 def profile_write_document(

@@ -13,11 +13,10 @@ from itertools import islice
 from typing import Any
 
 import yaml
-from django.db.models import CharField, Value
-from django.db.models.functions import Cast, Concat
 from django.utils import timezone
 
 from profiles.activity.records import activity_record_many
+from profiles.authoring.profiles import profiles_park
 from profiles.models import ActivityOrigin, Consumer, Item, Layer, Profile, Rule
 from profiles.safechange.protection import protection_check
 from profiles.safechange.versions import WriteOrigin, profile_versions_record
@@ -501,9 +500,7 @@ def _park_selections(stored_rows, updates: list[dict]) -> tuple[str, ...]:
     ]
     if not moving:
         return ()
-    Profile.objects.filter(pk__in=moving).update(
-        objective=Concat(Value("parked-"), Cast("id", CharField()))
-    )
+    profiles_park(ids=moving)
     return ("objective",)
 
 

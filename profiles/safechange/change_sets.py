@@ -26,7 +26,12 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db import transaction
 from django.db.models import Q
 
-from profiles.authoring.profiles import profile_create, profile_delete, profile_update
+from profiles.authoring.profiles import (
+    profile_create,
+    profile_delete,
+    profile_selections_park,
+    profile_update,
+)
 from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_create, layer_delete, layer_update
@@ -839,8 +844,9 @@ def _profile_changes(key: str, value: dict) -> dict:
     return changes
 
 
-def _write(entry: SetEntry, *, user, origin: WriteOrigin) -> None:
-    """Write one entry through its service (the ordinary write path)."""
+def _write(entry: SetEntry, *, user, origin: WriteOrigin, selection: dict | None = None) -> None:
+    """Write one entry through its service (the ordinary write path); ``selection`` is the
+    whole selection of a profile update parked before the set's writes."""
     writes = {"user": user, "origin": origin}
     if entry.kind == "consumer":
         if entry.op == "create":
@@ -866,7 +872,8 @@ def _write(entry: SetEntry, *, user, origin: WriteOrigin) -> None:
     elif entry.op == "create":
         profile_create(document=entry.value, **writes)
     elif entry.op == "update":
-        profile_update(key=entry.key, changes=_profile_changes(entry.key, entry.value), **writes)
+        changes = _profile_changes(entry.key, entry.value) | (selection or {})
+        profile_update(key=entry.key, changes=changes, **writes)
     else:
         profile_delete(key=entry.key, **writes)
 
@@ -904,9 +911,15 @@ def change_set_write(change_request: ChangeRequest, *, user, approvers: tuple[st
         stale = change_set_stale(change_request)
         if stale:
             raise StaleChangeSet(change_request, stale)
+        # Profiles may take each other's selections (a swap): the moving ones are parked
+        # first, and each update writes its whole selection.
+        selections = profile_selections_park(
+            changes={e.key: e.value for e in entries if e.kind == "profile" and e.op == "update"}
+        )
         for entry in applied_order(entries):
             try:
-                _write(entry, user=user, origin=origin)
+                selection = selections.get(entry.key) if entry.kind == "profile" else None
+                _write(entry, user=user, origin=origin, selection=selection)
             except (EntryInvalid, Conflict, ObjectDoesNotExist, PreconditionFailed) as exc:
                 raise _failure(entry, exc) from exc
 
