@@ -677,6 +677,20 @@ def change_set_stale(change_request: ChangeRequest) -> list[str]:
 
 # --- title and stored form ---------------------------------------------------------------------
 
+# What ``str.splitlines`` breaks a text at: a title is one line, the subject of every email
+# about its request (a mailer refuses a subject with a line break).
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def title_one_line_check(title: str) -> None:
+    """Raise SafeChangeError at ``title`` when the title holds a line break."""
+    if any(character in LINE_BREAKS for character in title):
+        raise SafeChangeError(
+            "title: must be one line (no line breaks: it is the subject of the request's emails)",
+            path="title",
+        )
+
+
 _VERBS = {"create": "Create", "update": "change", "delete": "delete"}
 
 
@@ -714,6 +728,7 @@ def _clean_text(title, description, entries) -> tuple[str, str]:
             raise SafeChangeError(f"{name}: {TEXT_RULE_MESSAGE}", path=name)
         if len(value) > limit:
             raise SafeChangeError(f"{name}: must be at most {limit:,} characters", path=name)
+    title_one_line_check(title)
     return title.strip(), description
 
 
