@@ -40,10 +40,8 @@ from profiles.safechange.change_requests import (
     profile_promote,
 )
 from profiles.safechange.change_sets import (
-    change_set_changes,
     change_set_create,
-    change_set_diff,
-    change_set_refs,
+    change_set_shown,
     change_set_stale,
 )
 from profiles.safechange.environments import environment_get, environment_list, environment_update
@@ -73,9 +71,11 @@ from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     READ_CONFIG,
+    READ_MATERIAL,
     RESOLVE,
     WRITE_RULES,
     capability_permission,
+    request_can,
 )
 from profiles.workspace.selectors import profile_get
 from profiles.workspace.validation import MAX_STORED_INTEGER
@@ -425,9 +425,11 @@ def change_request_record(
     current_versions: dict[str, int | None],
     standing: ChangeRequestStanding,
     detail: bool,
+    material: bool,
 ) -> dict:
     """Return a change request as the API shows it (``description``, ``diff`` and ``impact``
-    on detail only: a list stays small however long the descriptions are)."""
+    on detail only: a list stays small however long the descriptions are). Without
+    ``material`` (READ_MATERIAL) a set's item changes are withheld (``change_set_shown``)."""
     current = current_versions.get(change_request.profile_key)
     record = {
         "id": change_request.pk,
@@ -464,20 +466,21 @@ def change_request_record(
     record["affectedProfiles"] = list(change_request.affected_profiles) or [
         change_request.profile_key
     ]
-    record["entities"] = change_set_refs(change_request)
-    stale_entities = []
+    is_open = change_request.status == ChangeRequest.Status.OPEN
+    stale_entities = change_set_stale(change_request) if is_open else []
+    shown = change_set_shown(change_request, material=material, stale_entities=stale_entities)
+    record["entities"] = shown.entities
+    record["itemsWithheld"] = shown.items_withheld
     if change_request.is_change_set:
-        record["changes"] = change_set_changes(change_request)
-        is_open = change_request.status == ChangeRequest.Status.OPEN
-        stale_entities = change_set_stale(change_request) if is_open else []
+        record["changes"] = shown.changes
         record["stale"] = bool(stale_entities)
     if detail:
         record["description"] = change_request.description
         set_form = change_request.is_change_set
         record["diff"] = [] if set_form else change_request_diff(change_request)
-        record["entityChanges"] = change_set_diff(change_request) if set_form else []
-        record["staleEntities"] = stale_entities
-        record["impact"] = change_request.impact
+        record["entityChanges"] = shown.entity_changes
+        record["staleEntities"] = shown.stale_entities
+        record["impact"] = shown.impact
     record.update(review_record(change_request, detail=detail))
     return record
 
@@ -493,6 +496,7 @@ def _change_request_response(request, change_request: ChangeRequest, status=200)
         current_versions=_current_versions([change_request.profile_key]),
         standing=ChangeRequestStanding([change_request]),
         detail=True,
+        material=request_can(request, READ_MATERIAL),
     )
     headers = {"ETag": change_request_etag(change_request)}
     if status == 201:
@@ -565,10 +569,15 @@ class ChangeRequestViewSet(GenericViewSet):
         page = self.paginate_queryset(queryset)
         versions = _current_versions(change_request.profile_key for change_request in page)
         standing = ChangeRequestStanding(page)
+        material = request_can(request, READ_MATERIAL)
         return self.get_paginated_response(
             [
                 change_request_record(
-                    change_request, current_versions=versions, standing=standing, detail=False
+                    change_request,
+                    current_versions=versions,
+                    standing=standing,
+                    detail=False,
+                    material=material,
                 )
                 for change_request in page
             ]

@@ -48,6 +48,7 @@ from profiles.safechange.change_requests import (
     change_request_get,
     change_request_update,
 )
+from profiles.safechange.change_sets import change_set_text_without_items
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.verdicts import (
     ChangesRequested,
@@ -407,7 +408,9 @@ def scheduled_apply_failed(
 ) -> None:
     """A scheduled apply did not run (nothing was applied): say why in the thread, email the
     author and whoever scheduled it, and announce ``change_request.apply_failed`` (``code``:
-    the refusal's error code, e.g. STALE_CHANGE_REQUEST)."""
+    the refusal's error code, e.g. STALE_CHANGE_REQUEST). The reason names no item the set
+    writes: the thread, the emails and the payload reach people who may not read material."""
+    reason = change_set_text_without_items(change_request, reason)
     ChangeRequestComment.objects.create(
         change_request=change_request,
         author=None,

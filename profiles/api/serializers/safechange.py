@@ -332,6 +332,13 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
         help_text="A change set: the entities it touches (layer:tickets, item:kb/a, …); the "
         "stale check compares each one's ETag at apply.",
     )
+    itemsWithheld = serializers.IntegerField(
+        min_value=0,
+        help_text="How many item changes of a change set are left out of `changes`, "
+        "`entities`, `entityChanges`, `staleEntities` and the refs `impact` admits: items are "
+        "customer material, read with the READ_MATERIAL permission (editors or staff). 0 for "
+        "whoever may read material.",
+    )
     creates = serializers.DictField(
         allow_null=True, help_text="For a promotion to a new profile: the profile created."
     )
@@ -398,6 +405,7 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
         "changes": {"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
         "affectedProfiles": ["support-answer"],
         "entities": [],
+        "itemsWithheld": 0,
         "creates": None,
         "promotedFrom": None,
         "entityChanges": [],

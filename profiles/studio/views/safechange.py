@@ -73,6 +73,7 @@ from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     READ_CONFIG,
+    READ_MATERIAL,
     RESOLVE,
     WRITE_RULES,
     capability_required,
@@ -435,9 +436,13 @@ def change_request_page(request, pk):
     can_write = user_can(request.user, WRITE_RULES)
     approved_by_me = any(approval.user_id == request.user.pk for approval in counted)
     stale = is_open and current != change_request.base_version
-    change_set = change_set_context(change_request) if change_request.is_change_set else None
+    change_set = (
+        change_set_context(change_request, material=user_can(request.user, READ_MATERIAL))
+        if change_request.is_change_set
+        else None
+    )
     if change_set is not None:
-        stale = bool(change_set["stale_entities"])
+        stale = change_set["stale"]
     review = review_context(request, change_request, approved=len(counted) >= required, stale=stale)
     return render(
         request,
