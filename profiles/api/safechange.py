@@ -40,12 +40,13 @@ from profiles.safechange.change_requests import (
     profile_promote,
 )
 from profiles.safechange.change_sets import (
+    change_request_counts,
     change_set_create,
     change_set_shown,
     change_set_stale,
 )
 from profiles.safechange.environments import environment_get, environment_list, environment_update
-from profiles.safechange.impact import impact_max_scenarios, impact_summary
+from profiles.safechange.impact import IMPACT_SCOPE, impact_max_scenarios, impact_summary
 from profiles.safechange.restore import VersionNotRestorable, version_restore
 from profiles.safechange.reviews import (
     UNSET,
@@ -278,7 +279,7 @@ class ProfileDraftViewSet(GenericViewSet):
     schema = ApiAutoSchema()
     permission_classes = [ReadConfigWriteRules]
 
-    throttle_scope = "impact"
+    throttle_scope = IMPACT_SCOPE
 
     def get_permissions(self):
         if self.action == "impact":  # a dry run resolves, like the preview
@@ -287,8 +288,9 @@ class ProfileDraftViewSet(GenericViewSet):
 
     def get_throttles(self):
         # Throttled like the preview, in its own scope (each call resolves up to
-        # IMPACT_MAX_RESOLUTIONS times); promotion is a write like any other.
-        return [ResolutionRateThrottle()] if self.action == "impact" else []
+        # IMPACT_MAX_RESOLUTIONS times); a promotion opens a change request, whose impact
+        # resolves as many times: it counts in the same scope.
+        return [ResolutionRateThrottle()] if self.action in ("impact", "promote") else []
 
     @extend_schema(
         operation_id="profile_impact",
@@ -427,8 +429,9 @@ def change_request_record(
     detail: bool,
     material: bool,
 ) -> dict:
-    """Return a change request as the API shows it (``description``, ``diff`` and ``impact``
-    on detail only: a list stays small however long the descriptions are). Without
+    """Return a change request as the API shows it (``changes``, ``description``, ``diff``
+    and ``impact`` on detail only: a list stays small however large the sets are; it has
+    ``counts`` and ``entities``). Without
     ``material`` (READ_MATERIAL) a set's item changes are withheld (``change_set_shown``)."""
     current = current_versions.get(change_request.profile_key)
     record = {
@@ -443,7 +446,6 @@ def change_request_record(
         "currentVersion": current,
         "stale": change_request.status == ChangeRequest.Status.OPEN
         and current != change_request.base_version,
-        "changes": change_request.changes,
         "creates": change_request.creates,
         "promotedFrom": change_request.promoted_from,
         "approvals": [
@@ -471,10 +473,13 @@ def change_request_record(
     shown = change_set_shown(change_request, material=material, stale_entities=stale_entities)
     record["entities"] = shown.entities
     record["itemsWithheld"] = shown.items_withheld
+    record["counts"] = change_request_counts(change_request)
     if change_request.is_change_set:
-        record["changes"] = shown.changes
         record["stale"] = bool(stale_entities)
     if detail:
+        record["changes"] = (
+            shown.changes if change_request.is_change_set else change_request.changes
+        )
         record["description"] = change_request.description
         set_form = change_request.is_change_set
         record["diff"] = [] if set_form else change_request_diff(change_request)
@@ -517,6 +522,18 @@ class ChangeRequestViewSet(GenericViewSet):
     permission_classes = [ReadConfigWriteRules]
     lookup_value_regex = "[0-9]+"
 
+    throttle_scope = IMPACT_SCOPE
+
+    def get_throttles(self):
+        # Opening, rebasing and editing the changes compute the request's impact (up to
+        # IMPACT_MAX_RESOLUTIONS resolutions): counted like the dry run, in the impact scope.
+        computes = self.action in ("create", "rebase") or (
+            self.action == "partial_update"
+            and isinstance(self.request.data, dict)
+            and "changes" in self.request.data
+        )
+        return [ResolutionRateThrottle()] if computes else []
+
     def _get(self, pk: int) -> ChangeRequest:
         try:
             return change_request_get(pk=pk)
@@ -525,7 +542,8 @@ class ChangeRequestViewSet(GenericViewSet):
 
     @extend_schema(
         operation_id="change_requests_list",
-        summary="Change requests, newest first (without description, diff and impact)",
+        summary="Change requests, newest first (without changes, description, diff and "
+        "impact: `counts` and `entities` say what each changes)",
         parameters=[
             OpenApiParameter("status", str, enum=list(ChangeRequest.Status.values)),
             OpenApiParameter("profile", str, description="Only this profile's requests."),

@@ -18,6 +18,7 @@ touches has its ETag recorded (``entity_bases``): applying it (``change_set_writ
 ordinary write services, in one transaction, in an order that makes dependencies work.
 """
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -69,6 +70,9 @@ from resolver.validation import TEXT_RULE_MESSAGE, violates_text_rule
 
 # One set holds at most this many entries (an import's proposal of a larger file is refused).
 MAX_SET_CHANGES = 1_000
+# ... and at most this many bytes of JSON (UTF-8): what a reviewer reads and every read of
+# the request carries (an 8.7 MB set made each read 8.7 MB).
+MAX_SET_BYTES = 2_000_000
 ENTRY_FIELDS = ("kind", "op", "key", "layer", "path", "value")
 SECTIONS = {"consumer": "consumers", "layer": "layers", "profile": "profiles"}
 TITLE_MAX_LENGTH = ChangeRequest._meta.get_field("title").max_length
@@ -256,9 +260,20 @@ def _entry(index: int, raw, issues: list) -> SetEntry | None:
     return SetEntry(index, kind, op, key, path, value if op != "delete" else None)
 
 
+def change_set_bytes(changes) -> int:
+    """Return the size of ``changes`` as compact JSON in UTF-8 (what a set's bound counts)."""
+    try:
+        text = json.dumps(changes, ensure_ascii=False, separators=(",", ":"), default=str)
+    except ValueError:  # a circular structure: not JSON a client could have sent
+        return MAX_SET_BYTES + 1
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def change_set_entries(changes) -> list[SetEntry]:
     """Return the entries of a set's ``changes`` with their shape checked; raise
-    ChangeSetInvalid naming ``changes[i].<field>``. Two entries of one entity are refused."""
+    ChangeSetInvalid naming ``changes[i].<field>``. Two entries of one entity are refused, and
+    a set of more than ``MAX_SET_CHANGES`` entries or ``MAX_SET_BYTES`` bytes (at
+    ``changes``)."""
     if not isinstance(changes, list):
         raise ChangeSetInvalid([ValidationIssue("changes", "must be a list of changes")])
     if not changes:
@@ -270,6 +285,17 @@ def change_set_entries(changes) -> list[SetEntry]:
                     "changes",
                     f"a change set holds at most {MAX_SET_CHANGES:,} changes "
                     f"(got {len(changes):,})",
+                )
+            ]
+        )
+    size = change_set_bytes(changes)
+    if size > MAX_SET_BYTES:
+        raise ChangeSetInvalid(
+            [
+                ValidationIssue(
+                    "changes",
+                    f"a change set holds at most {MAX_SET_BYTES:,} bytes of JSON (got "
+                    f"{size:,}): propose it in smaller sets",
                 )
             ]
         )
@@ -771,6 +797,22 @@ def change_set_diff(change_request: ChangeRequest) -> list[dict]:
         | {"fields": entry.get("fields", [])}
         for entry in change_request.entity_changes
     ]
+
+
+def change_request_counts(change_request: ChangeRequest) -> dict[str, dict[str, int]]:
+    """Return how many entities of each kind the request creates, changes and deletes (a
+    created layer's items counted as item creates; one profile's request: that profile)."""
+    counts = {kind: dict.fromkeys(OPS, 0) for kind in KINDS}
+    if not change_request.is_change_set:
+        counts["profile"]["create" if change_request.creates is not None else "update"] = 1
+        return counts
+    for entry in change_request.entity_changes:
+        kind, op = entry.get("kind"), entry.get("op")
+        if kind in counts and op in OPS:
+            counts[kind][op] += 1
+        if kind == "layer" and op == "create" and isinstance(entry.get("value"), dict):
+            counts["item"]["create"] += len(entry["value"].get("items") or [])
+    return counts
 
 
 # --- what a reader sees ------------------------------------------------------------------------
