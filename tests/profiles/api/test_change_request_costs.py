@@ -9,7 +9,7 @@ import pytest
 from django.core import mail
 from django.urls import reverse
 
-from profiles.models import ChangeRequest, Environment
+from profiles.models import ChangeRequest, Environment, Item, Layer
 from tests.profiles.api.conftest import API
 
 pytestmark = pytest.mark.django_db
@@ -220,3 +220,27 @@ def test_list__a_large_set__counts_and_entities_without_its_changes(release, edi
     assert entry["counts"]["profile"] == {"create": 0, "update": 1, "delete": 0}
     detail = editor_client.get(f"{CHANGE_REQUESTS}/{pk}").json()
     assert len(detail["changes"][0]["value"]["items"]) == 150
+
+
+def test_studio_material_proposal__impact_rate_spent__refused_on_the_form_nothing_opened(
+    release, editor, editor_client, client, impact_rate
+):
+    # Given a governed layer read by a protected profile, and the impact rate spent
+    Environment.objects.create(key="production", requires_change_request=True)
+    Layer.objects.filter(key="layer-000").update(governed=True)
+    item = Item.objects.get(layer__key="layer-000", path="docs/item-0000.md")
+    impact_rate("1/minute")
+    propose(editor_client)
+    client.force_login(editor)
+
+    # When the editor proposes an item's edit from its page
+    response = client.post(
+        f"/layers/layer-000/items/{item.pk}/",
+        {"path": item.path, "title": item.title, "body": "Refunds take 3 days.",
+         "metadata_text": "{}", "etag": "", "propose": "1"},
+    )  # fmt: skip
+
+    # Then nothing is proposed, and the form says why
+    assert response.status_code == 400
+    assert "too many impact checks" in response.content.decode()
+    assert ChangeRequest.objects.count() == 1
