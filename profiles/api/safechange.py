@@ -40,14 +40,13 @@ from profiles.safechange.change_requests import (
     profile_promote,
 )
 from profiles.safechange.change_sets import (
-    change_set_changes,
+    change_request_counts,
     change_set_create,
-    change_set_diff,
-    change_set_refs,
+    change_set_shown,
     change_set_stale,
 )
 from profiles.safechange.environments import environment_get, environment_list, environment_update
-from profiles.safechange.impact import impact_max_scenarios, impact_summary
+from profiles.safechange.impact import IMPACT_SCOPE, impact_max_scenarios, impact_summary
 from profiles.safechange.restore import VersionNotRestorable, version_restore
 from profiles.safechange.reviews import (
     UNSET,
@@ -73,9 +72,11 @@ from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     READ_CONFIG,
+    READ_MATERIAL,
     RESOLVE,
     WRITE_RULES,
     capability_permission,
+    request_can,
 )
 from profiles.workspace.selectors import profile_get
 from profiles.workspace.validation import MAX_STORED_INTEGER
@@ -278,7 +279,7 @@ class ProfileDraftViewSet(GenericViewSet):
     schema = ApiAutoSchema()
     permission_classes = [ReadConfigWriteRules]
 
-    throttle_scope = "impact"
+    throttle_scope = IMPACT_SCOPE
 
     def get_permissions(self):
         if self.action == "impact":  # a dry run resolves, like the preview
@@ -287,8 +288,9 @@ class ProfileDraftViewSet(GenericViewSet):
 
     def get_throttles(self):
         # Throttled like the preview, in its own scope (each call resolves up to
-        # IMPACT_MAX_RESOLUTIONS times); promotion is a write like any other.
-        return [ResolutionRateThrottle()] if self.action == "impact" else []
+        # IMPACT_MAX_RESOLUTIONS times); a promotion opens a change request, whose impact
+        # resolves as many times: it counts in the same scope.
+        return [ResolutionRateThrottle()] if self.action in ("impact", "promote") else []
 
     @extend_schema(
         operation_id="profile_impact",
@@ -425,9 +427,12 @@ def change_request_record(
     current_versions: dict[str, int | None],
     standing: ChangeRequestStanding,
     detail: bool,
+    material: bool,
 ) -> dict:
-    """Return a change request as the API shows it (``description``, ``diff`` and ``impact``
-    on detail only: a list stays small however long the descriptions are)."""
+    """Return a change request as the API shows it (``changes``, ``description``, ``diff``
+    and ``impact`` on detail only: a list stays small however large the sets are; it has
+    ``counts`` and ``entities``). Without
+    ``material`` (READ_MATERIAL) a set's item changes are withheld (``change_set_shown``)."""
     current = current_versions.get(change_request.profile_key)
     record = {
         "id": change_request.pk,
@@ -441,7 +446,6 @@ def change_request_record(
         "currentVersion": current,
         "stale": change_request.status == ChangeRequest.Status.OPEN
         and current != change_request.base_version,
-        "changes": change_request.changes,
         "creates": change_request.creates,
         "promotedFrom": change_request.promoted_from,
         "approvals": [
@@ -464,20 +468,24 @@ def change_request_record(
     record["affectedProfiles"] = list(change_request.affected_profiles) or [
         change_request.profile_key
     ]
-    record["entities"] = change_set_refs(change_request)
-    stale_entities = []
+    is_open = change_request.status == ChangeRequest.Status.OPEN
+    stale_entities = change_set_stale(change_request) if is_open else []
+    shown = change_set_shown(change_request, material=material, stale_entities=stale_entities)
+    record["entities"] = shown.entities
+    record["itemsWithheld"] = shown.items_withheld
+    record["counts"] = change_request_counts(change_request)
     if change_request.is_change_set:
-        record["changes"] = change_set_changes(change_request)
-        is_open = change_request.status == ChangeRequest.Status.OPEN
-        stale_entities = change_set_stale(change_request) if is_open else []
         record["stale"] = bool(stale_entities)
     if detail:
+        record["changes"] = (
+            shown.changes if change_request.is_change_set else change_request.changes
+        )
         record["description"] = change_request.description
         set_form = change_request.is_change_set
         record["diff"] = [] if set_form else change_request_diff(change_request)
-        record["entityChanges"] = change_set_diff(change_request) if set_form else []
-        record["staleEntities"] = stale_entities
-        record["impact"] = change_request.impact
+        record["entityChanges"] = shown.entity_changes
+        record["staleEntities"] = shown.stale_entities
+        record["impact"] = shown.impact
     record.update(review_record(change_request, detail=detail))
     return record
 
@@ -493,6 +501,7 @@ def _change_request_response(request, change_request: ChangeRequest, status=200)
         current_versions=_current_versions([change_request.profile_key]),
         standing=ChangeRequestStanding([change_request]),
         detail=True,
+        material=request_can(request, READ_MATERIAL),
     )
     headers = {"ETag": change_request_etag(change_request)}
     if status == 201:
@@ -513,6 +522,18 @@ class ChangeRequestViewSet(GenericViewSet):
     permission_classes = [ReadConfigWriteRules]
     lookup_value_regex = "[0-9]+"
 
+    throttle_scope = IMPACT_SCOPE
+
+    def get_throttles(self):
+        # Opening, rebasing and editing the changes compute the request's impact (up to
+        # IMPACT_MAX_RESOLUTIONS resolutions): counted like the dry run, in the impact scope.
+        computes = self.action in ("create", "rebase") or (
+            self.action == "partial_update"
+            and isinstance(self.request.data, dict)
+            and "changes" in self.request.data
+        )
+        return [ResolutionRateThrottle()] if computes else []
+
     def _get(self, pk: int) -> ChangeRequest:
         try:
             return change_request_get(pk=pk)
@@ -521,7 +542,8 @@ class ChangeRequestViewSet(GenericViewSet):
 
     @extend_schema(
         operation_id="change_requests_list",
-        summary="Change requests, newest first (without description, diff and impact)",
+        summary="Change requests, newest first (without changes, description, diff and "
+        "impact: `counts` and `entities` say what each changes)",
         parameters=[
             OpenApiParameter("status", str, enum=list(ChangeRequest.Status.values)),
             OpenApiParameter("profile", str, description="Only this profile's requests."),
@@ -565,10 +587,15 @@ class ChangeRequestViewSet(GenericViewSet):
         page = self.paginate_queryset(queryset)
         versions = _current_versions(change_request.profile_key for change_request in page)
         standing = ChangeRequestStanding(page)
+        material = request_can(request, READ_MATERIAL)
         return self.get_paginated_response(
             [
                 change_request_record(
-                    change_request, current_versions=versions, standing=standing, detail=False
+                    change_request,
+                    current_versions=versions,
+                    standing=standing,
+                    detail=False,
+                    material=material,
                 )
                 for change_request in page
             ]

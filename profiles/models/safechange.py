@@ -152,6 +152,9 @@ class ChangeRequest(models.Model):
     reviewers = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="review_requests"
     )
+    # The revision each reviewer was last asked by email to review (user id -> revision): a
+    # reviewer is emailed once per revision, however often they are removed and added again.
+    reviewers_notified = models.JSONField(default=dict, blank=True)
     # Scheduled apply: the worker applies the request when due if it is still approved and
     # not stale (else it notifies the author and whoever scheduled it).
     apply_at = models.DateTimeField(null=True, blank=True)

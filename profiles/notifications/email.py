@@ -84,7 +84,10 @@ def _messages(users, subject: str, body: str) -> list[EmailMessage]:
 
 
 def _subject(change_request: ChangeRequest, what: str) -> str:
-    return f"[Context Studio] #{change_request.pk} {change_request.title}: {what}"
+    """Return the subject: one line whatever the stored title holds (a mailer refuses a
+    subject with a line break, and a request titled before titles were one line may)."""
+    title = " ".join(change_request.title.split())
+    return f"[Context Studio] #{change_request.pk} {title}: {what}"
 
 
 def _about(change_request: ChangeRequest) -> str:

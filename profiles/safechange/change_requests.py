@@ -32,6 +32,7 @@ from profiles.safechange.change_sets import (
     change_set_revise,
     change_set_write,
     change_sets_approvals_required,
+    title_one_line_check,
 )
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import profile_impact
@@ -470,6 +471,7 @@ def _clean_title(title, description) -> tuple[str, str]:
             raise SafeChangeError(f"{name}: {TEXT_RULE_MESSAGE}", path=name)
         if len(value) > limit:
             raise SafeChangeError(f"{name}: must be at most {limit:,} characters", path=name)
+    title_one_line_check(title)
     return title.strip(), description
 
 

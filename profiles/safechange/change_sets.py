@@ -18,6 +18,7 @@ touches has its ETag recorded (``entity_bases``): applying it (``change_set_writ
 ordinary write services, in one transaction, in an order that makes dependencies work.
 """
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -74,6 +75,9 @@ from resolver.validation import TEXT_RULE_MESSAGE, violates_text_rule
 
 # One set holds at most this many entries (an import's proposal of a larger file is refused).
 MAX_SET_CHANGES = 1_000
+# ... and at most this many bytes of JSON (UTF-8): what a reviewer reads and every read of
+# the request carries (an 8.7 MB set made each read 8.7 MB).
+MAX_SET_BYTES = 2_000_000
 ENTRY_FIELDS = ("kind", "op", "key", "layer", "path", "value")
 SECTIONS = {"consumer": "consumers", "layer": "layers", "profile": "profiles"}
 TITLE_MAX_LENGTH = ChangeRequest._meta.get_field("title").max_length
@@ -261,9 +265,20 @@ def _entry(index: int, raw, issues: list) -> SetEntry | None:
     return SetEntry(index, kind, op, key, path, value if op != "delete" else None)
 
 
+def change_set_bytes(changes) -> int:
+    """Return the size of ``changes`` as compact JSON in UTF-8 (what a set's bound counts)."""
+    try:
+        text = json.dumps(changes, ensure_ascii=False, separators=(",", ":"), default=str)
+    except ValueError:  # a circular structure: not JSON a client could have sent
+        return MAX_SET_BYTES + 1
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
 def change_set_entries(changes) -> list[SetEntry]:
     """Return the entries of a set's ``changes`` with their shape checked; raise
-    ChangeSetInvalid naming ``changes[i].<field>``. Two entries of one entity are refused."""
+    ChangeSetInvalid naming ``changes[i].<field>``. Two entries of one entity are refused, and
+    a set of more than ``MAX_SET_CHANGES`` entries or ``MAX_SET_BYTES`` bytes (at
+    ``changes``)."""
     if not isinstance(changes, list):
         raise ChangeSetInvalid([ValidationIssue("changes", "must be a list of changes")])
     if not changes:
@@ -275,6 +290,17 @@ def change_set_entries(changes) -> list[SetEntry]:
                     "changes",
                     f"a change set holds at most {MAX_SET_CHANGES:,} changes "
                     f"(got {len(changes):,})",
+                )
+            ]
+        )
+    size = change_set_bytes(changes)
+    if size > MAX_SET_BYTES:
+        raise ChangeSetInvalid(
+            [
+                ValidationIssue(
+                    "changes",
+                    f"a change set holds at most {MAX_SET_BYTES:,} bytes of JSON (got "
+                    f"{size:,}): propose it in smaller sets",
                 )
             ]
         )
@@ -682,18 +708,39 @@ def change_set_stale(change_request: ChangeRequest) -> list[str]:
 
 # --- title and stored form ---------------------------------------------------------------------
 
-_VERBS = {"create": "Create", "update": "change", "delete": "delete"}
+# What ``str.splitlines`` breaks a text at: a title is one line, the subject of every email
+# about its request (a mailer refuses a subject with a line break).
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def title_one_line_check(title: str) -> None:
+    """Raise SafeChangeError at ``title`` when the title holds a line break."""
+    if any(character in LINE_BREAKS for character in title):
+        raise SafeChangeError(
+            "title: must be one line (no line breaks: it is the subject of the request's emails)",
+            path="title",
+        )
+
+
+_VERBS = {"create": "create", "update": "change", "delete": "delete"}
 
 
 def change_set_title(entries: list[SetEntry]) -> str:
     """Return a title saying what the set does ("Create layer release-notes; change
-    support-answer, support-staging")."""
+    support-answer, support-staging; change 2 items in tickets")."""
     groups: dict[tuple[str, str], list[str]] = {}
     for entry in entries:
-        name = f"{entry.key}/{entry.path}" if entry.kind == "item" else entry.key
-        groups.setdefault((entry.op, entry.kind), []).append(name)
+        # An item is counted in its layer, never named: a title is read by everyone (lists,
+        # emails, webhooks' payloads), an item's path only by who may read material.
+        groups.setdefault((entry.op, entry.kind), []).append(entry.key)
     parts = []
     for (op, kind), names in groups.items():
+        if kind == "item":
+            layers = list(dict.fromkeys(names))
+            more = f" and {len(layers) - 3} more layers" if len(layers) > 3 else ""
+            noun = f"{len(names)} item" + ("s" if len(names) > 1 else "")
+            parts.append(f"{_VERBS[op]} {noun} in {', '.join(layers[:3])}{more}")
+            continue
         noun = "" if kind == "profile" else (f"{kind}s " if len(names) > 1 else f"{kind} ")
         listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
         parts.append(f"{_VERBS[op]} {noun}{listed}")
@@ -719,6 +766,7 @@ def _clean_text(title, description, entries) -> tuple[str, str]:
             raise SafeChangeError(f"{name}: {TEXT_RULE_MESSAGE}", path=name)
         if len(value) > limit:
             raise SafeChangeError(f"{name}: must be at most {limit:,} characters", path=name)
+    title_one_line_check(title)
     return title.strip(), description
 
 
@@ -754,6 +802,112 @@ def change_set_diff(change_request: ChangeRequest) -> list[dict]:
         | {"fields": entry.get("fields", [])}
         for entry in change_request.entity_changes
     ]
+
+
+def change_request_counts(change_request: ChangeRequest) -> dict[str, dict[str, int]]:
+    """Return how many entities of each kind the request creates, changes and deletes (a
+    created layer's items counted as item creates; one profile's request: that profile)."""
+    counts = {kind: dict.fromkeys(OPS, 0) for kind in KINDS}
+    if not change_request.is_change_set:
+        counts["profile"]["create" if change_request.creates is not None else "update"] = 1
+        return counts
+    for entry in change_request.entity_changes:
+        kind, op = entry.get("kind"), entry.get("op")
+        if kind in counts and op in OPS:
+            counts[kind][op] += 1
+        if kind == "layer" and op == "create" and isinstance(entry.get("value"), dict):
+            counts["item"]["create"] += len(entry["value"].get("items") or [])
+    return counts
+
+
+# --- what a reader sees ------------------------------------------------------------------------
+
+
+def change_set_item_refs(change_request: ChangeRequest) -> set[str]:
+    """Return the refs (``item:<layer>/<path>``) of the items the set writes: its item entries
+    and the items of the layers it creates."""
+    refs = set()
+    for entry in change_request.entity_changes:
+        if entry.get("kind") == "item":
+            refs.add(f"item:{entry.get('layer')}/{entry.get('path')}")
+        elif entry.get("kind") == "layer" and isinstance(entry.get("value"), dict):
+            for item in entry["value"].get("items") or []:
+                if isinstance(item, dict):
+                    refs.add(f"item:{entry.get('key')}/{item.get('path')}")
+    return refs
+
+
+@dataclass(frozen=True)
+class ChangeSetShown:
+    """A set as one reader may see it. Item material (an item's path, title, body, metadata)
+    is customer data: whoever may not read material (READ_MATERIAL, the rule the activity
+    log applies to its item rows) sees no item entry, no item of a created layer, no ref of an
+    item the set writes (entities, stale entities, the refs its impact admits), only how many
+    item changes are withheld."""
+
+    changes: list[dict]
+    entity_changes: list[dict]
+    entities: list[str]
+    stale_entities: list[str]
+    impact: list[dict]
+    items_withheld: int
+
+
+def _without_items(entry: dict) -> dict:
+    if entry.get("kind") != "layer" or not isinstance(entry.get("value"), dict):
+        return entry
+    if "items" not in entry["value"]:
+        return entry
+    value = {name: field for name, field in entry["value"].items() if name != "items"}
+    return {**entry, "value": value}
+
+
+def _admitted_without(side: dict | None, units: set[str]) -> dict | None:
+    if side is None:
+        return None
+    return {**side, "admitted": [ref for ref in side["admitted"] if ref not in units]}
+
+
+def change_set_shown(
+    change_request: ChangeRequest, *, material: bool, stale_entities: list[str] | None = None
+) -> ChangeSetShown:
+    """Return what a reader sees of the request's set (``material``: whether they may read
+    material; ``stale_entities``: ``change_set_stale``'s answer when it was asked)."""
+    changes = change_set_changes(change_request)
+    diff = change_set_diff(change_request)
+    entities = change_set_refs(change_request)
+    stale = list(stale_entities or [])
+    impact = list(change_request.impact)
+    if material:
+        return ChangeSetShown(changes, diff, entities, stale, impact, 0)
+    hidden = change_set_item_refs(change_request)
+    units = {ref.removeprefix("item:") for ref in hidden}
+    return ChangeSetShown(
+        changes=[_without_items(entry) for entry in changes if entry.get("kind") != "item"],
+        entity_changes=[entry for entry in diff if entry.get("kind") != "item"],
+        entities=[ref for ref in entities if ref not in hidden],
+        stale_entities=[ref for ref in stale if ref not in hidden],
+        impact=[
+            {
+                **entry,
+                "before": _admitted_without(entry.get("before"), units),
+                "after": _admitted_without(entry.get("after"), units),
+            }
+            for entry in impact
+        ]
+        if units
+        else impact,
+        items_withheld=len(hidden),
+    )
+
+
+def change_set_text_without_items(change_request: ChangeRequest, text: str) -> str:
+    """Return ``text`` (a refusal's message, for a thread, an email or a webhook's payload,
+    which readers see) with each item the set writes named by its layer only."""
+    for ref in sorted(change_set_item_refs(change_request), key=len, reverse=True):
+        layer = ref.removeprefix("item:").partition("/")[0]
+        text = text.replace(ref, f"an item of layer {layer}")
+    return text
 
 
 def _fill(change_request: ChangeRequest, changes) -> ChangeSetPreview:

@@ -7,6 +7,10 @@ without ``now`` resolves both sides at one moment, so time passing is never a ch
 One impact resolves at most ``IMPACT_MAX_RESOLUTIONS`` times (two per scenario), whoever
 asks (the dry run, a change request, the studio's Save): the scenarios beyond are listed as
 ``skipped``, and the dry run's ``offset`` resolves the next ones.
+
+Every door that computes an impact counts it in the ``impact`` scope of the hall's
+throttle: the dry runs, and opening, editing (new changes), rebasing and promoting a change
+request (``IMPACT_SCOPE``).
 """
 
 import datetime as dt
@@ -15,8 +19,32 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from profiles.models import Scenario
+from profiles.safechange.environments import SafeChangeError
 from profiles.workspace import cache
+from profiles.workspace.throttling import user_throttle_wait
 from resolver import CompiledWorkspace, ResolverError
+
+#: The throttle's scope of every door that computes an impact.
+IMPACT_SCOPE = "impact"
+
+
+class ImpactThrottled(SafeChangeError):
+    """Too many impacts computed by one user just now (the ``impact`` scope's rate)."""
+
+    status_code = 429
+    code = "THROTTLED"
+
+    def __init__(self, wait: int):
+        super().__init__(f"too many impact checks just now: try again in {wait} seconds")
+        self.wait = wait
+
+
+def impact_throttle_check(user) -> None:
+    """Count one impact of ``user`` in the ``impact`` scope; raise ImpactThrottled beyond its
+    rate (for a door that answers refusals in words, e.g. a studio form)."""
+    wait = user_throttle_wait(scope=IMPACT_SCOPE, user=user)
+    if wait is not None:
+        raise ImpactThrottled(wait)
 
 
 def resolution_summary(resolution: dict) -> dict:

@@ -2,7 +2,8 @@
 
 * **Reviewers.** A request names the users whose review it asks for (``reviewers``: users who
   may review, i.e. with WRITE_RULES, never its author); they are emailed when the request is
-  opened or they are added. Any editor may still review; the list says who is asked.
+  opened or they are added, once per revision of the request (``reviewers_notified``). Any
+  editor may still review; the list says who is asked.
 * **The thread.** Comments, approvals and requests for changes are ``ChangeRequestComment``
   rows, each with the revision of the request its author was reading, so a reader sees what
   was said about which revision.
@@ -48,6 +49,7 @@ from profiles.safechange.change_requests import (
     change_request_get,
     change_request_update,
 )
+from profiles.safechange.change_sets import change_set_text_without_items
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.verdicts import (
     ChangesRequested,
@@ -142,13 +144,29 @@ def change_request_open(*, opener, user, reviewers=None, **arguments) -> ChangeR
         change_request = opener(user=user, **arguments)
         if users:
             change_request.reviewers.set(users)
-            review_requested_email(change_request, users, actor=user)
+            _reviewers_notify(change_request, users, actor=user)
     return change_request
+
+
+def _reviewers_notify(change_request: ChangeRequest, users: list, *, actor) -> None:
+    """Email the ``users`` not yet asked to review the request's current revision, and record
+    that they were (on the request, locked by the caller): a reviewer removed and added again
+    is not emailed again for the same revision."""
+    notified = dict(change_request.reviewers_notified or {})
+    revision = change_request.revision
+    fresh = [user for user in users if notified.get(str(user.pk)) != revision]
+    if not fresh:
+        return
+    notified.update({str(user.pk): revision for user in fresh})
+    change_request.reviewers_notified = notified
+    change_request.save(update_fields=["reviewers_notified"])
+    review_requested_email(change_request, fresh, actor=actor)
 
 
 def change_request_reviewers_set(*, pk: int, user, reviewers) -> ChangeRequest:
     """Replace the requested reviewers of an open request (its author only); the reviewers
-    added are emailed. Not a new revision: who is asked is not what is proposed."""
+    added are emailed, once per revision of the request. Not a new revision: who is asked is
+    not what is proposed."""
     with transaction.atomic():
         change_request = _open_locked(pk)
         if change_request.author_id != getattr(user, "pk", None):
@@ -158,7 +176,7 @@ def change_request_reviewers_set(*, pk: int, user, reviewers) -> ChangeRequest:
         change_request.reviewers.set(users)
         added = [reviewer for reviewer in users if reviewer.pk not in before]
         if added:
-            review_requested_email(change_request, added, actor=user)
+            _reviewers_notify(change_request, added, actor=user)
     return change_request
 
 
@@ -407,7 +425,9 @@ def scheduled_apply_failed(
 ) -> None:
     """A scheduled apply did not run (nothing was applied): say why in the thread, email the
     author and whoever scheduled it, and announce ``change_request.apply_failed`` (``code``:
-    the refusal's error code, e.g. STALE_CHANGE_REQUEST)."""
+    the refusal's error code, e.g. STALE_CHANGE_REQUEST). The reason names no item the set
+    writes: the thread, the emails and the payload reach people who may not read material."""
+    reason = change_set_text_without_items(change_request, reason)
     ChangeRequestComment.objects.create(
         change_request=change_request,
         author=None,

@@ -8,7 +8,7 @@ counts above them stay exact, and the rest is said in words.
 import json
 
 from profiles.models import ChangeRequest
-from profiles.safechange.change_sets import change_set_diff, change_set_stale
+from profiles.safechange.change_sets import change_set_diff, change_set_shown, change_set_stale
 from profiles.safechange.impact import impact_gained_lost
 
 ENTITY_ROWS = 200
@@ -80,15 +80,20 @@ def impact_rows(impact: list[dict], *, limit: int = IMPACT_ROWS) -> dict:
     }
 
 
-def change_set_context(change_request: ChangeRequest) -> dict:
+def change_set_context(change_request: ChangeRequest, *, material: bool) -> dict:
     """Return what a change set's page shows: its entries with their field diffs, counts, the
-    profiles it affects, its impact rows and the entities that moved since it was written."""
-    diff = change_set_diff(change_request)
+    profiles it affects, its impact rows and the entities that moved since it was written.
+    Without ``material`` (READ_MATERIAL) its item changes are withheld (``change_set_shown``);
+    the counts stay whole."""
     is_open = change_request.status == ChangeRequest.Status.OPEN
+    stale = change_set_stale(change_request) if is_open else []
+    shown = change_set_shown(change_request, material=material, stale_entities=stale)
     return {
-        "entries": entity_change_rows(diff),
-        "counts": change_counts(diff),
+        "entries": entity_change_rows(shown.entity_changes),
+        "counts": change_counts(change_set_diff(change_request)),
         "affected": list(change_request.affected_profiles),
-        "impact": impact_rows(change_request.impact),
-        "stale_entities": change_set_stale(change_request) if is_open else [],
+        "impact": impact_rows(shown.impact),
+        "stale_entities": shown.stale_entities,
+        "stale": bool(stale),
+        "items_withheld": shown.items_withheld,
     }

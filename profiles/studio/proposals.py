@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from profiles.models import ChangeRequest
 from profiles.safechange.change_sets import change_set_create
+from profiles.safechange.impact import impact_throttle_check
 from profiles.safechange.protection import protected_profiles_affected
 from profiles.safechange.reviews import change_request_open, reviewer_candidates_list
 from profiles.workspace.entity_changes import EntityChange, canonical_entry
@@ -39,7 +40,9 @@ def proposal_context(request, *, title: str, **extra) -> dict:
 def proposal_open(request, *, title: str, changes: list[dict]) -> ChangeRequest:
     """Open the change set ``changes`` from a posted "Propose change" form: its title (or
     ``title``), description and requested reviewers (emailed once it is stored); raise what
-    ``change_set_create`` and the reviewers' check raise, opening nothing."""
+    ``change_set_create`` and the reviewers' check raise, opening nothing (``ImpactThrottled``
+    too: opening computes the set's impact, counted in the ``impact`` scope)."""
+    impact_throttle_check(request.user)
     return change_request_open(
         opener=change_set_create,
         reviewers=request.POST.getlist(REVIEWERS_FIELD),

@@ -302,6 +302,19 @@ class EntityChangeSerializer(serializers.Serializer):
     )
 
 
+class OpCountsSerializer(serializers.Serializer):
+    create = serializers.IntegerField(min_value=0)
+    update = serializers.IntegerField(min_value=0)
+    delete = serializers.IntegerField(min_value=0)
+
+
+class EntityCountsSerializer(serializers.Serializer):
+    consumer = OpCountsSerializer()
+    layer = OpCountsSerializer()
+    item = OpCountsSerializer()
+    profile = OpCountsSerializer()
+
+
 class ChangeRequestListItemSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     revision = serializers.IntegerField(
@@ -322,7 +335,10 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
     stale = serializers.BooleanField(
         help_text="The profile moved past baseVersion: rebase before applying."
     )
-    changes = ChangesOrSetField()
+    counts = EntityCountsSerializer(
+        help_text="How many entities of each kind it creates, changes and deletes (a created "
+        "layer's items are item creates); the changes themselves are on the request's detail."
+    )
     affectedProfiles = serializers.ListField(
         child=serializers.CharField(),
         help_text="The profiles whose answer the request may change (its impact covers them).",
@@ -331,6 +347,13 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
         child=serializers.CharField(),
         help_text="A change set: the entities it touches (layer:tickets, item:kb/a, …); the "
         "stale check compares each one's ETag at apply.",
+    )
+    itemsWithheld = serializers.IntegerField(
+        min_value=0,
+        help_text="How many item changes of a change set are left out of `changes`, "
+        "`entities`, `entityChanges`, `staleEntities` and the refs `impact` admits: items are "
+        "customer material, read with the READ_MATERIAL permission (editors or staff). 0 for "
+        "whoever may read material.",
     )
     creates = serializers.DictField(
         allow_null=True, help_text="For a promotion to a new profile: the profile created."
@@ -352,6 +375,7 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
 
 
 class ChangeRequestSerializer(ChangeRequestListItemSerializer):
+    changes = ChangesOrSetField()
     description = serializers.CharField(allow_blank=True)
     changesRequestedBy = serializers.ListField(
         child=serializers.CharField(),
@@ -398,6 +422,13 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
         "changes": {"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
         "affectedProfiles": ["support-answer"],
         "entities": [],
+        "itemsWithheld": 0,
+        "counts": {
+            "consumer": {"create": 0, "update": 0, "delete": 0},
+            "layer": {"create": 0, "update": 0, "delete": 0},
+            "item": {"create": 0, "update": 0, "delete": 0},
+            "profile": {"create": 0, "update": 1, "delete": 0},
+        },
         "creates": None,
         "promotedFrom": None,
         "entityChanges": [],
@@ -569,6 +600,12 @@ CHANGE_SET_EXAMPLE = OpenApiExample(
         "changes": CHANGE_SET_CHANGES,
         "affectedProfiles": ["support-answer", "support-staging"],
         "entities": ["layer:release-notes", "profile:support-answer", "profile:support-staging"],
+        "counts": {
+            "consumer": {"create": 0, "update": 0, "delete": 0},
+            "layer": {"create": 1, "update": 0, "delete": 0},
+            "item": {"create": 0, "update": 0, "delete": 0},
+            "profile": {"create": 0, "update": 2, "delete": 0},
+        },
         "entityChanges": [
             {
                 "kind": "layer",

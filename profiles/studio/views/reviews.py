@@ -33,7 +33,7 @@ from profiles.safechange.change_requests import (
     promotion_planned,
 )
 from profiles.safechange.environments import SafeChangeError
-from profiles.safechange.impact import impact_gained_lost, impact_summary
+from profiles.safechange.impact import IMPACT_SCOPE, impact_gained_lost, impact_summary
 from profiles.safechange.reviews import (
     COMMENT_MAX_LENGTH,
     change_request_approve_reviewed,
@@ -365,6 +365,7 @@ def change_request_schedule_post(request, pk):
 
 @capability_required(WRITE_RULES)
 @require_POST
+@throttled(IMPACT_SCOPE)  # new changes: the impact is computed again
 def change_request_update_changes(request, pk):
     """Replace a request's changes by the draft of its preview (its author, from the editor
     opened on the request): a new revision, reviewed again."""

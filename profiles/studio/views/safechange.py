@@ -41,6 +41,7 @@ from profiles.safechange.environments import (
     profile_write_refusal,
 )
 from profiles.safechange.impact import (
+    IMPACT_SCOPE,
     impact_gained_lost,
     impact_max_scenarios,
     impact_summary,
@@ -62,7 +63,7 @@ from profiles.studio.draft import (
     sample_values_from_scenario,
 )
 from profiles.studio.entity_rows import change_set_context
-from profiles.studio.throttling import throttled
+from profiles.studio.throttling import throttle_refusal, throttled
 from profiles.studio.views.editor import editor_page
 from profiles.studio.views.reviews import review_context
 from profiles.studio.views.text_diff import history_text_diff
@@ -73,6 +74,7 @@ from profiles.workspace.parameters import positive_integer, whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     READ_CONFIG,
+    READ_MATERIAL,
     RESOLVE,
     WRITE_RULES,
     capability_required,
@@ -185,6 +187,10 @@ def profile_version_restore(request, key, number):
     if request.method == "POST":
         history = reverse("profile-history", args=[key])
         if protected and current is not None:
+            # Proposing the restore computes its impact: counted like every impact.
+            refusal = throttle_refusal(request, scope=IMPACT_SCOPE)
+            if refusal is not None:
+                return refusal
             changes = changes_to_reach(current, version.document)
             try:
                 change_request = change_request_create(
@@ -401,6 +407,10 @@ def change_request_page(request, pk):
         else:
             service, done = ACTIONS[action]
             arguments = {}
+            if action == "rebase":  # recomputes the impact: counted like every impact
+                refusal = throttle_refusal(request, scope=IMPACT_SCOPE)
+                if refusal is not None:
+                    return refusal
             if action == "approve":
                 # The form carries the revision the page showed: one approves what one read.
                 arguments["if_match"] = request.POST.get("etag") or None
@@ -435,9 +445,13 @@ def change_request_page(request, pk):
     can_write = user_can(request.user, WRITE_RULES)
     approved_by_me = any(approval.user_id == request.user.pk for approval in counted)
     stale = is_open and current != change_request.base_version
-    change_set = change_set_context(change_request) if change_request.is_change_set else None
+    change_set = (
+        change_set_context(change_request, material=user_can(request.user, READ_MATERIAL))
+        if change_request.is_change_set
+        else None
+    )
     if change_set is not None:
-        stale = bool(change_set["stale_entities"])
+        stale = change_set["stale"]
     review = review_context(request, change_request, approved=len(counted) >= required, stale=stale)
     return render(
         request,
@@ -565,6 +579,7 @@ def profile_save_impact(request, key):
 
 @capability_required(WRITE_RULES)
 @require_POST
+@throttled(IMPACT_SCOPE)  # opening the request computes its impact
 def profile_propose(request, key):
     """Open a change request with the editor's draft (instead of Save in a protected
     environment) and show it.
@@ -711,6 +726,7 @@ def environment_list_page(request):
 
 @capability_required(WRITE_RULES)
 @require_POST
+@throttled(IMPACT_SCOPE)  # opening the request computes its impact
 def profile_promote_page(request, key):
     """Open the change request that promotes this profile's budget and rules."""
     require(request.user, WRITE_RULES)

@@ -311,3 +311,43 @@ def test_create_patch_promote__bad_text__400_naming_the_field(release, editor_cl
         assert "U+0000" in error["message"] or "surrogate" in error["message"]
     assert ChangeRequest.objects.count() == 1
     assert ChangeRequest.objects.get().title == "Smaller budget"
+
+
+# --- a title is one line (issue 33, item 14) --------------------------------------------------
+
+
+LINE_BREAK_TITLES = {"LF": "Smaller\nbudget", "CRLF": "Smaller\r\nbudget", "CR": "Smaller\rbudget"}
+
+
+@pytest.mark.parametrize("title", LINE_BREAK_TITLES.values(), ids=LINE_BREAK_TITLES.keys())
+def test_create_patch_promote_set__title_with_a_line_break__400_at_title(
+    release, editor_client, title
+):
+    created = propose(editor_client, title=title)
+    opened = propose(editor_client).json()
+    patched = send(editor_client, "patch", f"{CHANGE_REQUESTS}/{opened['id']}", {"title": title})
+    promoted = send(
+        editor_client,
+        "post",
+        API + "profiles/profile-0-staging/promote",
+        {"to": "production", "title": title},
+    )
+    change_set = send(
+        editor_client,
+        "post",
+        CHANGE_REQUESTS,
+        {
+            "title": title,
+            "changes": [
+                {"kind": "profile", "op": "update", "key": "profile-0", "value": {"budget": 640}}
+            ],
+        },
+    )
+
+    for response in (created, patched, promoted, change_set):
+        assert response.status_code == 400, response.content
+        error = response.json()["error"]
+        assert error["path"] == "title"
+        assert "one line" in error["message"]
+    assert ChangeRequest.objects.count() == 1
+    assert ChangeRequest.objects.get().title == "Smaller budget"

@@ -37,6 +37,7 @@ from profiles.safechange.reviews import (
     change_request_comment,
     change_request_open,
     change_request_request_changes,
+    change_request_reviewers_set,
     change_request_schedule_apply,
     scheduled_apply_run,
 )
@@ -191,6 +192,27 @@ def test_emails__write_refused__nothing_sent(
 
     assert mail.outbox == []
     assert not ChangeRequest.objects.exists()
+
+
+def test_emails__title_stored_with_a_line_break__subject_is_one_line_and_sent(
+    release, author, lee, django_capture_on_commit_callbacks
+):
+    # Given a request whose title was stored before titles were one line
+    change_request = opened(author)
+    ChangeRequest.objects.filter(pk=change_request.pk).update(title="Smaller\r\nbudget")
+    change_request.refresh_from_db()
+
+    # When its reviewer is asked and someone comments
+    with django_capture_on_commit_callbacks(execute=True):
+        change_request_reviewers_set(pk=change_request.pk, user=author, reviewers=["lee"])
+        change_request_comment(pk=change_request.pk, user=lee, body="Looks right.")
+
+    # Then both emails went out, each with a one-line subject
+    assert sorted(message.to[0] for message in mail.outbox) == [author.email, lee.email]
+    for message in mail.outbox:
+        assert "\r" not in message.subject and "\n" not in message.subject
+        assert f"#{change_request.pk} Smaller budget:" in message.subject
+        message.message()  # the mailer builds it (a line break in a header is refused)
 
 
 # --- scheduled apply, through the database backend and its worker ---------------------------
