@@ -119,7 +119,11 @@ class LayerViewSet(EntryViewSet):
     def service_create(self, document):
         governed = bool(document.pop("governed", False))
         return layer_create(
-            document=document, governed=governed, user=self.request.user, origin=API_ORIGIN
+            document=document,
+            governed=governed,
+            user=self.request.user,
+            origin=API_ORIGIN,
+            api_key=self.request.auth,
         )
 
     def service_update(self, changes, *, replace):
@@ -132,6 +136,7 @@ class LayerViewSet(EntryViewSet):
             user=self.request.user,
             origin=API_ORIGIN,
             if_match=self.if_match,
+            api_key=self.request.auth,
         )
 
     def service_delete(self):

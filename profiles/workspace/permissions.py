@@ -263,6 +263,33 @@ def require_key_environment(key, environment: str | None, profile: str = "") -> 
     )
 
 
+# --- governance -----------------------------------------------------------------------------
+
+
+def governance_refusal(user, key=None) -> str | None:
+    """Return why this caller may not mark a layer governed or ungoverned (None: it may).
+
+    Which layers are governed is staff's decision, like an environment's protection (whose
+    settings need ADMINISTER, which no scope grants): staff decide it in the studio, the
+    admin, or the API with their own token; a scoped key never does, whoever owns it. Every
+    door asks this through the layer services (``key`` is the API's ``request.auth``; None for
+    a session). An operator's command, with no user, may.
+    """
+    if user is None:
+        return None
+    if key_scopes(key) is not None:
+        return (
+            "governed: no API key scope grants deciding which layers are governed (staff "
+            "decide it in the studio, the admin, or with their own token)"
+        )
+    if not user_can(user, ADMINISTER):
+        return (
+            "governed: only staff decide which layers are governed (their item writes then "
+            "need change requests while protected profiles read them)"
+        )
+    return None
+
+
 # --- studio views -------------------------------------------------------------------------
 
 
