@@ -76,6 +76,7 @@ from profiles.workspace.permissions import (
     RESOLVE,
     WRITE_RULES,
     capability_permission,
+    require_key_profile,
 )
 from profiles.workspace.selectors import profile_get
 from profiles.workspace.validation import MAX_STORED_INTEGER
@@ -309,6 +310,7 @@ class ProfileDraftViewSet(GenericViewSet):
         examples=s.IMPACT_EXAMPLES,
     )
     def impact(self, request, key):
+        require_key_profile(request.auth, key)  # it resolves the profile, as a preview does
         changes = _body(request, ("name", "description", "budget", "rules"))
         offset = _offset(request)
         try:

@@ -27,11 +27,13 @@ from functools import cache, wraps
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.db.models import Q
 from django.utils.functional import SimpleLazyObject
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from profiles.workspace import selectors
 
 EDITORS_GROUP = "editors"
 
@@ -261,6 +263,23 @@ def require_key_environment(key, environment: str | None, profile: str = "") -> 
     raise KeyForbidden(
         f"this API key resolves only profiles of environment {names}; {subject} is in {where}"
     )
+
+
+def require_key_profile(key, profile_key: str) -> None:
+    """Raise ``KeyForbidden`` unless the key may resolve the stored profile ``profile_key``.
+
+    Every door that resolves a profile named by its key (a preview, a version diff's rendered
+    text, a draft's impact) asks this before resolving, as resolve and expand ask
+    ``require_key_environment`` of the profile their request selects. One query, for a key
+    limited to environments only; a profile that does not exist is left to the door's 404.
+    """
+    if key_environments(key) is None:
+        return
+    try:
+        profile = selectors.profile_get(key=profile_key)
+    except ObjectDoesNotExist:
+        return
+    require_key_environment(key, profile.environment, profile.key)
 
 
 # --- governance -----------------------------------------------------------------------------

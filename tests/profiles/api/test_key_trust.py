@@ -101,3 +101,44 @@ def test_governed__service_with_a_scoped_key__refused_at_the_service(governed, s
     assert governance_refusal(staff, key) is not None
     assert governance_refusal(staff) is None
     assert governance_refusal(None) is None  # an operator's command
+
+
+# --- a key limited to environments: every door that resolves a profile ---------------------
+
+SCENARIO = "Dana asks about a late refund"  # a saved scenario of support-answer (production)
+
+
+def test_staging_key__diff_text_and_impact_of_production__403_naming_the_environment(demo, editor):
+    client = bearer(api_key_for(editor, scopes=["read"], environments=["staging"]))
+
+    diff = client.get(API + "profiles/support-answer/diff", {"scenario": SCENARIO})
+    impact = client.post(API + "profiles/support-answer/impact", {"budget": 500}, format="json")
+
+    for refused in (diff, impact):
+        assert refused.status_code == 403
+        assert error(refused)["code"] == "FORBIDDEN"
+        assert 'environment "production"' in error(refused)["message"]
+        assert "text" not in refused.json() and "impact" not in refused.json()
+
+
+def test_staging_key__diff_without_text_and_staging_doors__200(demo, editor):
+    # The version diff itself is configuration (not limited by environment); only resolving is.
+    client = bearer(api_key_for(editor, scopes=["read"], environments=["staging"]))
+
+    changes = client.get(API + "profiles/support-answer/diff")
+    impact = client.post(
+        API + "profiles/support-answer-staging/impact", {"budget": 500}, format="json"
+    )
+
+    assert changes.status_code == 200 and "text" not in changes.json()
+    assert impact.status_code == 200
+    assert impact.json()["profile"] == "support-answer-staging"
+
+
+def test_production_key__diff_text__200_with_the_text(demo, editor):
+    client = bearer(api_key_for(editor, scopes=["read"], environments=["production"]))
+
+    response = client.get(API + "profiles/support-answer/diff", {"scenario": SCENARIO})
+
+    assert response.status_code == 200
+    assert "text" in response.json()
