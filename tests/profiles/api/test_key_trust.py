@@ -3,10 +3,14 @@ governed. The rule is one function (``profiles.workspace.permissions.governance_
 asked by the layer services every door calls."""
 
 import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test import Client
 from rest_framework.test import APIClient
 
 from profiles.material.layers import layer_update
 from profiles.models import ApiKey, Layer
+from profiles.models.keys import EXPIRY_LATEST
 from profiles.safechange.protection import GovernedByStaff
 from profiles.workspace.permissions import governance_refusal
 from tests.profiles.api.conftest import API, token_client
@@ -142,3 +146,96 @@ def test_production_key__diff_text__200_with_the_text(demo, editor):
 
     assert response.status_code == 200
     assert "text" in response.json()
+
+
+# --- an expiry that stays readable -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "expires",
+    ["9999-12-31T23:59:59-14:00", "9999-12-31T23:59:59.5Z", "10000-01-01T00:00:00Z"],
+)
+def test_create__expiry_past_year_9999_in_utc__400_naming_the_bound(demo, editor, expires):
+    response = token_client(editor).post(
+        API + "keys", {"name": "bot", "scopes": ["read"], "expiresAt": expires}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert error(response)["path"] == "expiresAt"
+    assert "9999-12-31T23:59:59Z" in error(response)["message"]
+    assert not ApiKey.objects.filter(kind=ApiKey.Kind.SCOPED).exists()
+
+
+def test_create_api_key_command__expiry_past_year_9999_in_utc__refused_naming_the_bound(
+    demo, editor
+):
+    with pytest.raises(CommandError, match=r"--expires: must be at most 9999-12-31T23:59:59Z"):
+        call_command(
+            "create_api_key", "editor", "--scope", "read", "--expires", "9999-12-31T23:59:59-14:00"
+        )
+
+    assert not ApiKey.objects.filter(kind=ApiKey.Kind.SCOPED).exists()
+
+
+def test_create__latest_expiry_and_a_far_offset__201_read_back(demo, editor):
+    client = token_client(editor)
+
+    latest = client.post(
+        API + "keys",
+        {"name": "a", "scopes": ["read"], "expiresAt": "9999-12-31T23:59:59Z"},
+        format="json",
+    )
+    offset = client.post(
+        API + "keys",
+        {"name": "b", "scopes": ["read"], "expiresAt": "9999-12-31T09:59:59-14:00"},
+        format="json",
+    )
+
+    assert (latest.status_code, offset.status_code) == (201, 201)
+    listed = {key["name"]: key["expiresAt"] for key in client.get(API + "keys").json()["results"]}
+    assert listed == {"a": "9999-12-31T23:59:59Z", "b": "9999-12-31T23:59:59Z"}
+    assert bearer(latest.json()["key"]).get(API + "layers/").status_code == 200
+
+
+def plant_unreadable_expiry(record: ApiKey) -> None:
+    """Store year 10000 in UTC as the column holds it, past what the checks allow (a row
+    written before them, or by hand)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                "UPDATE profiles_apikey SET expires_at = '10000-01-01 13:59:59+00' WHERE id = %s",
+                [record.pk],
+            )
+        else:
+            cursor.execute(
+                "UPDATE profiles_apikey SET expires_at = '10000-01-01 13:59:59' WHERE id = %s",
+                [record.pk],
+            )
+
+
+def test_key_with_an_unreadable_expiry__every_list_its_requests_and_revoke__work(
+    demo, editor, staff
+):
+    # Given a key whose stored expiry no driver can read back
+    key = api_key_for(editor, scopes=["read"], name="far future")
+    record = ApiKey.objects.get(kind=ApiKey.Kind.SCOPED)
+    plant_unreadable_expiry(record)
+    admin = Client()
+    admin.force_login(staff)
+    studio = Client()
+    studio.force_login(editor)
+
+    # Then every list shows it, at the latest moment a key may expire
+    for client in (token_client(editor), token_client(staff)):
+        listed = client.get(API + "keys")
+        assert listed.status_code == 200
+        assert listed.json()["results"][0]["expiresAt"] == "9999-12-31T23:59:59Z"
+    page = studio.get("/tokens/")
+    assert page.status_code == 200 and "far future" in page.content.decode()
+    assert admin.get("/admin/profiles/apikey/").status_code == 200
+    assert admin.get(f"/admin/profiles/apikey/{record.pk}/change/").status_code == 200
+    assert ApiKey.objects.get(pk=record.pk).expires_at == EXPIRY_LATEST
+    # And the key works until it is revoked, then gets 401
+    assert bearer(key).get(API + "layers/").status_code == 200
+    assert token_client(editor).delete(API + f"keys/{record.pk}").status_code == 204
+    assert bearer(key).get(API + "layers/").status_code == 401
