@@ -260,7 +260,9 @@ class WorkspaceView(ApiView):
         if dry_run or propose:
             return self._preview(request, str(data), mode=mode, layer=layer, propose=propose)
         try:
-            job = import_job_start(text=str(data), mode=mode, layer=layer, user=request.user)
+            job = import_job_start(
+                text=str(data), mode=mode, layer=layer, user=request.user, key=request.auth
+            )
         except ImportQueueFull as exc:
             return queue_full_response(exc)
         return import_job_response(request, job, status=202)

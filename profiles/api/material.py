@@ -307,7 +307,13 @@ class ItemBulkView(ApiView):
 
     def _background(self, request, key: str, text: BatchText) -> Response:
         try:
-            job = bulk_job_start(layer=key, text=str(text), ndjson=text.ndjson, user=request.user)
+            job = bulk_job_start(
+                layer=key,
+                text=str(text),
+                ndjson=text.ndjson,
+                user=request.user,
+                key=request.auth,
+            )
         except ImportQueueFull as exc:
             return queue_full_response(exc)
         return bulk_job_response(request, job, status=202)

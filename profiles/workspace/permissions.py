@@ -282,6 +282,36 @@ def require_key_profile(key, profile_key: str) -> None:
     require_key_environment(key, profile.environment, profile.key)
 
 
+# --- background jobs --------------------------------------------------------------------------
+
+
+def background_refusal(
+    user, key=None, *, capabilities: Iterable[Capability], username: str = "", now=None
+) -> str | None:
+    """Return why a job queued earlier by ``user`` with ``key`` (its request's API key; None
+    for a session) may not run now, None when it may.
+
+    A job runs later, in a worker, in its user's name: when it starts it asks what a request
+    asks when it arrives. Its user must still exist (``username``: who queued it, kept when
+    the account is deleted), be active and hold ``capabilities`` (within the key's scopes);
+    its key must be neither revoked nor expired. A job queued by no user (an operator's) runs.
+    """
+    if user is None:
+        return f'the user "{username}" who queued it no longer exists' if username else None
+    name = user.get_username()
+    if not user.is_active:
+        return f'the user "{name}" who queued it is deactivated'
+    if key is not None:
+        if key.revoked:
+            return f'the API key "{key.prefix}…" it was queued with was revoked'
+        if key.expired(now):
+            return f'the API key "{key.prefix}…" it was queued with has expired'
+    missing = _missing(user, _as_tuple(capabilities), key, safe=False)
+    if missing:
+        return f'the user "{name}" who queued it may no longer run it: {_refusal(missing, key)}'
+    return None
+
+
 # --- governance -----------------------------------------------------------------------------
 
 
