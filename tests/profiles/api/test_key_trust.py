@@ -8,11 +8,13 @@ from django.db import connection
 from django.test import Client
 from rest_framework.test import APIClient
 
+from profiles.import_export.export_stream import workspace_document_read
 from profiles.material.layers import layer_update
 from profiles.models import ApiKey, Layer
 from profiles.models.keys import EXPIRY_LATEST
 from profiles.safechange.protection import GovernedByStaff
 from profiles.workspace.permissions import governance_refusal
+from resolver.documents import dump_yaml
 from tests.profiles.api.conftest import API, token_client
 from tests.profiles.conftest import api_key_for
 
@@ -239,3 +241,33 @@ def test_key_with_an_unreadable_expiry__every_list_its_requests_and_revoke__work
     assert bearer(key).get(API + "layers/").status_code == 200
     assert token_client(editor).delete(API + f"keys/{record.pk}").status_code == 204
     assert bearer(key).get(API + "layers/").status_code == 401
+
+
+def demo_document_with_budget(profile: str, budget: int) -> str:
+    document = workspace_document_read()
+    for entry in document["profiles"]:
+        if entry["key"] == profile:
+            entry["budget"] = budget
+    return dump_yaml(document)
+
+
+def test_staging_key__import_dry_run_resolving_production__403_and_staging_only__200(demo, editor):
+    client = bearer(api_key_for(editor, scopes=["write"], environments=["staging"]))
+
+    production = client.post(
+        API + "workspace?dryRun=true",
+        demo_document_with_budget("support-answer", 700),
+        content_type="application/yaml",
+    )
+    staging = client.post(
+        API + "workspace?dryRun=true",
+        demo_document_with_budget("support-answer-staging", 700),
+        content_type="application/yaml",
+    )
+
+    assert production.status_code == 403
+    assert error(production)["code"] == "FORBIDDEN"
+    assert 'environment "production"' in error(production)["message"]
+    assert "impact" not in production.json()
+    assert staging.status_code == 200, staging.content
+    assert staging.json()["affectedProfiles"] == ["support-answer-staging"]
