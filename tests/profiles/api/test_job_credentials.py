@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from profiles.import_export.jobs import import_job_run
 from profiles.models import ApiKey, Consumer, ImportJob, Item, Layer
+from profiles.workspace.tokens import token_replace
 from resolver.documents import dump_yaml
 from tests.profiles.api.conftest import API
 from tests.profiles.api.test_bulk_ingest import BULK, NDJSON, ndjson, ticket
@@ -129,3 +130,18 @@ def test_jobs__key_and_user_still_allowed__run_as_before(small, editor, queued):
 
     assert (bulk.status, imported.status) == ("succeeded", "succeeded")
     assert (bulk.username, bulk.api_key.owner_id) == ("editor", editor.pk)
+
+
+def test_bulk_job__queued_with_a_user_token_since_replaced__fails_as_revoked(small, editor, queued):
+    # A user token is checked like a scoped key: replacing it revokes the old one.
+    client = APIClient()
+    _, token = token_replace(user=editor)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    job = queue_bulk(client)
+
+    token_replace(user=editor)
+    job = import_job_run(job_id=str(job.pk))
+
+    assert job.status == ImportJob.Status.FAILED
+    assert "was revoked" in job.error["message"]
+    assert not Item.objects.filter(path__startswith="T-").exists()
