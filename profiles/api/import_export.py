@@ -48,7 +48,10 @@ from profiles.workspace.permissions import (
     READ_MATERIAL,
     WRITE_RULES,
     capability_permission,
+    key_environments,
     request_can,
+    require_key_environment,
+    require_key_profile,
 )
 from profiles.workspace.selectors import layer_exists
 from profiles.workspace.validation import issues_in_text
@@ -147,6 +150,21 @@ DRY_RUN_PARAMETERS = [
         description="Proposal: the change request's title (default: what the set does).",
     ),
 ]
+
+
+def key_impact_check(request, preview) -> None:
+    """Refuse (403 ``FORBIDDEN``) a dry run whose impact resolves a profile outside the
+    environments of the request's key: each affected profile as stored, and each profile
+    the file changes as it was and as the file leaves it. Nothing to check for other callers."""
+    if key_environments(request.auth) is None:
+        return
+    for change in preview.changes:
+        if change.kind == "profile":
+            for side in (change.before, change.after):
+                if side is not None:
+                    require_key_environment(request.auth, side.get("environment"), change.key)
+    for profile in preview.affected:
+        require_key_profile(request.auth, profile)
 
 
 class WorkspaceView(ApiView):
@@ -260,7 +278,9 @@ class WorkspaceView(ApiView):
         if dry_run or propose:
             return self._preview(request, str(data), mode=mode, layer=layer, propose=propose)
         try:
-            job = import_job_start(text=str(data), mode=mode, layer=layer, user=request.user)
+            job = import_job_start(
+                text=str(data), mode=mode, layer=layer, user=request.user, key=request.auth
+            )
         except ImportQueueFull as exc:
             return queue_full_response(exc)
         return import_job_response(request, job, status=202)
@@ -287,4 +307,5 @@ class WorkspaceView(ApiView):
             preview = workspace_import_preview(text=text, mode=mode, impact_offset=impact_offset)
         except WorkspaceImportError as exc:
             raise WorkspaceImportError(issues_in_text(exc.issues, text=text)) from None
+        key_impact_check(request, preview)
         return Response(preview.as_dict(offset=offset))

@@ -119,7 +119,11 @@ class LayerViewSet(EntryViewSet):
     def service_create(self, document):
         governed = bool(document.pop("governed", False))
         return layer_create(
-            document=document, governed=governed, user=self.request.user, origin=API_ORIGIN
+            document=document,
+            governed=governed,
+            user=self.request.user,
+            origin=API_ORIGIN,
+            api_key=self.request.auth,
         )
 
     def service_update(self, changes, *, replace):
@@ -132,6 +136,7 @@ class LayerViewSet(EntryViewSet):
             user=self.request.user,
             origin=API_ORIGIN,
             if_match=self.if_match,
+            api_key=self.request.auth,
         )
 
     def service_delete(self):
@@ -302,7 +307,13 @@ class ItemBulkView(ApiView):
 
     def _background(self, request, key: str, text: BatchText) -> Response:
         try:
-            job = bulk_job_start(layer=key, text=str(text), ndjson=text.ndjson, user=request.user)
+            job = bulk_job_start(
+                layer=key,
+                text=str(text),
+                ndjson=text.ndjson,
+                user=request.user,
+                key=request.auth,
+            )
         except ImportQueueFull as exc:
             return queue_full_response(exc)
         return bulk_job_response(request, job, status=202)

@@ -77,6 +77,7 @@ from profiles.workspace.permissions import (
     WRITE_RULES,
     capability_permission,
     request_can,
+    require_key_profile,
 )
 from profiles.workspace.selectors import profile_get
 from profiles.workspace.validation import MAX_STORED_INTEGER
@@ -311,6 +312,7 @@ class ProfileDraftViewSet(GenericViewSet):
         examples=s.IMPACT_EXAMPLES,
     )
     def impact(self, request, key):
+        require_key_profile(request.auth, key)  # it resolves the profile, as a preview does
         changes = _body(request, ("name", "description", "budget", "rules"))
         offset = _offset(request)
         try:

@@ -12,6 +12,7 @@ from rest_framework import exceptions
 from profiles.api.exceptions import ApiError, not_found
 from profiles.api.serializers.entries import SCENARIO_NAME_MAX_LENGTH
 from profiles.safechange.text_diff import ScenarioNotFound, version_text_diff
+from profiles.workspace.permissions import require_key_environment, require_key_profile
 from profiles.workspace.throttling import user_throttle_wait
 
 SCENARIO_PARAMETER = OpenApiParameter(
@@ -30,6 +31,11 @@ def version_text_record(
     name = request.query_params.get("scenario")
     if not name:
         return None
+    # The text is a resolution of the profile: a key limited to environments resolves only
+    # profiles of those, as it was then (each version) and as it is now.
+    require_key_profile(request.auth, key)
+    for number in (from_number, to_number):
+        require_key_environment(request.auth, documents[number].get("environment"), key)
     if len(name) > SCENARIO_NAME_MAX_LENGTH:
         raise ApiError(
             400,

@@ -76,6 +76,7 @@ from profiles.safechange.environments import ChangeRequestRequired
 from profiles.workspace.concurrency import WriteConflict, workspace_write
 from profiles.workspace.mappers import canonical_string
 from profiles.workspace.origin import BULK as BULK_ORIGIN
+from profiles.workspace.permissions import IMPORT_EXPORT, WRITE_MATERIAL, background_refusal
 from profiles.workspace.validation import issues_in_text
 from resolver import ValidationIssue
 from resolver.validation import KEY_RE
@@ -83,6 +84,12 @@ from resolver.validation import KEY_RE
 logger = logging.getLogger(__name__)
 
 # (phase, progress in percent) as the job goes.
+# What a job does in its user's name, as the doors that queue it require (checked again when
+# it starts).
+JOB_CAPABILITIES = {
+    ImportJob.Kind.IMPORT: (IMPORT_EXPORT,),
+    ImportJob.Kind.BULK: (WRITE_MATERIAL,),
+}
 PHASE_READING = ("reading the file", 5)
 PHASE_WRITING = ("checking and writing", 40)
 PHASE_DONE = ("done", 100)
@@ -148,29 +155,39 @@ def import_layer_refusal(layer: str | None) -> str | None:
     return None
 
 
-def bulk_job_start(*, layer: str, text: str, ndjson: bool, user=None) -> ImportJob:
+def bulk_job_start(*, layer: str, text: str, ndjson: bool, user=None, key=None) -> ImportJob:
     """Store a bulk ingest batch for ``layer`` (a key) as a queued job, enqueue its task and
     return the job. The batch is read and checked by the job, not here.
 
     Raises ``ImportQueueFull`` (nothing stored) as ``import_job_start`` does: a user's
-    unfinished imports and bulk jobs share the same bounds.
+    unfinished imports and bulk jobs share the same bounds. ``key``: the API key of the
+    request (None: a session), checked again when the job starts.
     """
     if "\x00" in text:
         return _refused_job(
             text=text, mode="merge", layer=layer, user=user, kind=ImportJob.Kind.BULK
         )
     return _enqueue(
-        text=text, user=user, kind=ImportJob.Kind.BULK, layer=layer, ndjson=ndjson, mode="merge"
+        text=text,
+        user=user,
+        key=key,
+        kind=ImportJob.Kind.BULK,
+        layer=layer,
+        ndjson=ndjson,
+        mode="merge",
     )
 
 
-def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None, user=None):
+def import_job_start(
+    *, text: str, mode: str = "merge", layer: str | None = None, user=None, key=None
+):
     """Store the upload as a queued ImportJob, enqueue its task and return the job.
 
     Raises ValueError for an unknown mode or a ``layer`` that is not a layer key, and
     ``ImportQueueFull`` (nothing stored) when the user's unfinished imports are at a bound.
     The job may already be finished when this returns (the immediate task backend runs it at
-    once).
+    once). ``key``: the API key of the request (None: a session), checked again when the job
+    starts, as its user is (``job_start_refusal``).
     """
     if mode not in IMPORT_MODES:
         raise ValueError(f"unknown import mode {mode!r} (use merge or replace)")
@@ -179,13 +196,16 @@ def import_job_start(*, text: str, mode: str = "merge", layer: str | None = None
         raise ValueError(f"layer: {refusal}")
     if "\x00" in text:
         return _refused_job(text=text, mode=mode, layer=layer, user=user)
-    return _enqueue(text=text, user=user, mode=mode, layer=layer or "")
+    return _enqueue(text=text, user=user, key=key, mode=mode, layer=layer or "")
 
 
-def _enqueue(*, text: str, user, **fields) -> ImportJob:
-    """Store a job (its ``fields``) with its source, within the user's bounds, and enqueue
-    the task that runs the job due."""
+def _enqueue(*, text: str, user, key=None, **fields) -> ImportJob:
+    """Store a job (its ``fields``) with its source, who queued it and with which key, within
+    the user's bounds, and enqueue the task that runs the job due."""
     user = user if getattr(user, "pk", None) else None
+    if user is not None:
+        fields["username"] = user.get_username()
+        fields["api_key"] = key if getattr(key, "pk", None) else None
     size = len(text.encode("utf-8"))
     with transaction.atomic():
         _compress_text_fast()
@@ -420,8 +440,32 @@ def import_job_run(*, job_id: str) -> ImportJob:
     return _run(job)
 
 
+def job_start_refusal(job: ImportJob) -> str | None:
+    """Return why the job may not run now (its user or key may no longer do what it does),
+    None when it may (``profiles.workspace.permissions.background_refusal``)."""
+    return background_refusal(
+        job.user,
+        job.api_key,
+        capabilities=JOB_CAPABILITIES[job.kind],
+        username=job.username,
+    )
+
+
 def _run(job: ImportJob) -> ImportJob:
-    """Run a claimed job (status running) and record its outcome."""
+    """Run a claimed job (status running) and record its outcome: first whether its user
+    and key may still run it (a scheduled apply checks its user the same way)."""
+    refusal = job_start_refusal(job)
+    if refusal is not None:
+        _finish(
+            job,
+            ImportJob.Status.FAILED,
+            error={
+                "code": "PERMISSION_DENIED",
+                "message": f"the job did not run and wrote nothing: {refusal}",
+                "path": "",
+            },
+        )
+        return job
     if job.kind == ImportJob.Kind.BULK:
         return _run_bulk(job)
     job_id = job.pk

@@ -42,11 +42,17 @@ def _entry(layer: Layer) -> dict:
 
 
 def layer_create(
-    *, document: dict, user=None, governed: bool = False, origin: WriteOrigin | None = None
+    *,
+    document: dict,
+    user=None,
+    governed: bool = False,
+    origin: WriteOrigin | None = None,
+    api_key=None,
 ) -> Layer:
     """Create a layer (with the items its entry gives); raise ``EntryInvalid``, ``Conflict``
     or ``ChangeRequestRequired`` (protected profiles would read it). ``governed`` is staff's
-    to set (the doors check who may)."""
+    to set, never a scoped API key's (``api_key``: the API request's, None elsewhere);
+    ``GovernedByStaff`` otherwise."""
     origin = origin_of(origin)
     layer = Layer()
     try:
@@ -54,7 +60,7 @@ def layer_create(
             raise_if_invalid(validate_layer(document), layer)
             assign(layer, map_layer_values(document))
             if governed:
-                governed_change_check(user=user)
+                governed_change_check(user=user, key=api_key)
             layer.governed = governed
             entry = _entry(layer)
             protection_check(
@@ -106,10 +112,12 @@ def layer_update(
     if_match: str | None = None,
     governed: bool | None = None,
     origin: WriteOrigin | None = None,
+    api_key=None,
 ) -> Layer:
     """Change a layer's own fields: ``changes`` replace the entry's (None: back to the
     default); with ``replace`` they are the whole entry. Items are not touched. ``governed``
-    (None: unchanged) is staff's to set (the doors check who may). Raises
+    (None: unchanged) is staff's to set, never a scoped API key's (``api_key``: the API
+    request's, None elsewhere; ``GovernedByStaff`` otherwise). Raises
     ``ChangeRequestRequired`` when a field the answer depends on changes while protected
     profiles read the layer."""
     if "items" in changes:
@@ -128,7 +136,7 @@ def layer_update(
             check_if_match(if_match, layer_etag(layer))
             changed = assign(layer, map_layer_values(document))
             if governed is not None and governed != layer.governed:
-                governed_change_check(user=user)
+                governed_change_check(user=user, key=api_key)
                 layer.governed = governed
                 changed.append("governed")
             if changed:

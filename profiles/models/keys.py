@@ -5,6 +5,7 @@ random bits, so a fast hash is enough: there is nothing to guess) and a short pr
 names it in lists and the admin without giving it away.
 """
 
+import datetime
 import hashlib
 import secrets
 
@@ -33,6 +34,44 @@ def key_prefix(key: str) -> str:
 def new_key() -> str:
     """Return a fresh key: the marker and 256 random bits (43 URL-safe characters)."""
     return KEY_MARKER + secrets.token_urlsafe(32)
+
+
+# The latest moment a key may expire, in UTC. A later one cannot be read back: year 10000 (as
+# "9999-12-31T23:59:59-14:00" is in UTC) is past what Python's datetime holds, so the driver
+# fails on the row. ``profiles.workspace.tokens`` refuses a later expiry at every door.
+EXPIRY_LATEST = datetime.datetime(9999, 12, 31, 23, 59, 59, tzinfo=datetime.UTC)
+
+
+class ReadableDateTimeField(models.DateTimeField):
+    """A ``DateTimeField`` that every read can turn into a ``datetime``: a stored moment later
+    than ``EXPIRY_LATEST`` (written before the bound was checked, or by hand) reads as the
+    bound, so one such row cannot make every list of keys, every request with the key and
+    its revocation fail.
+
+    The clamp is in the column's SELECT (``select_format``), for every query of the model:
+    the ORM's, the key lookup's compiled statement, the admin's. The column itself is a
+    plain ``DateTimeField`` (the same schema, no migration).
+    """
+
+    def select_format(self, compiler, sql, params):
+        sql, params = super().select_format(compiler, sql, params)
+        connection = compiler.connection
+        latest = connection.ops.adapt_datetimefield_value(EXPIRY_LATEST)
+        if connection.vendor == "postgresql":
+            return f"LEAST({sql}, %s)", (*params, latest)
+        if connection.vendor == "sqlite":
+            # Stored as text, "YYYY-MM-DD HH:MM:SS[.ffffff]": a fifth digit of the year puts
+            # something else than "-" fifth (NULL stays NULL).
+            return f"CASE WHEN substr({sql}, 5, 1) <> '-' THEN %s ELSE {sql} END", (
+                latest,
+                *params,
+                *params,
+            )
+        return sql, params
+
+    def deconstruct(self):
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.db.models.DateTimeField", args, kwargs
 
 
 class KeyScope(models.TextChoices):
@@ -68,7 +107,7 @@ class ApiKey(models.Model):
     environments = models.JSONField(
         default=list, blank=True, help_text="Environment keys; empty: every environment."
     )
-    expires_at = models.DateTimeField(null=True, blank=True)
+    expires_at = ReadableDateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -124,6 +124,13 @@ class ImportJob(models.Model):
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Who queued the job and with which API key (none: a session): the job checks both when
+    # it starts, as a request checks them when it arrives. The name stays when the user is
+    # deleted, so their queued job is refused rather than run as nobody's.
+    username = models.CharField(max_length=150, blank=True, default="")
+    api_key = models.ForeignKey(
+        "profiles.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     kind = models.CharField(
         max_length=16,
         choices=Kind.choices,

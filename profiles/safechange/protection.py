@@ -37,6 +37,7 @@ from profiles.safechange.environments import (
 from profiles.safechange.versions import profile_documents_get
 from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.origin import WriteOrigin
+from profiles.workspace.permissions import governance_refusal, key_scopes
 
 logger = logging.getLogger("profiles.safechange")
 
@@ -53,15 +54,17 @@ class GovernedByStaff(SafeChangeError):
     path = "governed"
 
 
-def governed_change_check(*, user) -> None:
-    """Refuse a change of a layer's ``governed`` flag by anyone but staff (every door calls
-    the layer services, which call this; an operator's command, with no user, may)."""
-    if user is None or getattr(user, "is_staff", False):
+def governed_change_check(*, user, key=None) -> None:
+    """Refuse a change of a layer's ``governed`` flag by anyone but staff, and by any scoped
+    API key (``profiles.workspace.permissions.governance_refusal``; every door calls the layer
+    services, which call this; an operator's command, with no user, may)."""
+    refusal = governance_refusal(user, key)
+    if refusal is None:
         return
-    raise GovernedByStaff(
-        "governed: only staff decide which layers are governed (their item writes then need "
-        "change requests while protected profiles read them)"
-    )
+    error = GovernedByStaff(refusal)
+    if key_scopes(key) is not None:
+        error.code = "FORBIDDEN"  # a key's refusal, as the API's other refusals of a key
+    raise error
 
 
 # --- the rule, on documents ----------------------------------------------------------------

@@ -27,11 +27,13 @@ from functools import cache, wraps
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.db.models import Q
 from django.utils.functional import SimpleLazyObject
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+from profiles.workspace import selectors
 
 EDITORS_GROUP = "editors"
 
@@ -261,6 +263,80 @@ def require_key_environment(key, environment: str | None, profile: str = "") -> 
     raise KeyForbidden(
         f"this API key resolves only profiles of environment {names}; {subject} is in {where}"
     )
+
+
+def require_key_profile(key, profile_key: str) -> None:
+    """Raise ``KeyForbidden`` unless the key may resolve the stored profile ``profile_key``.
+
+    Every door that resolves a profile named by its key (a preview, a version diff's rendered
+    text, a draft's impact) asks this before resolving, as resolve and expand ask
+    ``require_key_environment`` of the profile their request selects. One query, for a key
+    limited to environments only; a profile that does not exist is left to the door's 404.
+    """
+    if key_environments(key) is None:
+        return
+    try:
+        profile = selectors.profile_get(key=profile_key)
+    except ObjectDoesNotExist:
+        return
+    require_key_environment(key, profile.environment, profile.key)
+
+
+# --- background jobs --------------------------------------------------------------------------
+
+
+def background_refusal(
+    user, key=None, *, capabilities: Iterable[Capability], username: str = "", now=None
+) -> str | None:
+    """Return why a job queued earlier by ``user`` with ``key`` (its request's API key; None
+    for a session) may not run now, None when it may.
+
+    A job runs later, in a worker, in its user's name: when it starts it asks what a request
+    asks when it arrives. Its user must still exist (``username``: who queued it, kept when
+    the account is deleted), be active and hold ``capabilities`` (within the key's scopes);
+    its key must be neither revoked nor expired. A job queued by no user (an operator's) runs.
+    """
+    if user is None:
+        return f'the user "{username}" who queued it no longer exists' if username else None
+    name = user.get_username()
+    if not user.is_active:
+        return f'the user "{name}" who queued it is deactivated'
+    if key is not None:
+        if key.revoked:
+            return f'the API key "{key.prefix}…" it was queued with was revoked'
+        if key.expired(now):
+            return f'the API key "{key.prefix}…" it was queued with has expired'
+    missing = _missing(user, _as_tuple(capabilities), key, safe=False)
+    if missing:
+        return f'the user "{name}" who queued it may no longer run it: {_refusal(missing, key)}'
+    return None
+
+
+# --- governance -----------------------------------------------------------------------------
+
+
+def governance_refusal(user, key=None) -> str | None:
+    """Return why this caller may not mark a layer governed or ungoverned (None: it may).
+
+    Which layers are governed is staff's decision, like an environment's protection (whose
+    settings need ADMINISTER, which no scope grants): staff decide it in the studio, the
+    admin, or the API with their own token; a scoped key never does, whoever owns it. Every
+    door asks this through the layer services (``key`` is the API's ``request.auth``; None for
+    a session). An operator's command, with no user, may.
+    """
+    if user is None:
+        return None
+    if key_scopes(key) is not None:
+        return (
+            "governed: no API key scope grants deciding which layers are governed (staff "
+            "decide it in the studio, the admin, or with their own token)"
+        )
+    if not user_can(user, ADMINISTER):
+        return (
+            "governed: only staff decide which layers are governed (their item writes then "
+            "need change requests while protected profiles read them)"
+        )
+    return None
 
 
 # --- studio views -------------------------------------------------------------------------

@@ -16,6 +16,7 @@ it is explained here rather than kept among the selectors.
 
 import datetime
 import functools
+import re
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -25,7 +26,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from profiles.models import ApiKey, Environment, KeyScope, Profile
-from profiles.models.keys import NAME_MAX_LENGTH, key_hash, key_prefix, new_key
+from profiles.models.keys import EXPIRY_LATEST, NAME_MAX_LENGTH, key_hash, key_prefix, new_key
 from profiles.workspace.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
@@ -132,6 +133,13 @@ def _clean_list(value, field: str, *, allowed, what: str, required: bool) -> lis
     return list(value)
 
 
+_EXPIRY_BOUND = (
+    f"must be at most {EXPIRY_LATEST.isoformat().replace('+00:00', 'Z')} "
+    "(the latest moment the database reads back)"
+)
+_FIVE_DIGIT_YEAR = re.compile(r"\s*[+-]?\d{5,}-")
+
+
 def _clean_expiry(value, now: datetime.datetime) -> datetime.datetime | None:
     if value is None:
         return None
@@ -140,6 +148,8 @@ def _clean_expiry(value, now: datetime.datetime) -> datetime.datetime | None:
             parsed = parse_datetime(value)
         except ValueError:
             parsed = None
+        if parsed is None and _FIVE_DIGIT_YEAR.match(value):
+            raise ApiKeyInvalid("expiresAt", _EXPIRY_BOUND)
         if parsed is None:
             raise ApiKeyInvalid("expiresAt", "must be a date and time (ISO 8601)")
         value = parsed
@@ -147,6 +157,14 @@ def _clean_expiry(value, now: datetime.datetime) -> datetime.datetime | None:
         raise ApiKeyInvalid("expiresAt", "must be a date and time (ISO 8601)")
     if timezone.is_naive(value):
         value = timezone.make_aware(value, datetime.UTC)
+    try:
+        value = value.astimezone(datetime.UTC)
+    except OverflowError:  # outside years 1 to 9999 in UTC ("9999-12-31T23:59:59-14:00")
+        if value.year < 9999:
+            raise ApiKeyInvalid("expiresAt", "must be in the future") from None
+        value = None
+    if value is None or value > EXPIRY_LATEST:
+        raise ApiKeyInvalid("expiresAt", _EXPIRY_BOUND)
     if value <= now:
         raise ApiKeyInvalid("expiresAt", "must be in the future")
     return value
@@ -159,7 +177,8 @@ def api_key_create(
 
     Raises ``ApiKeyInvalid`` naming the field: a name that is empty or longer than 100
     characters, an unknown or repeated scope, ``write`` for an owner who may not write (a
-    reader), an unknown or repeated environment, an expiry not in the future.
+    reader), an unknown or repeated environment, an expiry not in the future or later than
+    ``EXPIRY_LATEST`` in UTC (9999-12-31T23:59:59Z: a later one cannot be read back).
     Who may create keys for whom is the door's check (``MANAGE_KEYS``, ``ADMINISTER``).
     """
     now = now or timezone.now()
@@ -233,23 +252,26 @@ _HASH_PLACEHOLDER = "-"
 
 @functools.cache
 def _key_statement(alias: str):
-    """Return the SQL of the key-and-owner lookup, its compiler (for the database's value
-    converters) and how many of its columns are the key's."""
+    """Return the SQL of the key-and-owner lookup, its parameters (the hash's a placeholder),
+    its compiler (for the database's value converters) and how many of its columns are the
+    key's."""
     queryset = ApiKey.objects.using(alias).select_related("owner").filter(hash=_HASH_PLACEHOLDER)
     compiler = queryset.query.get_compiler(using=alias)
     sql, params = compiler.as_sql()
-    assert params == (_HASH_PLACEHOLDER,), params
+    # The hash's place among the parameters (the SELECT may have its own: the readable expiry).
+    assert params.count(_HASH_PLACEHOLDER) == 1, params
     converters = compiler.get_converters([column[0] for column in compiler.select])
-    return sql, compiler, converters, len(ApiKey._meta.concrete_fields)
+    return sql, params, compiler, converters, len(ApiKey._meta.concrete_fields)
 
 
 def token_by_key_get(key: str) -> ApiKey | None:
     """Return the record of this key (revoked and expired ones too), its owner loaded, or
     None (one query)."""
     alias = router.db_for_read(ApiKey)
-    sql, compiler, converters, key_columns = _key_statement(alias)
+    sql, params, compiler, converters, key_columns = _key_statement(alias)
+    hashed = key_hash(key)
     with connections[alias].cursor() as cursor:
-        cursor.execute(sql, [key_hash(key)])
+        cursor.execute(sql, [hashed if p == _HASH_PLACEHOLDER else p for p in params])
         row = cursor.fetchone()
     if row is None:
         return None

@@ -35,6 +35,7 @@ from profiles.workspace.permissions import (
     READ_MATERIAL,
     WRITE_MATERIAL,
     capability_required,
+    governance_refusal,
     user_can,
 )
 
@@ -179,7 +180,8 @@ def _new_layer_intro() -> str:
 @require_http_methods(["GET", "POST"])
 def layer_create(request):
     form = LayerForm(
-        request.POST if request.method == "POST" else None, staff=request.user.is_staff
+        request.POST if request.method == "POST" else None,
+        staff=governance_refusal(request.user) is None,
     )
     return entry_page(
         request,
@@ -213,7 +215,7 @@ def layer_edit(request, key):
     form = LayerForm(
         request.POST if request.method == "POST" else None,
         initial=initial,
-        staff=request.user.is_staff,
+        staff=governance_refusal(request.user) is None,
     )
     lock_key(form)
     writer = writable_by(form, request.user, WRITE_MATERIAL)
