@@ -76,6 +76,7 @@ from profiles.workspace.permissions import (
     RESOLVE,
     WRITE_RULES,
     capability_permission,
+    key_impact_shown,
     request_can,
     require_key_profile,
 )
@@ -505,12 +506,30 @@ def _change_request_response(request, change_request: ChangeRequest, status=200)
         detail=True,
         material=request_can(request, READ_MATERIAL),
     )
+    record["impact"] = key_impact_shown(
+        request.auth,
+        record["impact"],
+        profile=record["profile"],
+        declared=_declared_environments(record),
+    )
     headers = {"ETag": change_request_etag(change_request)}
     if status == 201:
         headers["Location"] = reverse(
             "api:change-request-detail", args=[change_request.pk], request=request
         )
     return Response(record, status=status, headers=headers)
+
+
+def _declared_environments(record: dict) -> dict[str, set]:
+    """Return the environments a request's record gives its profiles: the request's own
+    profile's, and those its set's profile entries give (a set may move or create one)."""
+    declared = {record["profile"]: {record["environment"]}} if record["profile"] else {}
+    for entry in record.get("changes") or ():
+        if isinstance(entry, dict) and entry.get("kind") == "profile":
+            value = entry.get("value") or {}
+            if "environment" in value:
+                declared.setdefault(entry["key"], set()).add(value["environment"] or None)
+    return declared
 
 
 def change_request_response(request, change_request: ChangeRequest, status=200) -> Response:

@@ -282,6 +282,30 @@ def require_key_profile(key, profile_key: str) -> None:
     require_key_environment(key, profile.environment, profile.key)
 
 
+def key_impact_shown(
+    key, impact: list[dict], *, profile: str = "", declared: dict[str, set] | None = None
+):
+    """Return the entries of a stored impact (a change request's: one per saved scenario,
+    each naming its ``profile``, or of ``profile``) that the key may read: a key limited to environments reads
+    only resolutions of profiles of those (``require_key_environment``), as it resolves only
+    them. A profile's environments are the stored one and those the request gives it
+    (``declared``: a change set may move or create a profile): every one must be within the
+    limits, and a profile with none known is not shown. Every entry for other callers; one
+    query, for a limited key only."""
+    limits = key_environments(key)
+    if limits is None or not impact:
+        return impact
+    profiles = {entry.get("profile", profile) for entry in impact}
+    known = {profile: set() for profile in profiles}
+    for profile, environment in selectors.profile_environments_get(keys=profiles).items():
+        known[profile].add(environment)
+    for profile, environments in (declared or {}).items():
+        if profile in known:
+            known[profile] |= environments
+    allowed = {profile for profile, found in known.items() if found and found <= limits}
+    return [entry for entry in impact if entry.get("profile", profile) in allowed]
+
+
 # --- background jobs --------------------------------------------------------------------------
 
 

@@ -447,6 +447,12 @@ def profile_get(*, key: str) -> Profile:
     return Profile.objects.select_related("consumer").get(key=key)
 
 
+def profile_environments_get(*, keys) -> dict[str, str | None]:
+    """Return the environment of each stored profile among ``keys`` (one query)."""
+    rows = Profile.objects.filter(key__in=list(keys)).values_list("key", "environment")
+    return {key: environment or None for key, environment in rows}
+
+
 def profile_list_with_consumer() -> list[Profile]:
     """Return the profiles in document order, each with its consumer (no rules)."""
     return list(Profile.objects.select_related("consumer").order_by("position", "id"))

@@ -271,3 +271,59 @@ def test_staging_key__import_dry_run_resolving_production__403_and_staging_only_
     assert "impact" not in production.json()
     assert staging.status_code == 200, staging.content
     assert staging.json()["affectedProfiles"] == ["support-answer-staging"]
+
+
+# --- a change request's stored impact: resolutions the key may read ------------------------
+
+
+def test_staging_key__change_request_of_production__impact_withheld(demo, editor):
+    # Given a request on a production profile, its impact resolved on every saved scenario
+    opened = token_client(editor).post(
+        API + "change-requests",
+        {"profile": "support-answer", "title": "Smaller", "changes": {"budget": 500}},
+        format="json",
+    )
+    assert opened.status_code == 201, opened.content
+    assert opened.json()["impact"], "the demo's production profile has saved scenarios"
+    url = API + f"change-requests/{opened.json()['id']}"
+
+    # When keys limited to staging, then to production, read it
+    staging = bearer(api_key_for(editor, scopes=["read"], environments=["staging"])).get(url)
+    production = bearer(api_key_for(editor, scopes=["read"], environments=["production"])).get(url)
+
+    # Then only the key that may resolve production reads production's resolutions
+    assert staging.status_code == 200 and production.status_code == 200
+    assert staging.json()["impact"] == []
+    assert production.json()["impact"] == opened.json()["impact"]
+
+
+def test_staging_key__change_set_moving_a_profile_to_production__its_impact_withheld(demo, editor):
+    # Given a set that moves a staging profile into a new environment
+    opened = token_client(editor).post(
+        API + "change-requests",
+        {
+            "title": "Promote by hand",
+            "changes": [
+                {
+                    "kind": "profile",
+                    "op": "update",
+                    "key": "support-answer-staging",
+                    "value": {"environment": "production", "objective": "moved"},
+                }
+            ],
+        },
+        format="json",
+    )
+    assert opened.status_code == 201, opened.content
+    profiles = {entry["profile"] for entry in opened.json()["impact"]}
+    assert "support-answer-staging" in profiles
+    url = API + f"change-requests/{opened.json()['id']}"
+
+    staging = bearer(api_key_for(editor, scopes=["read"], environments=["staging"])).get(url)
+    both = bearer(api_key_for(editor, scopes=["read"], environments=["staging", "production"])).get(
+        url
+    )
+
+    # Then the staging key does not read what the profile answers once in production
+    assert "support-answer-staging" not in {e["profile"] for e in staging.json()["impact"]}
+    assert "support-answer-staging" in {e["profile"] for e in both.json()["impact"]}
