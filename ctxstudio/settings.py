@@ -333,11 +333,13 @@ BULK_INGEST_JOB_MAX_LINES = int(os.environ.get("BULK_INGEST_JOB_MAX_LINES", "100
 SERVE_FILTERED_LAYERS = os.environ.get("SERVE_FILTERED_LAYERS", "1") != "0"
 # A held layer of at least this many items keeps its item texts in a file every worker
 # maps, read only for what is rendered (profiles.workspace.held_texts); "off" holds every
-# text in every worker. The files go to MATERIAL_TEXTS_DIR (default: the system's temporary
-# directory), one folder per database; a file is rebuilt by the first worker that misses it.
+# text in every worker. The files go to MATERIAL_TEXTS_DIR (default: var/texts in the project,
+# beside the SQLite database), one folder per database; the folder must be the service's own
+# (owned by its user, writable by nobody else: created 0700, files 0600) or the texts are held
+# in memory and /readyz says why. A file that does not verify is rebuilt from the database.
 _MAPPED_TEXTS_MIN_ITEMS = os.environ.get("MAPPED_TEXTS_MIN_ITEMS", "1000")
 MAPPED_TEXTS_MIN_ITEMS = None if _MAPPED_TEXTS_MIN_ITEMS == "off" else int(_MAPPED_TEXTS_MIN_ITEMS)
-MATERIAL_TEXTS_DIR = os.environ.get("MATERIAL_TEXTS_DIR", "")
+MATERIAL_TEXTS_DIR = os.environ.get("MATERIAL_TEXTS_DIR") or str(BASE_DIR / "var" / "texts")
 
 # Decision log: every API resolution (and, optionally, studio previews) is recorded.
 DECISION_LOG_ENABLED = env_bool("DECISION_LOG_ENABLED", True)
