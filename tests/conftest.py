@@ -55,7 +55,12 @@ def redis_cache():
 def _immediate_tasks(settings):
     """Run background tasks inside the request that enqueues them (tests of the database
     backend and its worker switch back to it explicitly)."""
-    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django.tasks.backends.immediate.ImmediateBackend",
+            "QUEUES": settings.TASK_QUEUES,
+        }
+    }
 
 
 @pytest.fixture(scope="session")
