@@ -69,17 +69,17 @@ def test_readyz__workspace_does_not_compile__503_naming_it_healthz_still_ok(clie
     assert cache.compilations == compilations
 
 
-def test_readyz__texts_folder_refused__503_naming_the_folder(client, settings, tmp_path):
+def test_readyz__texts_folder_refused__503_naming_the_folder(
+    client, settings, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(held_texts, "folder_problem", "")  # this process's state, restored
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o777)
     shared.chmod(0o777)
     settings.MATERIAL_TEXTS_DIR = str(shared)
     workspace_import(document=small_workspace())
     cache.workspace_cache_clear()
-    try:
-        status, body = ready(client)
-    finally:
-        held_texts.folder_problem = ""
+    status, body = ready(client)
 
     assert status == 503
     assert body["checks"]["texts"].startswith("folder refused: MATERIAL_TEXTS_DIR")

@@ -18,7 +18,9 @@ from pathlib import Path
 import pytest
 from django.db import connection
 from django.utils.timezone import now
+from rest_framework.test import APIClient
 
+from ctxstudio.warmup import worker_warm
 from profiles.import_export.workspace import workspace_import
 from profiles.material.items import item_update
 from profiles.models import Item, Layer
@@ -29,6 +31,7 @@ from profiles.workspace.held_texts import MappedText
 from profiles.workspace.mappers import map_rows_to_document
 from profiles.workspace.selectors import workspace_rows_get
 from resolver import compile_workspace
+from tests.profiles.conftest import api_key_for
 
 pytestmark = pytest.mark.django_db
 
@@ -356,8 +359,9 @@ def test_the_default_texts_folder__the_project_s_own__not_the_shared_temporary_o
 
 @pytest.mark.parametrize("mode", [0o777, 0o775, 0o1777])
 def test_a_texts_folder_others_can_write__refused_texts_held_and_said(
-    settings, tmp_path, caplog, mode
+    settings, tmp_path, caplog, mode, monkeypatch
 ):
+    monkeypatch.setattr(held_texts, "folder_problem", "")  # this process's state, restored
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, mode)
@@ -382,7 +386,10 @@ def test_a_texts_folder_others_can_write__refused_texts_held_and_said(
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
-def test_a_texts_folder_of_another_user__refused_texts_held(settings, tmp_path, caplog):
+def test_a_texts_folder_of_another_user__refused_texts_held(
+    settings, tmp_path, caplog, monkeypatch
+):
+    monkeypatch.setattr(held_texts, "folder_problem", "")  # this process's state, restored
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o700)
     os.chown(theirs, 65534, 65534)  # nobody's
@@ -409,3 +416,32 @@ def test_a_per_database_folder_left_open__is_made_private_again(settings, tmp_pa
 
     assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+@pytest.mark.django_db(transaction=True)  # the warm-up closes its connections
+def test_a_truncated_file__a_new_worker_warms_and_every_door_answers(admin_user, caplog):
+    # Given a file cut short (the issue: a new worker failed to warm, every resolve answered 500)
+    workspace_import(document=kb_document(40))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    path = the_file()
+    replaced(path, path.read_bytes()[:100])
+    cache.workspace_cache_clear()
+
+    # When a new worker warms and is asked to resolve, preview and expand through the API
+    assert worker_warm(heartbeat=lambda: None) is True
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_for(admin_user)}")
+    resolved = client.post("/api/v1/resolve", REQUEST, format="json")
+    previewed = client.post(
+        "/api/v1/profiles/support/preview",
+        {"input": REQUEST["input"], "now": REQUEST["now"]},
+        format="json",
+    )
+
+    # Then it answers from the rebuilt file, as the stored document does
+    assert resolved.status_code == 200, resolved.content
+    assert resolved.json()["output"] == stored_answer()["output"]
+    assert previewed.status_code == 200, previewed.content
+    assert held_texts.last_rebuilt.startswith(path.name)
+    assert sum(isinstance(body, MappedText) for body in bodies()) == 40
