@@ -152,3 +152,18 @@ def test_silent_webhook_receiver__an_import_runs_at_once__deliveries_wait_on_the
             if served.poll() is None:
                 served.send_signal(signal.SIGTERM)
             stop(served)
+
+
+def test_webhooks_timeout_beyond_the_bound__the_server_refuses_to_start(tmp_path):
+    env = process_env(tmp_path / "unused.sqlite3", WEBHOOKS_TIMEOUT_SECONDS="3600")
+    started = subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert started.returncode != 0
+    assert "WEBHOOKS_TIMEOUT_SECONDS must be more than 0 and at most 30" in started.stderr
