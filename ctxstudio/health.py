@@ -97,8 +97,8 @@ def readyz(request):
     try:
         checks = {"database": "ok", "workspace": _workspace_check()}
         checks["texts"] = (
-            "folder refused: MATERIAL_TEXTS_DIR is not the service's own, the texts are held "
-            "in memory (see the log)"
+            "not mapped, held in memory: MATERIAL_TEXTS_DIR was refused (not the service's "
+            "own) or its files could not be written (see the log)"
             if held_texts.texts_problem()
             else "ok"
         )

@@ -67,9 +67,10 @@ built = 0
 opened = 0
 _lock = threading.Lock()
 
-#: What is wrong with the texts files in this process ("" when nothing is), for the
-#: readiness door: the folder refused (the texts are then held in memory)...
-folder_problem = ""
+#: Why this process last failed to map its held texts and holds them in memory instead
+#: ("" while it maps them), for the readiness door: the folder refused, or files that could
+#: not be written and verified...
+mapping_problem = ""
 #: ... and the last file that did not verify and was rebuilt (when, and why).
 last_rebuilt = ""
 
@@ -99,8 +100,8 @@ def stamp(updated_at: datetime) -> int:
 
 
 def texts_problem() -> str:
-    """Return what keeps this process from using its texts files ("" when nothing does)."""
-    return folder_problem
+    """Return what keeps this process from mapping its held texts ("" when nothing does)."""
+    return mapping_problem
 
 
 def _digest(token: str):
@@ -259,22 +260,13 @@ def _private_folder(folder: Path, *, ours: bool) -> None:
 def _directory() -> Path:
     """The files' directory, checked: one per database (tests run many databases side by
     side), inside ``MATERIAL_TEXTS_DIR``. Raises ``TextsFolderRefused`` (an ``OSError``)."""
-    global folder_problem
     base = Path(settings.MATERIAL_TEXTS_DIR)
     database = connection.settings_dict
     name = f"{database.get('ENGINE')}|{database.get('HOST')}|{database.get('PORT')}|"
     name += str(database.get("NAME"))
     folder = base / hashlib.sha256(name.encode()).hexdigest()[:16]
-    try:
-        _private_folder(base, ours=False)
-        _private_folder(folder, ours=True)
-    except OSError as exc:
-        problem = f"texts folder refused, texts held in memory: {exc}"
-        if problem != folder_problem:
-            logger.error("MATERIAL_TEXTS_DIR: %s", problem)
-        folder_problem = problem
-        raise
-    folder_problem = ""
+    _private_folder(base, ours=False)
+    _private_folder(folder, ours=True)
     return folder
 
 
@@ -283,7 +275,22 @@ def layers_texts(layers: dict[int, str]) -> dict[int, LayerTexts]:
     writing the files no process has written yet (one query for all of them; one process
     writes a file, the others wait for it and map it). A file that does not verify is
     discarded and written again. Raises ``OSError`` when the files cannot be written or
-    read, or the folder is refused (the caller then holds the texts itself)."""
+    read, or the folder is refused (the caller then holds the texts itself): logged as an
+    error and kept for the readiness door (``texts_problem``) until a later call maps them."""
+    global mapping_problem
+    try:
+        found = _layers_texts(layers)
+    except OSError as exc:
+        problem = f"held texts not mapped (held in memory): {exc}"
+        if problem != mapping_problem:
+            logger.error("MATERIAL_TEXTS_DIR %s: %s", settings.MATERIAL_TEXTS_DIR, problem)
+        mapping_problem = problem
+        raise
+    mapping_problem = ""
+    return found
+
+
+def _layers_texts(layers: dict[int, str]) -> dict[int, LayerTexts]:
     folder = _directory()
     paths = {
         layer_id: folder / f"layer-{layer_id}-{token}.texts" for layer_id, token in layers.items()

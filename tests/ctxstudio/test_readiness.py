@@ -72,7 +72,7 @@ def test_readyz__workspace_does_not_compile__503_naming_it_healthz_still_ok(clie
 def test_readyz__texts_folder_refused__503_naming_the_folder(
     client, settings, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(held_texts, "folder_problem", "")  # this process's state, restored
+    monkeypatch.setattr(held_texts, "mapping_problem", "")  # this process's state, restored
     shared = tmp_path / "shared"
     shared.mkdir(mode=0o777)
     shared.chmod(0o777)
@@ -82,7 +82,7 @@ def test_readyz__texts_folder_refused__503_naming_the_folder(
     status, body = ready(client)
 
     assert status == 503
-    assert body["checks"]["texts"].startswith("folder refused: MATERIAL_TEXTS_DIR")
+    assert body["checks"]["texts"].startswith("not mapped, held in memory: MATERIAL_TEXTS_DIR")
     assert str(shared) not in json.dumps(body)  # a public door: the path is in the log only
     assert body["checks"]["workspace"] == "ok"  # the texts are held: it still answers
 

@@ -224,6 +224,7 @@ def test_texts_that_cannot_be_written__are_held(settings, tmp_path):
 
     assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
     assert all(isinstance(body, str) for body in bodies())
+    assert "is not a directory" in held_texts.texts_problem()  # for the readiness door
 
 
 def test_a_file_removed_before_it_is_mapped__is_written_again():
@@ -361,7 +362,7 @@ def test_the_default_texts_folder__the_project_s_own__not_the_shared_temporary_o
 def test_a_texts_folder_others_can_write__refused_texts_held_and_said(
     settings, tmp_path, caplog, mode, monkeypatch
 ):
-    monkeypatch.setattr(held_texts, "folder_problem", "")  # this process's state, restored
+    monkeypatch.setattr(held_texts, "mapping_problem", "")  # this process's state, restored
     shared = tmp_path / "shared"
     shared.mkdir()
     os.chmod(shared, mode)
@@ -389,7 +390,7 @@ def test_a_texts_folder_others_can_write__refused_texts_held_and_said(
 def test_a_texts_folder_of_another_user__refused_texts_held(
     settings, tmp_path, caplog, monkeypatch
 ):
-    monkeypatch.setattr(held_texts, "folder_problem", "")  # this process's state, restored
+    monkeypatch.setattr(held_texts, "mapping_problem", "")  # this process's state, restored
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o700)
     os.chown(theirs, 65534, 65534)  # nobody's
