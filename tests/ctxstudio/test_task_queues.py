@@ -25,6 +25,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from profiles.notifications.webhooks import webhook_create, webhook_event_emit
 staff = User.objects.create_user("dana", is_staff=True)
+User.objects.create_superuser("ana")  # the other editor, who imports
 webhook_create(
     user=staff, url={url!r}, events=["change_request.opened"],
     secret="a-shared-secret-of-some-length",
@@ -34,8 +35,9 @@ for n in range({count}):
         webhook_event_emit("change_request.opened", {{"changeRequest": {{"id": n}}}})
 """
 ENQUEUE = (
-    "import sys; from profiles.import_export.jobs import import_job_start; "
-    "print(import_job_start(text=sys.stdin.read()).pk.hex)"
+    "import sys; from django.contrib.auth.models import User; "
+    "from profiles.import_export.jobs import import_job_start; "
+    "print(import_job_start(text=sys.stdin.read(), user=User.objects.get(username='ana')).pk.hex)"
 )
 
 
