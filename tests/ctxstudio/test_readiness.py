@@ -152,3 +152,12 @@ def test_heartbeat__written_while_the_worker_runs__removed_when_it_stops(setting
         assert TaskWorker.objects.get().queues == "webhooks"
     assert not TaskWorker.objects.exists()
     assert first is not None
+
+
+def test_readyz__https_on__answers_over_plain_http_for_probes(client, settings):
+    settings.SECURE_SSL_REDIRECT = True
+    workspace_import(document=small_workspace())
+
+    assert client.get("/readyz").status_code == 200  # not a redirect to https
+    assert client.get("/healthz").status_code == 200
+    assert client.get("/api/v1/schema/").status_code == 301  # the rest is redirected
