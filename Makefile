@@ -42,7 +42,7 @@ demo-reset: setup
 	$(PY) manage.py load_demo --reset --url http://$(HOST):$(PORT)/
 
 # Production-style serving: gunicorn (2 workers) + whitenoise, DEBUG off, migrations applied,
-# and one task worker (manage.py db_worker) for background imports, stopped with gunicorn.
+# and one task worker per queue (manage.py db_worker: default, webhooks), stopped with gunicorn.
 # Needs SECRET_KEY (and DATABASE_URL, ALLOWED_HOSTS… see README "Production"). HTTPS=false
 # lets you try it over plain HTTP on this machine.
 serve: setup

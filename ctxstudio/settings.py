@@ -37,7 +37,7 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 HTTPS = env_bool("HTTPS", not DEBUG)
 SECURE_SSL_REDIRECT = HTTPS
 # Load balancers probe over plain HTTP: the health check answers itself, never a redirect.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SESSION_COOKIE_SECURE = HTTPS
 CSRF_COOKIE_SECURE = HTTPS
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000")) if HTTPS else 0
@@ -88,11 +88,23 @@ INSTALLED_APPS = [
 # no other service is needed; ``manage.py db_worker`` runs them (``make run`` and ``make
 # serve`` start one). TASKS_BACKEND=django.tasks.backends.immediate.ImmediateBackend runs each
 # task inside the request that enqueued it (no worker; what the test suite does).
+# Two queues, each served by its own worker (scripts/with_worker.py starts both): "default"
+# (imports, bulk ingest jobs, scheduled applies, terms recomputed) and WEBHOOKS_TASK_QUEUE
+# (webhook deliveries), so that a receiver that never answers delays no other job.
+WEBHOOKS_TASK_QUEUE = "webhooks"
+TASK_QUEUES = ["default", WEBHOOKS_TASK_QUEUE]
 TASKS = {
     "default": {
         "BACKEND": os.environ.get("TASKS_BACKEND", "django_tasks_db.DatabaseBackend"),
+        "QUEUES": TASK_QUEUES,
     }
 }
+# Readiness (GET /readyz, ctxstudio.health): a task worker writes its heartbeat every
+# TASK_WORKER_HEARTBEAT_SECONDS; /readyz answers 503 when a queue has no worker seen within
+# READY_TASK_WORKER_SECONDS, or when its oldest due task has waited READY_TASK_MAX_WAIT_SECONDS.
+TASK_WORKER_HEARTBEAT_SECONDS = float(os.environ.get("TASK_WORKER_HEARTBEAT_SECONDS", "10"))
+READY_TASK_WORKER_SECONDS = float(os.environ.get("READY_TASK_WORKER_SECONDS", "60"))
+READY_TASK_MAX_WAIT_SECONDS = float(os.environ.get("READY_TASK_MAX_WAIT_SECONDS", "300"))
 
 # Email (review notifications, profiles.notifications.email) through Django's mailers: the
 # console backend in development prints each message; production sets EMAIL_BACKEND (SMTP by
@@ -333,11 +345,13 @@ BULK_INGEST_JOB_MAX_LINES = int(os.environ.get("BULK_INGEST_JOB_MAX_LINES", "100
 SERVE_FILTERED_LAYERS = os.environ.get("SERVE_FILTERED_LAYERS", "1") != "0"
 # A held layer of at least this many items keeps its item texts in a file every worker
 # maps, read only for what is rendered (profiles.workspace.held_texts); "off" holds every
-# text in every worker. The files go to MATERIAL_TEXTS_DIR (default: the system's temporary
-# directory), one folder per database; a file is rebuilt by the first worker that misses it.
+# text in every worker. The files go to MATERIAL_TEXTS_DIR (default: var/texts in the project,
+# beside the SQLite database), one folder per database; the folder must be the service's own
+# (owned by its user, writable by nobody else: created 0700, files 0600) or the texts are held
+# in memory and /readyz says why. A file that does not verify is rebuilt from the database.
 _MAPPED_TEXTS_MIN_ITEMS = os.environ.get("MAPPED_TEXTS_MIN_ITEMS", "1000")
 MAPPED_TEXTS_MIN_ITEMS = None if _MAPPED_TEXTS_MIN_ITEMS == "off" else int(_MAPPED_TEXTS_MIN_ITEMS)
-MATERIAL_TEXTS_DIR = os.environ.get("MATERIAL_TEXTS_DIR", "")
+MATERIAL_TEXTS_DIR = os.environ.get("MATERIAL_TEXTS_DIR") or str(BASE_DIR / "var" / "texts")
 
 # Decision log: every API resolution (and, optionally, studio previews) is recorded.
 DECISION_LOG_ENABLED = env_bool("DECISION_LOG_ENABLED", True)
@@ -361,6 +375,10 @@ SAFE_CHANGE_STAFF_BYPASS = env_bool("SAFE_CHANGE_STAFF_BYPASS", False)
 # all; a failed one is retried after BASE × 5^(n-1) seconds, WEBHOOKS_MAX_ATTEMPTS in all.
 WEBHOOKS_ALLOW_PRIVATE = env_bool("WEBHOOKS_ALLOW_PRIVATE", DEBUG)
 WEBHOOKS_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOKS_TIMEOUT_SECONDS", "5"))
+if not 0 < WEBHOOKS_TIMEOUT_SECONDS <= 30:
+    # An attempt holds the deliveries' worker that long: bounded, so a silent receiver costs
+    # at most its own retries.
+    raise ImproperlyConfigured("WEBHOOKS_TIMEOUT_SECONDS must be more than 0 and at most 30.")
 WEBHOOKS_RETRY_BASE_SECONDS = float(os.environ.get("WEBHOOKS_RETRY_BASE_SECONDS", "60"))
 WEBHOOKS_MAX_ATTEMPTS = int(os.environ.get("WEBHOOKS_MAX_ATTEMPTS", "5"))
 WEBHOOKS_MAX = int(os.environ.get("WEBHOOKS_MAX", "50"))

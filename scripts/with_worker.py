@@ -1,16 +1,20 @@
-"""Run a server with a task worker beside it; the worker stops when the server does.
+"""Run a server with its task workers beside it; the workers stop when the server does.
 
     python scripts/with_worker.py -- manage.py runserver 127.0.0.1:8000
 
-Starts ``manage.py db_worker`` (django-tasks-db: runs the background imports), then the
-command, and waits for the command. Ctrl-C or SIGTERM reaches the command; when it ends, for
-whatever reason, the worker is stopped too, so ``make run`` and ``make serve`` leave nothing
-running behind them.
+Starts one ``manage.py db_worker`` (django-tasks-db) per task queue — ``default`` (imports,
+bulk ingest jobs, scheduled applies) and ``webhooks`` (webhook deliveries, so that a receiver
+that never answers delays no other job) — then the command, and waits for the command.
+Ctrl-C or SIGTERM reaches the command; when it ends, for whatever reason, the workers are
+stopped too, so ``make run`` and ``make serve`` leave nothing running behind them.
 """
 
 import signal
 import subprocess
 import sys
+
+#: One worker per queue (settings.TASK_QUEUES).
+QUEUES = ("default", "webhooks")
 
 
 def main(argv: list[str]) -> int:
@@ -18,7 +22,12 @@ def main(argv: list[str]) -> int:
     if not command:
         print("usage: with_worker.py -- COMMAND...", file=sys.stderr)
         return 2
-    worker = subprocess.Popen([sys.executable, "manage.py", "db_worker", "-v", "0"])
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "manage.py", "db_worker", "--queue-name", queue, "-v", "0"]
+        )
+        for queue in QUEUES
+    ]
     server = subprocess.Popen(command)
 
     def forward(signum, frame):
@@ -31,12 +40,14 @@ def main(argv: list[str]) -> int:
     try:
         return server.wait()
     finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
+        for worker in workers:
+            worker.terminate()
+        for worker in workers:
+            try:
+                worker.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                worker.kill()
+                worker.wait()
 
 
 if __name__ == "__main__":

@@ -55,7 +55,12 @@ def redis_cache():
 def _immediate_tasks(settings):
     """Run background tasks inside the request that enqueues them (tests of the database
     backend and its worker switch back to it explicitly)."""
-    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+    settings.TASKS = {
+        "default": {
+            "BACKEND": "django.tasks.backends.immediate.ImmediateBackend",
+            "QUEUES": settings.TASK_QUEUES,
+        }
+    }
 
 
 @pytest.fixture(scope="session")
@@ -64,9 +69,15 @@ def _texts_folder(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
-def _mapped_texts(settings, _texts_folder):
+def _mapped_texts(settings, _texts_folder, monkeypatch):
     """Map the texts of every held layer, however small (production maps layers of 1,000
     items and more: profiles.workspace.held_texts), so that every door's tests read held
     texts through their files; the files go to the session's own folder."""
     settings.MAPPED_TEXTS_MIN_ITEMS = 1
     settings.MATERIAL_TEXTS_DIR = str(_texts_folder)
+    # What a test's texts folder did to this process (a refused folder, a rebuilt file) is
+    # not the next test's: the readiness door reports it.
+    from profiles.workspace import held_texts
+
+    monkeypatch.setattr(held_texts, "mapping_problem", "")
+    monkeypatch.setattr(held_texts, "last_rebuilt", "")

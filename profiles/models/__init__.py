@@ -38,6 +38,7 @@ from profiles.models.safechange import (
     Environment,
     ProfileVersion,
 )
+from profiles.models.workers import TaskWorker
 
 __all__ = [
     "ENVIRONMENT_MAX_APPROVALS",
@@ -73,6 +74,7 @@ __all__ = [
     "RenderFormat",
     "Rule",
     "Scenario",
+    "TaskWorker",
     "Tracked",
     "Webhook",
     "WebhookDelivery",

@@ -1,11 +1,12 @@
 """Sending a webhook delivery: the signed request, its outcome, the retries (the worker's job).
 
-A delivery is only ever sent by the task worker (``webhook_delivery_task``, Django's tasks
-framework with the database backend), never inside a web request: a receiver that is slow or
-never answers delays nobody but the worker, and the worker by at most
-``WEBHOOKS_TIMEOUT_SECONDS`` (connecting, sending and reading the answer together: a watchdog
-closes the connection at the deadline, so a receiver that trickles its answer a byte at a
-time cannot hold it longer).
+A delivery is only ever sent by a task worker (``webhook_delivery_task``, Django's tasks
+framework with the database backend), never inside a web request, and on a queue of its own
+(``WEBHOOKS_TASK_QUEUE``, served by a worker of its own: ``db_worker --queue-name webhooks``):
+a receiver that is slow or never answers delays no import, bulk job or scheduled apply, and
+other deliveries by at most ``WEBHOOKS_TIMEOUT_SECONDS`` an attempt (at most 30; connecting,
+sending and reading the answer together: a watchdog closes the connection at the deadline,
+so a receiver that trickles its answer a byte at a time cannot hold it longer).
 
 Each attempt checks the URL again (``webhook_url_target``: the name may resolve to another
 address since the webhook was saved) and connects to the address it checked. Redirects are
@@ -218,7 +219,7 @@ def webhook_delivery_attempt(*, delivery_id: int, attempt: int | None = None) ->
     return fields.get("status", WebhookDelivery.Status.PENDING)
 
 
-@task()
+@task(queue_name=settings.WEBHOOKS_TASK_QUEUE)
 def webhook_delivery_task(delivery_id: int, attempt: int = 1) -> str:
     """Send one attempt of a webhook delivery (the worker's entry point)."""
     return webhook_delivery_attempt(delivery_id=delivery_id, attempt=attempt)

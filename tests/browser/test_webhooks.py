@@ -19,7 +19,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def worker_sends(settings):
     """The database task backend (the worker is run by the test) and receivers on 127.0.0.1
     allowed, as DEBUG allows them on one machine."""
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": settings.TASK_QUEUES}
+    }
     settings.WEBHOOKS_ALLOW_PRIVATE = True
     settings.WEBHOOKS_TIMEOUT_SECONDS = 2
 
@@ -57,7 +59,16 @@ def test_webhooks__create_send_test_read_the_log__signed_and_accessible(
         expect(page.get_by_text("queued")).to_be_visible()
         assert secret not in page.content()
         expect(page.locator("#delivery-log tbody tr[data-status='pending']")).to_have_count(1)
-        call_command("db_worker", "--batch", "--no-startup-delay", "--interval", "0", verbosity=0)
+        call_command(
+            "db_worker",
+            "--batch",
+            "--no-startup-delay",
+            "--interval",
+            "0",
+            "--queue-name",
+            "webhooks",
+            verbosity=0,
+        )
         page.reload()
 
         # Then the log shows the delivery, and the receiver got it signed with the secret

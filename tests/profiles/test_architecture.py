@@ -40,6 +40,7 @@ QUERYING = (
     "profiles.workspace.derived",
     "profiles.workspace.served",
     "profiles.workspace.held_texts",
+    "profiles.workspace.task_workers",
     "profiles.workspace.item_change_log",
     "profiles.workspace.permissions",
     "profiles.workspace.tokens",

@@ -193,7 +193,9 @@ def test_event__receiver_never_answers__request_returns_at_once_and_the_worker_t
 ):
     # Given the database task backend, a webhook whose receiver accepts and never answers,
     # and an attempt limit of 2 s
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": settings.TASK_QUEUES}
+    }
     settings.WEBHOOKS_TIMEOUT_SECONDS = 2
     settings.WEBHOOKS_MAX_ATTEMPTS = 1
     staff = User.objects.create_user("staff", is_staff=True)
@@ -220,7 +222,16 @@ def test_event__receiver_never_answers__request_returns_at_once_and_the_worker_t
 
         # And the worker's attempt gives up at the timeout and records it
         started = time.monotonic()
-        call_command("db_worker", "--batch", "--no-startup-delay", "--interval", "0", verbosity=0)
+        call_command(
+            "db_worker",
+            "--batch",
+            "--no-startup-delay",
+            "--interval",
+            "0",
+            "--queue-name",
+            "webhooks",
+            verbosity=0,
+        )
         waited = time.monotonic() - started
 
     delivery.refresh_from_db()

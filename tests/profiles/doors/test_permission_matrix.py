@@ -314,6 +314,7 @@ EXPECTATIONS: dict[str, Door] = {
     "password_reset_confirm": Door({"GET": everyone(200)}),  # a bad link: the "invalid" page
     "password_reset_complete": Door({"GET": everyone(200)}),
     "healthz": Door({"GET": everyone(200)}),
+    "readyz": Door({"GET": everyone(200)}),
     "favicon": Door({"GET": everyone(301)}),  # on to the static SVG
     # -- API
     "api:resolve": API_RESOLUTION,

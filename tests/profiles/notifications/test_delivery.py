@@ -24,7 +24,9 @@ PAYLOAD = {"changeRequest": {"id": 7, "title": "More policy", "status": "open"}}
 
 
 def database_tasks(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": settings.TASK_QUEUES}
+    }
 
 
 def emitted(django_capture_on_commit_callbacks, event=EVENT, payload=PAYLOAD):
@@ -35,9 +37,18 @@ def emitted(django_capture_on_commit_callbacks, event=EVENT, payload=PAYLOAD):
 
 
 def run_worker():
-    """Run the database backend's worker until nothing is due (it needs committed rows: the
-    tests that call it run in real transactions)."""
-    call_command("db_worker", "--batch", "--no-startup-delay", "--interval", "0", verbosity=0)
+    """Run the deliveries' worker (their queue's own) until nothing is due (it needs
+    committed rows: the tests that call it run in real transactions)."""
+    call_command(
+        "db_worker",
+        "--batch",
+        "--no-startup-delay",
+        "--interval",
+        "0",
+        "--queue-name",
+        "webhooks",
+        verbosity=0,
+    )
 
 
 @pytest.mark.django_db(transaction=True)  # the worker commits its own

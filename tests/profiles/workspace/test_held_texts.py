@@ -6,12 +6,21 @@ map. The answers are those of the stored document, byte for byte, through loads,
 written since a file, and change sets; a worker holds none of the texts it did not render.
 """
 
+import logging
+import os
+import stat
+import subprocess
+import sys
+import tempfile
 import tracemalloc
+from pathlib import Path
 
 import pytest
 from django.db import connection
 from django.utils.timezone import now
+from rest_framework.test import APIClient
 
+from ctxstudio.warmup import worker_warm
 from profiles.import_export.workspace import workspace_import
 from profiles.material.items import item_update
 from profiles.models import Item, Layer
@@ -22,6 +31,7 @@ from profiles.workspace.held_texts import MappedText
 from profiles.workspace.mappers import map_rows_to_document
 from profiles.workspace.selectors import workspace_rows_get
 from resolver import compile_workspace
+from tests.profiles.conftest import api_key_for
 
 pytestmark = pytest.mark.django_db
 
@@ -214,6 +224,7 @@ def test_texts_that_cannot_be_written__are_held(settings, tmp_path):
 
     assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
     assert all(isinstance(body, str) for body in bodies())
+    assert "is not a directory" in held_texts.texts_problem()  # for the readiness door
 
 
 def test_a_file_removed_before_it_is_mapped__is_written_again():
@@ -228,3 +239,210 @@ def test_a_file_removed_before_it_is_mapped__is_written_again():
     assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
     assert held_texts.built == built + 1
     assert sum(isinstance(body, MappedText) for body in bodies()) == 20
+
+
+# --- the files are the service's own, verified before use (issue 33, items 7 and 8) ---------
+
+
+def the_file() -> Path:
+    layer = Layer.objects.get(key="kb")
+    return held_texts._directory() / f"layer-{layer.pk}-{layer.content_token}.texts"
+
+
+def replaced(path, data: bytes, *, mode: int = 0o600) -> None:
+    """Put ``data`` in place of the file as another writer would (a new file renamed over
+    it: a file this process has mapped is never changed in place, not even by a test)."""
+    other = path.with_name("replacement.tmp")
+    other.write_bytes(data)
+    os.chmod(other, mode)
+    os.replace(other, path)
+
+
+def mapped_and_answering(caplog) -> None:
+    """Compile as a new worker does; the answer is the stored document's, from a verified file."""
+    cache.workspace_cache_clear()
+    built = held_texts.built
+    with caplog.at_level(logging.WARNING, logger="profiles.workspace.held_texts"):
+        answer = profile_resolve(profile="support", request=REQUEST)
+    assert answer == stored_answer()
+    assert answer["layers"][0]["rendered"]["items"]
+    assert held_texts.built == built + 1  # the bad file was rebuilt from the database
+    assert sum(isinstance(body, MappedText) for body in bodies()) == 40
+    assert "did not verify" in caplog.text and "discarded and rebuilt" in caplog.text
+    assert held_texts.last_rebuilt.startswith(the_file().name)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: data[: len(data) // 2], id="truncated"),
+        pytest.param(lambda data: data[:40], id="truncated-in-the-header"),
+        pytest.param(lambda data: b"", id="empty"),
+        pytest.param(lambda data: os.urandom(len(data)), id="garbage"),
+        pytest.param(lambda data: data.replace(b"Refund", b"Rxfund"), id="texts-changed"),
+        pytest.param(lambda data: data[:-8] + bytes(8), id="offsets-changed"),
+        pytest.param(lambda data: b"CTXTEXT1" + data[8:], id="older-format"),
+    ],
+)
+def test_a_damaged_texts_file__when_mapped__is_discarded_and_rebuilt(damage, caplog):
+    workspace_import(document=kb_document(40))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    path = the_file()
+    replaced(path, damage(path.read_bytes()))
+
+    mapped_and_answering(caplog)
+
+
+def test_a_file_of_another_version__swapped_in__does_not_verify_and_is_rebuilt(caplog):
+    # Given the file of one version of the layer, kept aside by another writer
+    workspace_import(document=kb_document(40))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    earlier = the_file().read_bytes()
+    # When the layer changes (same ids, other texts) and the earlier file is put in its place
+    for item in Item.objects.filter(path__in=["kb/00001", "kb/00002"]):
+        item_update(layer="kb", path=item.path, changes={"body": "Refund card: newer."})
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    replaced(the_file(), earlier)
+
+    # Then its digest (of the layer's content token and texts) does not match: rebuilt
+    mapped_and_answering(caplog)
+
+
+def test_a_texts_file_others_may_read__is_not_trusted_and_is_rebuilt_private(caplog):
+    workspace_import(document=kb_document(40))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    path = the_file()
+    replaced(path, path.read_bytes(), mode=0o644)
+
+    mapped_and_answering(caplog)
+    assert stat.S_IMODE(the_file().stat().st_mode) == 0o600
+
+
+def test_the_texts_folder__created_by_the_service__0700_and_files_0600(settings, tmp_path):
+    settings.MATERIAL_TEXTS_DIR = str(tmp_path / "data" / "texts")
+    workspace_import(document=kb_document(20))
+    cache.workspace_cache_clear()
+
+    assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
+
+    folder = held_texts._directory()
+    assert stat.S_IMODE((tmp_path / "data" / "texts").stat().st_mode) == 0o700
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    files = [path for path in folder.iterdir() if path.suffix == ".texts"]
+    assert files and all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in files)
+    assert stat.S_IMODE((folder / "write.lock").stat().st_mode) == 0o600
+    assert sum(isinstance(body, MappedText) for body in bodies()) == 20
+    assert held_texts.texts_problem() == ""
+
+
+def test_the_default_texts_folder__the_project_s_own__not_the_shared_temporary_one():
+    env = {key: value for key, value in os.environ.items() if key != "MATERIAL_TEXTS_DIR"}
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from ctxstudio import settings; print(settings.MATERIAL_TEXTS_DIR)",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[3],
+    ).stdout.strip()
+
+    assert Path(shown) == Path(__file__).resolve().parents[3] / "var" / "texts"
+    assert not shown.startswith(tempfile.gettempdir())
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o775, 0o1777])
+def test_a_texts_folder_others_can_write__refused_texts_held_and_said(
+    settings, tmp_path, caplog, mode, monkeypatch
+):
+    monkeypatch.setattr(held_texts, "mapping_problem", "")  # this process's state, restored
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, mode)
+    settings.MATERIAL_TEXTS_DIR = str(shared)
+    workspace_import(document=kb_document(20))
+    cache.workspace_cache_clear()
+
+    with caplog.at_level(logging.ERROR, logger="profiles.workspace.held_texts"):
+        answer = profile_resolve(profile="support", request=REQUEST)
+
+    assert answer == stored_answer()
+    assert all(isinstance(body, str) for body in bodies())  # held in memory
+    assert list(shared.iterdir()) == []  # nothing written there
+    assert "may be written by its group or others" in caplog.text
+    assert str(shared) in held_texts.texts_problem()
+    # Once the folder is made private, the next compile maps again and the problem is gone.
+    os.chmod(shared, 0o700)
+    cache.workspace_cache_clear()
+    assert profile_resolve(profile="support", request=REQUEST) == answer
+    assert held_texts.texts_problem() == ""
+    assert sum(isinstance(body, MappedText) for body in bodies()) == 20
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_a_texts_folder_of_another_user__refused_texts_held(
+    settings, tmp_path, caplog, monkeypatch
+):
+    monkeypatch.setattr(held_texts, "mapping_problem", "")  # this process's state, restored
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    os.chown(theirs, 65534, 65534)  # nobody's
+    settings.MATERIAL_TEXTS_DIR = str(theirs)
+    workspace_import(document=kb_document(20))
+    cache.workspace_cache_clear()
+
+    with caplog.at_level(logging.ERROR, logger="profiles.workspace.held_texts"):
+        assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
+
+    assert all(isinstance(body, str) for body in bodies())
+    assert "owned by user 65534" in held_texts.texts_problem()
+    assert list(theirs.iterdir()) == []
+
+
+def test_a_per_database_folder_left_open__is_made_private_again(settings, tmp_path):
+    settings.MATERIAL_TEXTS_DIR = str(tmp_path / "texts")
+    workspace_import(document=kb_document(20))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    folder = held_texts._directory()
+    os.chmod(folder, 0o755)
+    cache.workspace_cache_clear()
+
+    assert profile_resolve(profile="support", request=REQUEST) == stored_answer()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+@pytest.mark.django_db(transaction=True)  # the warm-up closes its connections
+def test_a_truncated_file__a_new_worker_warms_and_every_door_answers(admin_user, caplog):
+    # Given a file cut short (the issue: a new worker failed to warm, every resolve answered 500)
+    workspace_import(document=kb_document(40))
+    cache.workspace_cache_clear()
+    cache.workspace_get()
+    path = the_file()
+    replaced(path, path.read_bytes()[:100])
+    cache.workspace_cache_clear()
+
+    # When a new worker warms and is asked to resolve, preview and expand through the API
+    assert worker_warm(heartbeat=lambda: None) is True
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key_for(admin_user)}")
+    resolved = client.post("/api/v1/resolve", REQUEST, format="json")
+    previewed = client.post(
+        "/api/v1/profiles/support/preview",
+        {"input": REQUEST["input"], "now": REQUEST["now"]},
+        format="json",
+    )
+
+    # Then it answers from the rebuilt file, as the stored document does
+    assert resolved.status_code == 200, resolved.content
+    assert resolved.json()["output"] == stored_answer()["output"]
+    assert previewed.status_code == 200, previewed.content
+    assert held_texts.last_rebuilt.startswith(path.name)
+    assert sum(isinstance(body, MappedText) for body in bodies()) == 40
