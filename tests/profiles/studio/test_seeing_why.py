@@ -192,3 +192,24 @@ def test_layer_stages__full_resolution__reasons_counted_from_the_record():
     assert str(stages["Materialized"]["sentence"]) == (
         "3 items kept; 16 other items offered as references; 21 not retrieved."
     )
+
+
+def test_layer_stages__summary_without_reasons__says_both_together():
+    # A summary record counts its references in one number: never all "offered".
+    record = {
+        "layer": "kb",
+        "available": {"state": "MATERIAL_PRESENT", "items": 40},
+        "applicable": {"state": "APPLICABLE", "reason": "IN_SCOPE", "candidates": 40},
+        "currentness": {"state": "NOT_ASSESSED"},
+        "decision": {"kind": "inline", "reason": "INCLUDED_APPLICABLE", "detail": None},
+        "materialized": {"items": [{"item": "a"}], "references": []},
+        "projected": {"facets": ["title"], "derived": {}},
+        "rendered": {"items": ["a"], "trimmed": [], "estimatedTokens": 30},
+        "counts": {"items": 1, "references": 37, "trimmed": 0},
+    }
+
+    stages = {stage["name"]: stage for stage in presenters.layer_stages(record)}
+
+    assert str(stages["Materialized"]["sentence"]) == (
+        "1 item kept; 37 other items offered as references or not retrieved."
+    )
