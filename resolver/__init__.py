@@ -13,6 +13,8 @@ Public API (other packages depend on these exact names):
 * ``CompiledWorkspace.resolve_json(request) -> EncodedResolution``: the same resolution as
   the bytes the API and the CLI write (``.data`` is ``json_text(resolve(request)).encode()``,
   built without a Python object per listed item) and its small top-level fields (``.head``).
+* ``CompiledWorkspace.resolve_with_reference_counts(request) -> (dict, dict)``: the
+  resolution and, by layer key, the layer's references counted by reason (not in SPEC §7).
 * ``CompiledWorkspace.with_profile_draft(profile_key, rules=..., budget=...)`` returns a
   workspace whose profile carries unsaved edits, sharing the compiled layer indexes.
 * Keeping a compiled workspace current: ``compile_workspace(document, previous=compiled,

@@ -52,6 +52,7 @@ from resolver.report import (
     EncodedResolution,
     encoded_resolution,
     layer_ranking,
+    layer_reference_counts,
     resolution_json,
 )
 from resolver.request import Request, parse_request
@@ -203,6 +204,21 @@ class CompiledWorkspace:
             traces, ctx, _ = self._run({**request, "detail": "full"}, clock)
         trace = next((t for t in traces if t.layer.key == layer_key), None)
         return layer_ranking(trace, ctx, paths) if trace is not None else []
+
+    def resolve_with_reference_counts(
+        self, request: dict, *, clock=system_clock
+    ) -> tuple[dict, dict[str, dict[str, int]]]:
+        """Resolve a request as ``resolve`` does; return the resolution and, by layer key,
+        the number of the layer's references per reason (``report.layer_reference_counts``).
+
+        From the same run: a summary (SPEC §7.1) gives a layer's references as one number,
+        which the studio's timeline tells apart (overflow offered, items not retrieved).
+        Not part of the resolution JSON. Raises what ``resolve`` raises.
+        """
+        with _collector_paused():
+            traces, ctx, text = self._run(request, clock)
+            resolution = resolution_json(traces, ctx, text)
+        return resolution, {trace.layer.key: layer_reference_counts(trace) for trace in traces}
 
     def _resolve(self, request: dict, clock) -> dict:
         return resolution_json(*self._run(request, clock))

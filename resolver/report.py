@@ -461,11 +461,21 @@ def reference_counts(traces) -> dict:
     """SPEC §7.1: the number of entries of the full ``references`` list per reason."""
     counts = dict.fromkeys(R.REFERENCE_REASONS, 0)
     for trace in traces:
-        if not trace.selected:
-            continue
-        content = R.BUDGET_TRIMMED if trace.inline else R.ON_DEMAND
-        counts[content] += len(trace.units) - (trace.admitted_units if trace.inline else 0)
-        counts[R.LAYER_TOKEN_LIMIT] += len(trace.limited)
-        counts[R.BEYOND_MAX_ITEMS] += trace.beyond_count
-        counts[R.NOT_RETRIEVED] += trace.not_retrieved_count
+        for reason, count in layer_reference_counts(trace).items():
+            counts[reason] += count
+    return {reason: count for reason, count in counts.items() if count}
+
+
+def layer_reference_counts(trace) -> dict:
+    """The number of one layer's entries of the full ``references`` list per reason (reasons
+    with none left out; empty for an omitted layer). Not a SPEC §7 field: a summary gives a
+    layer's references as one number, and their reasons only for the whole resolution."""
+    if not trace.selected:
+        return {}
+    content = R.BUDGET_TRIMMED if trace.inline else R.ON_DEMAND
+    counts = dict.fromkeys(R.REFERENCE_REASONS, 0)
+    counts[content] = len(trace.units) - (trace.admitted_units if trace.inline else 0)
+    counts[R.LAYER_TOKEN_LIMIT] = len(trace.limited)
+    counts[R.BEYOND_MAX_ITEMS] = trace.beyond_count
+    counts[R.NOT_RETRIEVED] = trace.not_retrieved_count
     return {reason: count for reason, count in counts.items() if count}

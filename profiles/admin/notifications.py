@@ -8,6 +8,11 @@ from profiles.models import Webhook, WebhookDelivery
 from profiles.notifications.webhooks import secret_masked
 from profiles.workspace.permissions import MANAGE_WEBHOOKS, ReadOnlyAdminMixin, user_can
 
+# Django's default plural adds an "s" ("webhook deliverys"). A ModelAdmin has no plural of its
+# own (the index, the changelist and the breadcrumbs read the model's options), and the
+# model's Meta would need a migration for a label: set the option the admin reads, here.
+WebhookDelivery._meta.verbose_name_plural = "webhook deliveries"
+
 
 class WebhooksAdminMixin(ReadOnlyAdminMixin):
     """Read-only, and only for those who may manage webhooks (staff)."""

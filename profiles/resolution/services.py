@@ -43,6 +43,25 @@ def profile_resolve(
     return compiled.resolve(request)
 
 
+def profile_resolve_with_reference_counts(
+    *,
+    profile: Profile | str,
+    request: dict,
+    rule_overrides: dict | None = None,
+    budget_override: int | None = None,
+    compiled: CompiledWorkspace | None = None,
+) -> tuple[dict, dict[str, dict[str, int]]]:
+    """Resolve as ``profile_resolve`` does; return the resolution and, by layer key, the
+    number of the layer's references per reason
+    (``CompiledWorkspace.resolve_with_reference_counts``), which a summary gives for the
+    whole resolution only. Raises what ``profile_resolve`` raises.
+    """
+    compiled, request = profile_draft_request(
+        profile, request, rule_overrides, budget_override, compiled
+    )
+    return compiled.resolve_with_reference_counts(request)
+
+
 def profile_layer_ranking(
     *,
     profile: Profile | str,

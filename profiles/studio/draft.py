@@ -21,6 +21,7 @@ from profiles.models import Profile, Scenario
 from profiles.resolution.services import (
     profile_layer_ranking,
     profile_resolve,
+    profile_resolve_with_reference_counts,
     workspace_resolve,
 )
 from profiles.studio import presenters
@@ -283,11 +284,21 @@ def draft_from_post(data: QueryDict, document: dict, profile_key: str) -> Draft:
 
 def resolve_draft(draft: Draft, cached, *, detail: str = SUMMARY) -> dict | None:
     """Resolve the draft (never writing); on an error, put it on its field and return None."""
+    return _draft_resolved(profile_resolve, draft, cached, detail)
+
+
+def resolve_draft_with_reference_counts(draft: Draft, cached) -> tuple[dict, dict] | None:
+    """Resolve the draft as a summary, as ``resolve_draft`` does; return the resolution and
+    each layer's references counted by reason (the timeline's), or None."""
+    return _draft_resolved(profile_resolve_with_reference_counts, draft, cached, SUMMARY)
+
+
+def _draft_resolved(resolve, draft: Draft, cached, detail: str):
     if not draft.is_valid():
         return None
     request = {**draft.sample.as_request(), "detail": detail}
     try:
-        return profile_resolve(
+        return resolve(
             profile=draft.profile_key,
             request=request,
             rule_overrides=draft.rule_overrides(),
@@ -323,13 +334,14 @@ def rank_draft(draft: Draft, cached, layer_key: str, *, paths=None) -> list[dict
 
 def preview_context(profile: Profile, draft: Draft, cached) -> dict:
     """Resolve the draft as a summary and return everything the preview shows."""
-    resolution = resolve_draft(draft, cached)
+    resolved = resolve_draft_with_reference_counts(draft, cached)
+    resolution, reference_counts = resolved if resolved is not None else (None, {})
     context: dict[str, Any] = {"draft": draft, "profile": profile, "resolution": resolution}
     context["dirty"] = draft.is_dirty(cached.document)
     if resolution is not None:
         context["status_messages"] = presenters.status_messages(resolution)
         context["meter"] = presenters.budget_meter(resolution)
-        context["timeline"] = presenters.layer_timeline(resolution)
+        context["timeline"] = presenters.layer_timeline(resolution, reference_counts)
         context["output_lines"] = presenters.output_lines(resolution)
         context["reference_summary"] = presenters.reference_summary(resolution)
         context["exclusion_summary"] = presenters.exclusion_summary(resolution)

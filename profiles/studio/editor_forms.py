@@ -129,10 +129,11 @@ class RuleForm(forms.Form):
             slug = name.replace(".", "-")
             bound = self[name]
             value = bound.value()
+            error_id = f"err-{self.layer_key}-{slug}"
             attrs = {
                 "id": f"r-{self.layer_key}-{slug}",
                 "aria-label": f"{self.layer_key} {name}",
-                "aria-describedby": f"err-{self.layer_key}-{slug}",
+                "aria-describedby": error_id,
                 "data-saved": str(self.initial.get(name, "")),
             }
             if name in RULE_CHOICES and not value:
@@ -146,7 +147,8 @@ class RuleForm(forms.Form):
                     "id": attrs["id"],
                     "name": name,
                     "label": name.replace(".", " "),
-                    "error_id": attrs["aria-describedby"],
+                    # Not the control's aria-describedby: it may name a warning too.
+                    "error_id": error_id,
                     "slot": f"{self.layer_key} {name}",
                     "error": (self.errors.get(name) or [""])[0],
                     "suggestions": suggestions,

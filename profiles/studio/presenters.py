@@ -54,8 +54,28 @@ def layer_counts(record: dict) -> dict[str, int]:
     }
 
 
-def layer_stages(record: dict) -> list[dict]:
-    """Return the seven stages of one layer record, each with state, code and a sentence."""
+def layer_reference_reasons(record: dict, reference_counts: dict | None = None) -> dict | None:
+    """Return a layer's references counted by reason: from ``reference_counts`` (by layer key,
+    as ``profile_resolve_with_reference_counts`` gives them) or, for a full resolution, from
+    the record's own list; None for a summary record without them (it has the total only)."""
+    if reference_counts is not None:
+        return reference_counts.get(record["layer"], {})
+    if "counts" in record:
+        return None
+    reasons: dict[str, int] = {}
+    for reference in record["materialized"]["references"]:
+        reasons[reference["reason"]] = reasons.get(reference["reason"], 0) + 1
+    return reasons
+
+
+def layer_stages(record: dict, reasons: dict | None = None) -> list[dict]:
+    """Return the seven stages of one layer record, each with state, code and a sentence.
+
+    ``reasons`` are the layer's references counted by reason (``layer_reference_reasons``),
+    so that the items offered as references are counted apart from those not retrieved.
+    """
+    if reasons is None:
+        reasons = layer_reference_reasons(record)
     stages = []
     available = record["available"]
     stages.append(
@@ -124,8 +144,19 @@ def layer_stages(record: dict) -> list[dict]:
     on_demand = decision["kind"] == R.ON_DEMAND_KIND
     units = _plural(counts["units"], "reference" if on_demand else "item")
     parts = [f"{units} kept"]
-    if counts["references"] and not on_demand:
-        parts.append(f"{_plural(counts['references'], 'other item')} offered as references")
+    if reasons is None:  # a summary's total: overflow and items not retrieved together
+        if counts["references"]:
+            parts.append(
+                f"{_plural(counts['references'], 'other item')} offered as references "
+                "or not retrieved"
+            )
+    else:
+        # NOT_RETRIEVED references are reported, never offered (SPEC §4.5): counted apart.
+        offered = sum(reasons.get(reason, 0) for reason in CUT_REASONS)
+        if offered and not on_demand:
+            parts.append(f"{_plural(offered, 'other item')} offered as references")
+        if reasons.get(R.NOT_RETRIEVED):
+            parts.append(f"{reasons[R.NOT_RETRIEVED]:,} not retrieved")
     stages.append(
         Stage(
             "Materialized",
@@ -173,16 +204,17 @@ def layer_stages(record: dict) -> list[dict]:
     return stages
 
 
-def layer_timeline(resolution: dict) -> list[dict]:
+def layer_timeline(resolution: dict, reference_counts: dict | None = None) -> list[dict]:
     """Return one entry per layer, in render order, with its stages and unit counts.
 
-    The item rows of a layer are not here: the page loads them when the layer is opened
-    (``layer_rows``), a stage at a time.
+    ``reference_counts`` (by layer key, then reason) tell a summary's overflow references
+    apart from its items not retrieved. The item rows of a layer are not here: the page
+    loads them when the layer is opened (``layer_rows``), a stage at a time.
     """
     entries = []
     for record in resolution["layers"]:
         kind = record["decision"]["kind"]
-        stages = layer_stages(record)
+        stages = layer_stages(record, layer_reference_reasons(record, reference_counts))
         entries.append(
             {
                 "record": record,

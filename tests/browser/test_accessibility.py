@@ -410,3 +410,49 @@ def test_editor__ctrl_s__saves_the_rules(signed_in, live_server, workspace):
     expect(page.locator(".messages")).to_contain_text(f"Saved {workspace.key}")
     expect(page.locator("#unsaved-badge")).to_have_text("All changes saved")
     assert Profile.objects.get(pk=workspace.pk).budget == 650
+
+
+# Each id an element's aria-describedby names, with the ids that are on no element of the page
+# (axe passes a reference list with at least one id found, so it misses a broken one).
+MISSING_DESCRIPTIONS = """
+() => Array.from(document.querySelectorAll("[aria-describedby]")).flatMap((element) => {
+  const ids = element.getAttribute("aria-describedby").trim().split(/\\s+/);
+  return ids.filter((id) => !document.getElementById(id)).map(
+    (id) => `${element.tagName.toLowerCase()}#${element.id || "?"} -> ${id}`
+  );
+})
+"""
+IDS_WITH_SPACES = """
+() => Array.from(document.querySelectorAll("[id]")).map((element) => element.id)
+  .filter((id) => /\\s/.test(id))
+"""
+
+
+def test_aria_describedby__every_studio_page__names_elements_that_exist(
+    signed_in, live_server, workspace
+):
+    page = signed_in
+    found = {}
+    for name, path in STUDIO_PAGES.items():
+        page.goto(live_server.url + path(workspace))
+        page.wait_for_load_state("networkidle")
+        broken = page.evaluate(MISSING_DESCRIPTIONS) + page.evaluate(IDS_WITH_SPACES)
+        if broken:
+            found[name] = broken
+    assert not found, report(found)
+
+
+def test_aria_describedby__currentness_field__its_error_and_its_warning(
+    signed_in, live_server, workspace
+):
+    page = signed_in
+    page.goto(f"{live_server.url}/profiles/{workspace.key}/")
+    field = page.get_by_label("kb currentness.field", exact=True)
+
+    described_by = field.get_attribute("aria-describedby").split()
+
+    assert described_by == ["err-kb-currentness-field", "warn-kb-currentness-field"]
+    expect(page.locator("#err-kb-currentness-field")).to_have_attribute(
+        "data-error-for", "kb currentness.field"
+    )
+    expect(page.locator("#warn-kb-currentness-field")).to_have_count(1)

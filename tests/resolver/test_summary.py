@@ -167,3 +167,30 @@ def test_cli__detail_summary_flag__prints_the_summary(tmp_path, capsys):
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == summary_of(compile_workspace(case["workspace"]).resolve(request))
+
+
+def layer_reasons_of(full: dict) -> dict:
+    """Return each layer's references counted by reason, from a full resolution's list."""
+    counts = {layer["layer"]: {} for layer in full["layers"]}
+    for reference in full["references"]:
+        layer = counts[reference["layer"]]
+        layer[reference["reason"]] = layer.get(reference["reason"], 0) + 1
+    return counts
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(scenarios())
+def test_reference_counts_by_layer__any_request__the_full_resolution_s_by_layer(scenario):
+    workspace = compile_workspace(scenario.document)
+    full = workspace.resolve(scenario.request)
+
+    summary, counts = workspace.resolve_with_reference_counts(
+        {**scenario.request, "detail": "summary"}
+    )
+
+    assert counts == layer_reasons_of(full)
+    assert summary == summary_of(full)

@@ -16,6 +16,7 @@ from profiles.studio.draft import (
     sample_values_from_scenario,
 )
 from profiles.studio.editor_forms import rule_form_values
+from profiles.studio.scenario_links import scenario_from_parameter
 from profiles.studio.throttling import throttled
 from profiles.workspace import cache
 from profiles.workspace.fields import PROFILE_FIELDS
@@ -107,7 +108,7 @@ def profile_compare(request):
         ]
         b = siblings[0] if siblings else next((k for k in keys if k != a), None)
     scenarios = scenario_list_of_profiles(profile_keys=[k for k in (a, b) if k])
-    chosen = next((s for s in scenarios if str(s.pk) == request.GET.get("scenario", "")), None)
+    chosen = scenario_from_parameter(scenarios, request.GET.get("scenario"))
     typed = sample_values_from_query(request.GET)
     if chosen is not None and (typed is None or request.GET.get("load")):
         values = sample_values_from_scenario(chosen)  # "Load" (or nothing typed)

@@ -37,6 +37,7 @@ from profiles.studio.draft import (
     scenario_matches,
     scenario_save,
 )
+from profiles.studio.scenario_links import scenario_from_parameter, scenario_parameter
 from profiles.studio.throttling import throttled
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
@@ -104,7 +105,7 @@ def _share_url(profile: Profile, draft: Draft, loaded: Scenario | None) -> str:
     """Return the editor's URL carrying this sample input: a link that opens what you see."""
     url = reverse("profile-editor", args=[profile.key])
     if loaded is not None and scenario_matches(loaded, draft.sample):
-        return f"{url}?scenario={loaded.pk}"
+        return f"{url}?scenario={scenario_parameter(loaded)}"
     query = sample_query(draft.sample)
     return f"{url}?{query}" if query else url
 
@@ -149,8 +150,9 @@ def editor_page(
 def profile_editor(request, key):
     """Show the editor on the saved profile.
 
-    The sample input comes from the link (``?scenario=<id>``, or the sample's own fields: a
-    shared preview), else from this session, else from the profile's default scenario.
+    The sample input comes from the link (``?scenario=`` with the scenario's id, or its name:
+    ``scenario_links``; or the sample's own fields: a shared preview), else from this session,
+    else from the profile's default scenario.
     """
     profile = _editor_profile(key)
     cached = cache.workspace_get()
@@ -158,7 +160,7 @@ def profile_editor(request, key):
     loaded = None
     shared = sample_values_from_query(request.GET)
     if request.GET.get("scenario"):
-        loaded = next((s for s in scenarios if str(s.pk) == request.GET["scenario"]), None)
+        loaded = scenario_from_parameter(scenarios, request.GET["scenario"])
         if loaded is None:
             raise Http404("no such scenario for this profile")
         values = sample_values_from_scenario(loaded)

@@ -1,6 +1,7 @@
 """The admin as reviewers use it: lists, change pages, history with diffs, the resolve page."""
 
 import pytest
+from django.contrib import admin
 from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils.html import escape
@@ -332,3 +333,13 @@ def test_admin_api_keys__revoke_action__the_key_gets_401(admin_client, client):
     assert ApiKey.objects.get().revoked_at is not None
     api = client.get("/api/v1/profiles/", headers={"Authorization": f"Bearer {key}"})
     assert api.status_code == 401
+
+
+def test_admin_model_names__every_registered_model__plural_is_english(admin_client):
+    # Django's default plural appends an "s": "webhook deliverys" (issue 38).
+    plurals = {model._meta.verbose_name_plural for model in admin.site._registry}
+    wrong = [plural for plural in plurals if plural.endswith("ys") and plural[-3:-2] not in "aeiou"]
+    assert wrong == []
+    index = admin_client.get(reverse("admin:index")).content.decode()
+    assert "Webhook deliveries" in index
+    assert "deliverys" not in index

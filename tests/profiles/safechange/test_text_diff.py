@@ -126,7 +126,8 @@ def test_history_page__scenario__shows_removed_lines_labelled(versions, client, 
     assert 'data-text-diff="changed"' in page
     assert '<li class="removed"><span class="visually-hidden">removed: </span>' in page
     assert "### Item 1 of layer 0" in page
-    assert '<option value="refund question" selected>' in page
+    scenario = Scenario.objects.get(name="refund question")
+    assert f'<option value="{scenario.pk}" selected>refund question</option>' in page
 
 
 def test_history_page__unknown_scenario__400_with_a_clear_message(versions, client, editor):

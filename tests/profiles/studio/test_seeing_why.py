@@ -140,3 +140,76 @@ def test_score_text__six_decimals__three_on_screen():
     assert item_rows.score_text(1.234567) == "1.235"
     assert item_rows.score_text(0) == "0.000"
     assert item_rows.score_text(None) == "—"
+
+
+def materialized_sentence(html: str, layer: str) -> str:
+    entry = html.split(f'data-layer="{layer}"')[1].split('class="tl-entry')[0]
+    stage = entry.split('data-stage="Materialized"')[1].split("</li>")[0]
+    return " ".join(re.sub(r"<[^>]+>", " ", stage).split())
+
+
+def test_timeline__items_not_retrieved__counted_apart_from_those_offered_as_references(
+    editor_client, workspace
+):
+    # Given kb retrieves 2 of its 4 items (the other 2 match no query term), and keeps 1
+    data = saved_form(editor_client) | {"kb-maxItems": "1"}
+
+    # When the preview (a summary) shows the kb layer's timeline
+    html = editor_client.post(PREVIEW, data, headers=HTMX).content.decode()
+
+    # Then the item beyond maxItems is offered as a reference, the 2 others not retrieved
+    sentence = materialized_sentence(html, "kb")
+    assert "1 item kept; 1 other item offered as references; 2 not retrieved." in sentence
+
+
+def test_timeline__only_items_not_retrieved__none_offered_as_references(editor_client, workspace):
+    html = editor_client.get(EDITOR).content.decode()
+
+    sentence = materialized_sentence(html, "kb")
+
+    assert "2 items kept; 2 not retrieved." in sentence
+    assert "offered" not in sentence
+
+
+def test_layer_stages__full_resolution__reasons_counted_from_the_record():
+    record = {
+        "layer": "kb",
+        "available": {"state": "MATERIAL_PRESENT", "items": 40},
+        "applicable": {"state": "APPLICABLE", "reason": "IN_SCOPE", "candidates": 40},
+        "currentness": {"state": "NOT_ASSESSED"},
+        "decision": {"kind": "inline", "reason": "INCLUDED_APPLICABLE", "detail": None},
+        "materialized": {
+            "items": [{"item": "a"}, {"item": "b"}, {"item": "c"}],
+            "references": [{"item": f"o{n}", "reason": "BEYOND_MAX_ITEMS"} for n in range(16)]
+            + [{"item": f"n{n}", "reason": "NOT_RETRIEVED"} for n in range(21)],
+        },
+        "projected": {"facets": ["title"], "derived": {}},
+        "rendered": {"items": ["a", "b", "c"], "trimmed": [], "estimatedTokens": 90},
+    }
+
+    stages = {stage["name"]: stage for stage in presenters.layer_stages(record)}
+
+    assert str(stages["Materialized"]["sentence"]) == (
+        "3 items kept; 16 other items offered as references; 21 not retrieved."
+    )
+
+
+def test_layer_stages__summary_without_reasons__says_both_together():
+    # A summary record counts its references in one number: never all "offered".
+    record = {
+        "layer": "kb",
+        "available": {"state": "MATERIAL_PRESENT", "items": 40},
+        "applicable": {"state": "APPLICABLE", "reason": "IN_SCOPE", "candidates": 40},
+        "currentness": {"state": "NOT_ASSESSED"},
+        "decision": {"kind": "inline", "reason": "INCLUDED_APPLICABLE", "detail": None},
+        "materialized": {"items": [{"item": "a"}], "references": []},
+        "projected": {"facets": ["title"], "derived": {}},
+        "rendered": {"items": ["a"], "trimmed": [], "estimatedTokens": 30},
+        "counts": {"items": 1, "references": 37, "trimmed": 0},
+    }
+
+    stages = {stage["name"]: stage for stage in presenters.layer_stages(record)}
+
+    assert str(stages["Materialized"]["sentence"]) == (
+        "1 item kept; 37 other items offered as references or not retrieved."
+    )
