@@ -142,9 +142,10 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-# Axes' backend comes first: it refuses a locked-out login before any password is checked.
+# Axes' backend comes first: it refuses a locked-out login before any password is checked;
+# ours adds the per-address rate of failed logins in front of it (ctxstudio.login_rate).
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "ctxstudio.login_rate.LoginBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -222,6 +223,11 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_MAX_FAILURES", "5"))
 AXES_COOLOFF_TIME = timedelta(seconds=int(os.environ.get("LOGIN_FAILURE_WINDOW", "900")))
 AXES_RESET_ON_SUCCESS = True
+# Across usernames: LOGIN_ADDRESS_MAX_FAILURES failed logins from one client address within a
+# window of LOGIN_ADDRESS_FAILURE_WINDOW seconds, and that address's further logins answer
+# 429 (before any password is hashed) until the window ends (ctxstudio.login_rate).
+LOGIN_ADDRESS_MAX_FAILURES = int(os.environ.get("LOGIN_ADDRESS_MAX_FAILURES", "20"))
+LOGIN_ADDRESS_FAILURE_WINDOW = int(os.environ.get("LOGIN_ADDRESS_FAILURE_WINDOW", "300"))
 AXES_CLIENT_IP_CALLABLE = "ctxstudio.client_address.client_address"
 AXES_LOCKOUT_CALLABLE = "ctxstudio.login_lockout.lockout_response"
 # The admin lists lockouts (ctxstudio.admin); axes' own pages list database records, which
