@@ -343,6 +343,10 @@ class ProfileDraftViewSet(GenericViewSet):
     )
     def promote(self, request, key):
         body = _body(request, ("to", "title", "description", "key", "reviewers"))
+        # The schema's types: the service would take a number as its canonical string.
+        for name in ("title", "description", "key"):
+            if name in body and not isinstance(body[name], str):
+                raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a string", name)
         try:
             change_request = change_request_open(
                 opener=profile_promote,
