@@ -223,10 +223,15 @@ class ProfileVersionViewSet(GenericViewSet):
         except VersionNotRestorable as exc:
             raise ApiError(400, "INVALID_REQUEST", str(exc), "number") from None
         profile = profile_get(key=key)
+        headers = {"ETag": profile_etag(profile)}
+        if created:
+            headers["Location"] = reverse(
+                "api:profile-version-detail", args=[key, latest.number], request=request
+            )
         return Response(
             version_record(latest, with_document=True),
             status=201 if created else 200,
-            headers={"ETag": profile_etag(profile)},
+            headers=headers,
         )
 
     @extend_schema(
