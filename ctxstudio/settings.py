@@ -122,6 +122,8 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Context Studio <norep
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 
 MIDDLEWARE = [
+    # First: every log line of the request carries its id (ctxstudio.log_context).
+    "ctxstudio.log_context.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Outermost of ours: whatever answers an error under /api/ below, it leaves in JSON.
@@ -384,14 +386,27 @@ if os.environ.get("CACHE_URL"):
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    if DEBUG:
-        # Development (make run: one runserver process): a per-process cache is enough for
-        # the login counters. Production without CACHE_URL still gets axes.W001.
-        SILENCED_SYSTEM_CHECKS = ["axes.W001"]
+# Axes' warning about a per-process cache names AXES_CACHE and CACHES; ctxstudio.W001 says it
+# instead, once, naming CACHE_URL (and not in development: make run is one process).
+SILENCED_SYSTEM_CHECKS = ["axes.W001"]
 
+# Application log lines: UTC time, level, logger, the request's id ("-" outside a request).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "ctxstudio.log_context.RequestIdFilter"}},
+    "formatters": {
+        "line": {
+            "()": "ctxstudio.log_context.UtcFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        }
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "line",
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }

@@ -18,7 +18,10 @@ def main(argv: list[str]) -> int:
     if not command:
         print("usage: with_worker.py -- COMMAND...", file=sys.stderr)
         return 2
-    worker = subprocess.Popen([sys.executable, "manage.py", "db_worker", "-v", "0"])
+    # The checks ran with the migrations just before: their warnings are said once.
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "db_worker", "-v", "0", "--skip-checks"]
+    )
     server = subprocess.Popen(command)
 
     def forward(signum, frame):
