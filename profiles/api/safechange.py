@@ -352,6 +352,10 @@ class ProfileDraftViewSet(GenericViewSet):
         for name in ("title", "description", "key"):
             if name in body and not isinstance(body[name], str):
                 raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a string", name)
+        if "reviewers" in body and not isinstance(body["reviewers"], list):
+            raise ApiError(
+                400, "INVALID_REQUEST", "reviewers: must be a list of usernames", "reviewers"
+            )
         try:
             change_request = change_request_open(
                 opener=profile_promote,

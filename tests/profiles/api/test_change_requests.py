@@ -572,7 +572,8 @@ def test_impact__scenario_without_now__both_sides_resolve_at_one_moment(protecte
 
 
 @pytest.mark.parametrize(
-    ("field", "value"), [("key", 5), ("key", None), ("title", 7), ("description", None)]
+    ("field", "value"),
+    [("key", 5), ("key", None), ("title", 7), ("description", None), ("reviewers", None)],
 )
 def test_promote__field_not_a_string__400_naming_it(protected, editor_client, field, value):
     # The schema types them as strings; a number was taken as its canonical string (issue 33,
