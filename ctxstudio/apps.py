@@ -8,4 +8,4 @@ class ContextStudioConfig(AppConfig):
     verbose_name = "Context Studio"
 
     def ready(self):
-        from ctxstudio import login_lockout  # noqa: F401 -- connects its signal receivers
+        from ctxstudio import checks, log_context, login_lockout  # noqa: F401 -- registers them

@@ -5,7 +5,8 @@ address (``AXES_LOCKOUT_PARAMETERS``); the address comes from
 :func:`ctxstudio.client_address.client_address`. This module adds what the project needs
 around it:
 
-* one lockout answer for every login door: the API's error shape under ``/api/``, a short
+* one lockout answer for every login door (also for an address over its rate of failed
+  logins across usernames, ``ctxstudio.login_rate``): the API's error shape under ``/api/``, a short
   page elsewhere, both 429 with ``Retry-After``;
 * the token endpoint: DRF authenticates with its own request object, on which axes sets
   its lockout mark; the mark is copied to Django's request so that ``AxesMiddleware``
@@ -14,12 +15,15 @@ around it:
   that lifts it. The cache keeps only counters, which the admin cannot list.
 """
 
+import math
+
 from axes.helpers import get_cool_off, get_failure_limit
 from axes.models import AccessFailureLog
 from axes.signals import user_locked_out
 from django.dispatch import receiver
 from django.http import HttpResponse, JsonResponse
 
+from ctxstudio.login_rate import RETRY_AFTER_ATTRIBUTE
 from profiles.api.exceptions import error_body
 
 API_PREFIX = "/api/"
@@ -30,10 +34,14 @@ def lockout_seconds(request=None) -> int:
 
 
 def lockout_response(request, original_response=None, credentials=None) -> HttpResponse:
-    """Return the answer to a login attempt while its username is locked at this address."""
-    seconds = lockout_seconds(request)
-    minutes = max(seconds // 60, 1)
-    message = f"too many failed logins; try again in {minutes} minutes"
+    """Return the answer to a login attempt while its username is locked at this address, or
+    while the address is over its rate of failed logins (``ctxstudio.login_rate``)."""
+    address_wait = getattr(request, RETRY_AFTER_ATTRIBUTE, None)
+    seconds = address_wait if address_wait is not None else lockout_seconds(request)
+    minutes = max(math.ceil(seconds / 60), 1)
+    unit = "minute" if minutes == 1 else "minutes"
+    source = " from this address" if address_wait is not None else ""
+    message = f"too many failed logins{source}; try again in {minutes} {unit}"
     if request.path.startswith(API_PREFIX):
         response = JsonResponse(error_body("LOGIN_LOCKED_OUT", message), status=429)
     else:

@@ -134,6 +134,8 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Context Studio <norep
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 
 MIDDLEWARE = [
+    # First: every log line of the request carries its id (ctxstudio.log_context).
+    "ctxstudio.log_context.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Outermost of ours: whatever answers an error under /api/ below, it leaves in JSON.
@@ -154,9 +156,10 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-# Axes' backend comes first: it refuses a locked-out login before any password is checked.
+# Axes' backend comes first: it refuses a locked-out login before any password is checked;
+# ours adds the per-address rate of failed logins in front of it (ctxstudio.login_rate).
 AUTHENTICATION_BACKENDS = [
-    "axes.backends.AxesStandaloneBackend",
+    "ctxstudio.login_rate.LoginBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 
@@ -234,6 +237,11 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_MAX_FAILURES", "5"))
 AXES_COOLOFF_TIME = timedelta(seconds=int(os.environ.get("LOGIN_FAILURE_WINDOW", "900")))
 AXES_RESET_ON_SUCCESS = True
+# Across usernames: LOGIN_ADDRESS_MAX_FAILURES failed logins from one client address within a
+# window of LOGIN_ADDRESS_FAILURE_WINDOW seconds, and that address's further logins answer
+# 429 (before any password is hashed) until the window ends (ctxstudio.login_rate).
+LOGIN_ADDRESS_MAX_FAILURES = int(os.environ.get("LOGIN_ADDRESS_MAX_FAILURES", "20"))
+LOGIN_ADDRESS_FAILURE_WINDOW = int(os.environ.get("LOGIN_ADDRESS_FAILURE_WINDOW", "300"))
 AXES_CLIENT_IP_CALLABLE = "ctxstudio.client_address.client_address"
 AXES_LOCKOUT_CALLABLE = "ctxstudio.login_lockout.lockout_response"
 # The admin lists lockouts (ctxstudio.admin); axes' own pages list database records, which
@@ -396,14 +404,27 @@ if os.environ.get("CACHE_URL"):
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
-    if DEBUG:
-        # Development (make run: one runserver process): a per-process cache is enough for
-        # the login counters. Production without CACHE_URL still gets axes.W001.
-        SILENCED_SYSTEM_CHECKS = ["axes.W001"]
+# Axes' warning about a per-process cache names AXES_CACHE and CACHES; ctxstudio.W001 says it
+# instead, once, naming CACHE_URL (and not in development: make run is one process).
+SILENCED_SYSTEM_CHECKS = ["axes.W001"]
 
+# Application log lines: UTC time, level, logger, the request's id ("-" outside a request).
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"request_id": {"()": "ctxstudio.log_context.RequestIdFilter"}},
+    "formatters": {
+        "line": {
+            "()": "ctxstudio.log_context.UtcFormatter",
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
+        }
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "line",
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }

@@ -22,9 +22,19 @@ def main(argv: list[str]) -> int:
     if not command:
         print("usage: with_worker.py -- COMMAND...", file=sys.stderr)
         return 2
+    # The checks ran with the migrations just before: their warnings are said once.
     workers = [
         subprocess.Popen(
-            [sys.executable, "manage.py", "db_worker", "--queue-name", queue, "-v", "0"]
+            [
+                sys.executable,
+                "manage.py",
+                "db_worker",
+                "--queue-name",
+                queue,
+                "-v",
+                "0",
+                "--skip-checks",
+            ]
         )
         for queue in QUEUES
     ]

@@ -56,13 +56,11 @@ from profiles.workspace.permissions import (
 from profiles.workspace.selectors import layer_exists
 from profiles.workspace.validation import issues_in_text
 
-# A YAML document is text to a client: its schema is a string (the JSON one is the object).
-# The upload is declared as binary (UTF-8 bytes): generators send it as the raw body, which
-# keeps the file's lines, and so the line numbers of the import's errors.
-YAML_TEXT = {
-    "type": "string",
-    "description": "The workspace document (SPEC §2) as YAML text.",
-}
+# The YAML export is the same document as the JSON one: a schema under a media type describes
+# the value a client reads from the body, and a YAML reader reads the document's object (as
+# a string schema, every response would violate it). The upload is declared as binary (UTF-8
+# bytes): generators send it as the raw body, which keeps the file's lines, and so the line
+# numbers of the import's errors.
 YAML_UPLOAD = {
     "type": "string",
     "format": "binary",
@@ -195,7 +193,7 @@ class WorkspaceView(ApiView):
         ],
         responses={
             (200, "application/json"): s.WorkspaceSerializer,
-            (200, "application/yaml"): YAML_TEXT,
+            (200, "application/yaml"): s.WorkspaceSerializer,
         },
         tags=["workspace"],
     )

@@ -6,6 +6,7 @@ scoped key never does (no scope grants ``MANAGE_KEYS``). A new key is its caller
 
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 from rest_framework.viewsets import GenericViewSet
 
 from profiles.api.base import body_object, invalid
@@ -77,7 +78,10 @@ class ApiKeyViewSet(GenericViewSet):
             )
         except ApiKeyInvalid as exc:
             raise invalid(exc.field, exc.message) from None
-        return Response({**key_record(made.record), "key": made.key}, status=201)
+        location = reverse("api:key-detail", args=[made.record.pk], request=request)
+        return Response(
+            {**key_record(made.record), "key": made.key}, status=201, headers={"Location": location}
+        )
 
     @extend_schema(
         operation_id="keys_revoke",

@@ -226,10 +226,15 @@ class ProfileVersionViewSet(GenericViewSet):
         except VersionNotRestorable as exc:
             raise ApiError(400, "INVALID_REQUEST", str(exc), "number") from None
         profile = profile_get(key=key)
+        headers = {"ETag": profile_etag(profile)}
+        if created:
+            headers["Location"] = reverse(
+                "api:profile-version-detail", args=[key, latest.number], request=request
+            )
         return Response(
             version_record(latest, with_document=True),
             status=201 if created else 200,
-            headers={"ETag": profile_etag(profile)},
+            headers=headers,
         )
 
     @extend_schema(
@@ -348,6 +353,14 @@ class ProfileDraftViewSet(GenericViewSet):
     )
     def promote(self, request, key):
         body = _body(request, ("to", "title", "description", "key", "reviewers"))
+        # The schema's types: the service would take a number as its canonical string.
+        for name in ("title", "description", "key"):
+            if name in body and not isinstance(body[name], str):
+                raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a string", name)
+        if "reviewers" in body and not isinstance(body["reviewers"], list):
+            raise ApiError(
+                400, "INVALID_REQUEST", "reviewers: must be a list of usernames", "reviewers"
+            )
         try:
             change_request = change_request_open(
                 opener=profile_promote,

@@ -77,12 +77,21 @@ ETAG = {
     "change_requests_create": ("201",),
     **dict.fromkeys(CHANGE_REQUEST_ANSWERS, ("200",)),
 }
-#: operation id -> the status whose answer names the created resource in ``Location``
+#: operation id -> the statuses whose answer names the created resource in ``Location``
 LOCATION = {
-    **{f"{name}_create": "201" for name in ENTRIES},
-    "change_requests_create": "201",
-    "profile_promote": "201",
-    "workspace_import": "202",
+    **{f"{name}_create": ("201",) for name in ENTRIES},
+    **dict.fromkeys(
+        (
+            "change_requests_create",
+            "profile_promote",
+            "profile_versions_restore",
+            "keys_create",
+            "webhooks_create",
+        ),
+        ("201",),
+    ),
+    # The job (202), or with propose=true the change request it opened (201).
+    "workspace_import": ("201", "202"),
 }
 
 
@@ -144,9 +153,9 @@ def add_headers(operation: dict) -> None:
         response_header("200", "ETag", CONTENT_ETAG_HEADER)
     for status in ETAG.get(operation_id, ()):
         response_header(status, "ETag", ETAG_HEADER)
-    if operation_id in LOCATION:
+    for status in LOCATION.get(operation_id, ()):
         response_header(
-            LOCATION[operation_id],
+            status,
             "Location",
             header("The URL of what was created.", required=True, schema={"type": "string"}),
         )

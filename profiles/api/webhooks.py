@@ -109,7 +109,12 @@ class WebhookViewSet(GenericViewSet):
             webhook = webhook_create(user=request.user, **body)
         except WebhookInvalid as exc:
             raise refused(exc) from None
-        return Response(webhook_record(webhook), status=201)
+        location = reverse("api:webhook-detail", kwargs={"webhook_id": webhook.pk})
+        return Response(
+            webhook_record(webhook),
+            status=201,
+            headers={"Location": request.build_absolute_uri(location)},
+        )
 
     @extend_schema(
         operation_id="webhooks_retrieve",

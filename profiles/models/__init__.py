@@ -28,7 +28,7 @@ from profiles.models.base import (
 from profiles.models.keys import ApiKey, KeyScope
 from profiles.models.material import Consumer, Item, ItemChange, ItemKey, ItemTerms, Layer
 from profiles.models.notifications import WEBHOOK_EVENTS, Webhook, WebhookDelivery
-from profiles.models.operations import DecisionLog, ImportJob, WorkspaceVersion
+from profiles.models.operations import DecisionLog, ImportJob, PreviewedUpload, WorkspaceVersion
 from profiles.models.safechange import (
     ENVIRONMENT_MAX_APPROVALS,
     ChangeRequest,
@@ -69,6 +69,7 @@ __all__ = [
     "Order",
     "Participation",
     "Positioned",
+    "PreviewedUpload",
     "Profile",
     "ProfileVersion",
     "RenderFormat",

@@ -169,3 +169,21 @@ class ImportJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED)
+
+
+class PreviewedUpload(models.Model):
+    """A workspace file uploaded in the studio and previewed (its dry run), kept until its
+    Import or Propose (``profiles.import_export.previews``): a row rather than the shared
+    cache, where the throttling and login counters live. A few a user, for half an hour."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    mode = models.CharField(max_length=16, default="merge")
+    source = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"previewed upload {self.id}"

@@ -113,6 +113,10 @@ def reviewers_clean(reviewers, *, author) -> list:
             raise SafeChangeError(
                 f"reviewers[{index}]: must be a username", path=f"reviewers[{index}]"
             )
+        if violates_text_rule(name):  # the database cannot look such a name up
+            raise SafeChangeError(
+                f"reviewers[{index}]: {TEXT_RULE_MESSAGE}", path=f"reviewers[{index}]"
+            )
         names.append(name)
     found = {
         user.get_username(): user for user in users_with(WRITE_RULES).filter(username__in=names)

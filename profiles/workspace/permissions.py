@@ -286,12 +286,14 @@ def key_impact_shown(
     key, impact: list[dict], *, profile: str = "", declared: dict[str, set] | None = None
 ):
     """Return the entries of a stored impact (a change request's: one per saved scenario,
-    each naming its ``profile``, or of ``profile``) that the key may read: a key limited to environments reads
-    only resolutions of profiles of those (``require_key_environment``), as it resolves only
-    them. A profile's environments are the stored one and those the request gives it
-    (``declared``: a change set may move or create a profile): every one must be within the
-    limits, and a profile with none known is not shown. Every entry for other callers; one
-    query, for a limited key only."""
+    each naming its ``profile``, or of ``profile``) that the key may read.
+
+    A key limited to environments reads only resolutions of profiles of those
+    (``require_key_environment``), as it resolves only them. A profile's environments are
+    the stored one and those the request gives it (``declared``: a change set may move or
+    create a profile): every one must be within the limits, and a profile with none known is
+    not shown. Every entry for other callers; one query, for a limited key only.
+    """
     limits = key_environments(key)
     if limits is None or not impact:
         return impact

@@ -517,7 +517,12 @@ CHANGE_REQUEST_REQUIRED_EXAMPLE = OpenApiExample(
 
 class PromoteSerializer(serializers.Serializer):
     to = key_field(help_text="The target environment.")
-    title = serializers.CharField(max_length=200, required=False)
+    title = serializers.CharField(
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        help_text='Default (left out or empty): "Promote <key> to <to>".',
+    )
     description = serializers.CharField(required=False, allow_blank=True)
     key = key_field(
         required=False, help_text="Key of the profile to create when the target has none."

@@ -52,7 +52,8 @@ class Command(BaseCommand):
                 )
             _, key = token_replace(user=user)
             self.stderr.write(
-                f"{username}'s token (the previous one is revoked); send it as 'Token <key>':"
+                f"{username}'s token (the previous one is revoked); "
+                "send it as 'Authorization: Token <key>':"
             )
             self.stdout.write(key)
             return
@@ -76,8 +77,17 @@ class Command(BaseCommand):
             }
             field = exc.field.split("[")[0]
             raise CommandError(f"{option.get(field, '--' + field)}: {exc.message}") from None
+        # What the key may do, as applied (on stderr: stdout carries the key alone).
+        record = made.record
+        environments = ", ".join(record.environments) or "every environment"
+        expiry = (
+            "no expiry"
+            if record.expires_at is None
+            else f"expires {record.expires_at:%Y-%m-%dT%H:%M:%SZ}"
+        )
         self.stderr.write(
-            f'key "{made.record.name}" of {username} ({user_role(user)}; scopes '
-            f"{', '.join(made.record.scopes)}); send it as 'Bearer <key>':"
+            f'key "{record.name}" of {username} ({user_role(user)}); scopes '
+            f"{', '.join(record.scopes)}; environments {environments}; {expiry}; "
+            "send it as 'Authorization: Token <key>':"
         )
         self.stdout.write(made.key)

@@ -2,17 +2,15 @@
 background, whose page shows its progress and then its result).
 
 The upload form first previews the import (its dry run: what it would change, the impact on
-the saved scenarios) and keeps the file for ``PREVIEW_SECONDS`` in the cache under a token;
+the saved scenarios; counted in the ``impact`` scope, like the API's dry run) and keeps the
+file for its next step under a token (``profiles.import_export.previews``: a row, not the cache);
 the preview's Import starts the job, or — when the file touches protected profiles — its
 "Propose as a change request" opens the file as one change set. A POST without ``action``
 imports at once (as the API does); protection refuses it all the same.
 """
 
-import secrets
-
 from django.conf import settings
 from django.contrib import messages
-from django.core.cache import cache as django_cache
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -23,6 +21,11 @@ from profiles.import_export.dry_run import workspace_import_preview, workspace_i
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
 from profiles.import_export.jobs import ImportQueueFull, import_job_get, import_job_start
+from profiles.import_export.previews import (
+    previewed_upload_forget,
+    previewed_upload_get,
+    previewed_upload_keep,
+)
 from profiles.import_export.workspace import WorkspaceImportError
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import impact_max_scenarios
@@ -40,9 +43,6 @@ from profiles.workspace.permissions import (
 )
 from profiles.workspace.validation import issues_in_text
 from resolver import ValidationIssue
-
-# How long an upload's preview keeps the file for its Import or Propose.
-PREVIEW_SECONDS = 30 * 60
 
 
 @capability_required(READ_MATERIAL, IMPORT_EXPORT)
@@ -96,13 +96,10 @@ def workspace_upload(request):
     return render(request, "profiles/workspace.html", {"form": form, "issues": []})
 
 
-def _preview_key(token: str) -> str:
-    return f"studio:import-preview:{token}"
-
-
 def _preview(request, form):
     """Show what the upload would change (its dry run), the file kept for the next step."""
-    refusal = throttle_refusal(request, scope="preview")
+    # A dry run with the impact on saved scenarios: counted as the API's dry run is.
+    refusal = throttle_refusal(request, scope="impact")
     if refusal is not None:
         return refusal
     text, mode = form.cleaned_data["text"], form.cleaned_data["mode"]
@@ -112,12 +109,7 @@ def _preview(request, form):
         issues = [issue_shown(issue.as_dict()) for issue in issues_in_text(exc.issues, text=text)]
         context = {"form": form, "issues": issues}
         return render(request, "profiles/workspace.html", context, status=400)
-    token = secrets.token_urlsafe(16)
-    django_cache.set(
-        _preview_key(token),
-        {"user": request.user.pk, "text": text, "mode": mode},
-        PREVIEW_SECONDS,
-    )
+    token = previewed_upload_keep(user=request.user, text=text, mode=mode)
     changes = [change.as_dict() for change in preview.changes]
     context = {
         "form": WorkspaceUploadForm(initial={"mode": mode}),
@@ -142,8 +134,8 @@ def _preview(request, form):
 def _previewed(request, action: str):
     """Import the previewed file (the job), or propose it as one change set."""
     token = request.POST.get("token") or ""
-    kept = django_cache.get(_preview_key(token)) if token else None
-    if kept is None or kept.get("user") != request.user.pk:
+    kept = previewed_upload_get(token=token, user=request.user)
+    if kept is None:
         messages.error(request, "That preview is no longer kept: upload the file again.")
         return redirect("workspace-upload")
     if action == "propose":
@@ -152,23 +144,23 @@ def _previewed(request, action: str):
             return redirect("workspace-upload")
         try:
             change_request = workspace_import_propose(
-                text=kept["text"],
-                mode=kept["mode"],
+                text=kept.source,
+                mode=kept.mode,
                 user=request.user,
                 title=(request.POST.get("title") or "").strip() or None,
             )
         except (SafeChangeError, WorkspaceImportError) as exc:
             messages.error(request, f"The change request was not opened: {exc}")
             return redirect("workspace-upload")
-        django_cache.delete(_preview_key(token))
+        previewed_upload_forget(upload=kept)
         messages.success(request, "The import is proposed as a change request.")
         return redirect("change-request", pk=change_request.pk)
     try:
-        job = import_job_start(text=kept["text"], mode=kept["mode"], user=request.user)
+        job = import_job_start(text=kept.source, mode=kept.mode, user=request.user)
     except ImportQueueFull as exc:
         messages.error(request, f"The upload was not queued: {exc}.")
         return redirect("workspace-upload")
-    django_cache.delete(_preview_key(token))
+    previewed_upload_forget(upload=kept)
     url = reverse("workspace-import-job", kwargs={"job_id": job.pk})
     if request.htmx:
         return HttpResponseClientRedirect(url)

@@ -292,6 +292,33 @@ BAD_TEXTS = {"NUL": "before\x00after", "lone surrogate": "before\ud800after"}
 
 
 @pytest.mark.parametrize("text", BAD_TEXTS.values(), ids=BAD_TEXTS.keys())
+def test_create_patch_promote__reviewer_name_breaking_the_text_rule__400_at_the_reviewer(
+    release, editor_client, staff, text
+):
+    # A name PostgreSQL cannot look up (NUL) or UTF-8 cannot encode (a lone surrogate) was
+    # looked up anyway: 500 on PostgreSQL (schemathesis, issue 33).
+    reviewers = [staff.username, f"re{text}viewer"]
+    created = propose(editor_client, reviewers=reviewers)
+    opened = propose(editor_client).json()
+    patched = send(
+        editor_client, "patch", f"{CHANGE_REQUESTS}/{opened['id']}", {"reviewers": reviewers}
+    )
+    promoted = send(
+        editor_client,
+        "post",
+        API + "profiles/profile-0-staging/promote",
+        {"to": "production", "reviewers": reviewers},
+    )
+
+    for response in (created, patched, promoted):
+        assert response.status_code == 400, response.content
+        error = response.json()["error"]
+        assert error["path"] == "reviewers[1]"
+        assert "U+0000" in error["message"]
+    assert ChangeRequest.objects.count() == 1
+
+
+@pytest.mark.parametrize("text", BAD_TEXTS.values(), ids=BAD_TEXTS.keys())
 @pytest.mark.parametrize("field", ["title", "description"])
 def test_create_patch_promote__bad_text__400_naming_the_field(release, editor_client, field, text):
     created = propose(editor_client, **{field: text})

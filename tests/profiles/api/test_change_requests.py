@@ -569,3 +569,30 @@ def test_impact__scenario_without_now__both_sides_resolve_at_one_moment(protecte
 
     assert [entry["scenario"] for entry in body["impact"]][-1] == "timeless"
     assert [entry["changed"] for entry in body["impact"]] == [False, False, False, False]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("key", 5), ("key", None), ("title", 7), ("description", None), ("reviewers", None)],
+)
+def test_promote__field_not_a_string__400_naming_it(protected, editor_client, field, value):
+    # The schema types them as strings; a number was taken as its canonical string (issue 33,
+    # schemathesis: a schema-violating request accepted).
+    response = editor_client.post(
+        API + "profiles/profile-0-staging/promote",
+        {"to": "canary", field: value},
+        format="json",
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"]["path"] == field
+    assert not ChangeRequest.objects.exists()
+
+
+def test_promote__empty_title__the_default_one(protected, editor_client):
+    response = editor_client.post(
+        API + "profiles/profile-0-staging/promote", {"to": "canary", "title": ""}, format="json"
+    )
+
+    assert response.status_code == 201
+    assert response.json()["title"] == "Promote profile-0-staging to canary"

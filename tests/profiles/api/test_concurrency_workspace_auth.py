@@ -8,7 +8,16 @@ import yaml
 from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
-from profiles.models import ApiKey, Consumer, Item, Layer, Profile, Rule, WorkspaceVersion
+from profiles.models import (
+    ApiKey,
+    Consumer,
+    Environment,
+    Item,
+    Layer,
+    Profile,
+    Rule,
+    WorkspaceVersion,
+)
 from tests.profiles.api.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
@@ -210,6 +219,37 @@ def test_create_api_key__scoped__prints_a_bearer_key_of_those_scopes(small, staf
     assert client.get(API + "profiles/").status_code == 403
     record = ApiKey.objects.get()
     assert (record.name, record.scopes, record.owner) == ("bot", ["resolve"], staff)
+
+
+def test_create_api_key__environment_and_expiry__printed_as_applied(small, staff, capsys):
+    # Issue 33: --environment was applied but not said; the key still goes alone to stdout.
+    for key in ("production", "staging"):
+        Environment.objects.create(key=key)
+    call_command(
+        "create_api_key",
+        "staff",
+        "--scope",
+        "resolve",
+        "--environment",
+        "production",
+        "--environment",
+        "staging",
+        "--expires",
+        "2099-06-30",
+    )
+    printed = capsys.readouterr()
+
+    assert printed.out.strip() == printed.out.strip().split()[0]  # the key, nothing else
+    assert "environments production, staging" in printed.err
+    assert "expires 2099-06-30T23:59:59Z" in printed.err
+    assert "send it as 'Authorization: Token <key>'" in printed.err
+    assert ApiKey.objects.get().environments == ["production", "staging"]
+
+
+def test_create_api_key__no_environment__says_every_environment(small, staff, capsys):
+    call_command("create_api_key", "staff", "--scope", "read")
+
+    assert "environments every environment; no expiry" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

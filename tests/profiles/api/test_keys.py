@@ -58,6 +58,9 @@ def test_create__editor__201_with_the_key_once_and_the_list_never_shows_it(demo,
     assert "key" not in listed["results"][0]
     assert body["key"] not in editor_client.get(API + "keys").content.decode()
     assert bearer(body["key"]).post(API + "resolve", DANA, format="json").status_code == 200
+    # Location names the key (issue 33: docs/api.md promises it on every 201); DELETE there.
+    assert response["Location"] == f"http://testserver{API}keys/{body['id']}"
+    assert editor_client.delete(response["Location"]).status_code == 204
 
 
 def test_revoke__delete__204_and_the_key_gets_401(demo, editor, editor_client):

@@ -52,11 +52,33 @@ def test_schema__every_request_body__declared_once_as_json_or_yaml(schema):
     assert media_types == {"application/json", "application/yaml"}
 
 
-def test_schema__workspace_yaml__declared_as_text(schema):
+# A comment has no URL of its own: it is listed under its request's comments.
+CREATED_WITHOUT_OWN_URL = {"change_request_comments_create"}
+
+
+def test_schema__every_201__declares_the_location_of_what_it_created(schema):
+    created = {
+        method["operationId"]: method["responses"]["201"]
+        for path in schema["paths"].values()
+        for method in path.values()
+        if isinstance(method, dict) and "201" in method.get("responses", {})
+    }
+
+    without = {
+        name for name, answer in created.items() if "Location" not in answer.get("headers", {})
+    }
+    assert {"keys_create", "webhooks_create", "profile_versions_restore"} <= set(created)
+    assert without == CREATED_WITHOUT_OWN_URL
+
+
+def test_schema__workspace_yaml__export_is_the_document_upload_is_text(schema):
     export = operation(schema, "/api/v1/workspace", "get")["responses"]["200"]["content"]
     upload = operation(schema, "/api/v1/workspace", "post")["requestBody"]["content"]
 
-    assert export["application/yaml"]["schema"]["type"] == "string"
+    # A YAML reader reads the export as the document, the JSON one's object (issue 33: as
+    # a string, every YAML export violated its schema for a validating client).
+    assert export["application/yaml"]["schema"] == export["application/json"]["schema"]
+    assert export["application/yaml"]["schema"] == {"$ref": "#/components/schemas/Workspace"}
     assert upload["application/yaml"]["schema"] == {
         "type": "string",
         "format": "binary",

@@ -154,6 +154,8 @@ def test_restore__version_1_after_two_writes__appends_version_4_equal_to_1(small
     assert versions()[-1].document == versions()[0].document
     assert Profile.objects.get(key="profile-1").budget == 800
     assert response["ETag"] == editor_client.get(PROFILE)["ETag"]
+    assert response["Location"] == f"http://testserver{PROFILE}/versions/4"
+    assert editor_client.get(response["Location"]).json()["number"] == 4
 
 
 def test_restore__stale_if_match__412_and_no_version(small, editor_client):

@@ -38,6 +38,14 @@ def created(client, **fields) -> dict:
     return response.json()
 
 
+def test_webhook_create__staff__201_with_location(staff_client):
+    response = staff_client.post(API + "webhooks/", NEW, format="json")
+
+    assert response.status_code == 201
+    assert response["Location"] == f"http://testserver{API}webhooks/{response.json()['id']}"
+    assert staff_client.get(response["Location"]).json() == response.json()
+
+
 def test_webhook_create__staff__created_and_the_secret_never_shown(staff_client):
     body = created(staff_client, description="chat bridge")
 

@@ -4,11 +4,15 @@
 
 import copy
 import re
+import uuid
+from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from profiles.import_export.dry_run import workspace_import_preview
+from profiles.import_export.previews import PREVIEWS_KEPT_PER_USER
 from profiles.import_export.workspace import import_target, workspace_export
 from profiles.models import (
     Activity,
@@ -16,6 +20,7 @@ from profiles.models import (
     Environment,
     ImportJob,
     Layer,
+    PreviewedUpload,
     ProfileVersion,
     WorkspaceVersion,
 )
@@ -317,3 +322,74 @@ def test_studio_upload__invalid_file__issues_listed_at_once(release, studio):
 
     assert response.status_code == 400
     assert "layers[0].availability" in response.content.decode()
+
+
+def test_studio_upload__preview__counted_in_the_impact_scope_with_the_api_dry_run(
+    release, studio, settings
+):
+    # Given the impact rate at 2 a minute (the preview scope left wide open),
+    rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "impact": "2/minute"}
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
+    assert rates["preview"] == "600/minute"
+
+    # one studio preview and one API dry run use the user's two,
+    assert upload(studio, edited(release)).status_code == 200
+    assert post(studio, edited(release), "?dryRun=true").status_code == 200
+
+    # so the next preview is refused with Retry-After, and keeps no file.
+    refused = upload(studio, edited(release))
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) >= 1
+    assert PreviewedUpload.objects.count() == 1
+
+
+def test_studio_upload__preview__keeps_the_file_out_of_the_shared_cache(
+    release, studio, redis_cache
+):
+    document = edited(release)
+    document["layers"][-1]["items"][0]["body"] = "marker-" + "x" * 2000
+
+    token = preview_token(upload(studio, document))
+
+    redis = redis_cache._cache.get_client(write=False)
+    assert not [key for key in redis.scan_iter() if b"marker-xxxx" in (redis.get(key) or b"")]
+    kept = PreviewedUpload.objects.get()
+    assert str(kept.pk) == token and "marker-xxxx" in kept.source
+
+
+def test_studio_upload__previews__a_few_kept_per_user_the_oldest_dropped(release, studio):
+    tokens = [preview_token(upload(studio, edited(release))) for _ in range(3)]
+
+    assert PreviewedUpload.objects.count() == PREVIEWS_KEPT_PER_USER == 2
+    oldest = studio.post(
+        "/workspace/upload/", {"action": "import", "token": tokens[0]}, follow=True
+    )
+    assert "no longer kept" in oldest.content.decode()
+    newest = studio.post("/workspace/upload/", {"action": "import", "token": tokens[-1]})
+    assert newest.status_code == 302 and newest["Location"].startswith("/workspace/imports/")
+    assert PreviewedUpload.objects.count() == 1  # the imported one is dropped
+
+
+def test_studio_upload__preview_expired__refused_and_deleted_by_the_next_one(release, studio):
+    token = preview_token(upload(studio, edited(release)))
+    PreviewedUpload.objects.update(created_at=timezone.now() - timedelta(minutes=31))
+
+    expired = studio.post("/workspace/upload/", {"action": "import", "token": token}, follow=True)
+    assert "no longer kept" in expired.content.decode()
+    assert not ImportJob.objects.exists()
+
+    fresh = preview_token(upload(studio, edited(release)))
+    assert list(PreviewedUpload.objects.values_list("pk", flat=True)) == [uuid.UUID(fresh)]
+
+
+def test_studio_upload__someone_elses_preview__not_theirs_to_import(
+    release, studio, django_user_model
+):
+    token = preview_token(upload(studio, edited(release)))
+    other = django_user_model.objects.create_superuser("other", password="x")
+    studio.force_login(other)
+
+    response = studio.post("/workspace/upload/", {"action": "import", "token": token}, follow=True)
+
+    assert "no longer kept" in response.content.decode()
+    assert not ImportJob.objects.exists() and PreviewedUpload.objects.count() == 1
