@@ -37,6 +37,7 @@ from profiles.workspace.writing import (
     workspace_changed,
 )
 from resolver import ValidationIssue
+from resolver.validation import KEY_RE
 
 # Every field of a rule document set to None: merged with a partial rule, it replaces the rule.
 RULE_CLEARED = dict.fromkeys((*RULE_FIELDS, "currentness"))
@@ -47,7 +48,13 @@ def _references(document: Any) -> tuple[dict[str, Layer], Consumer | None]:
     if not isinstance(document, dict):
         return {}, None
     rules = document.get("rules")
-    names = [str(key) for key in rules] if isinstance(rules, dict) else []
+    # Only a well-formed key can name a stored row (the validator reports the others): a
+    # name with a NUL or a lone surrogate would not even reach the database as a parameter.
+    names = (
+        [key for key in rules if isinstance(key, str) and KEY_RE.fullmatch(key)]
+        if isinstance(rules, dict)
+        else []
+    )
     if len(names) > MAX_LISTED_ISSUES:
         # More rules than an error lists: ask only for the layers that exist (one query of
         # the keys, not one of 100,000 parameters); the validator reports the others.
@@ -56,7 +63,7 @@ def _references(document: Any) -> tuple[dict[str, Layer], Consumer | None]:
     layers = {layer.key: layer for layer in Layer.objects.filter(key__in=names)} if names else {}
     consumer_key = document.get("consumer")
     consumer = None
-    if isinstance(consumer_key, str) and consumer_key:
+    if isinstance(consumer_key, str) and KEY_RE.fullmatch(consumer_key):
         consumer = Consumer.objects.filter(key=consumer_key).first()
     return layers, consumer
 

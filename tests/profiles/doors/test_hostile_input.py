@@ -253,6 +253,29 @@ ITEM = "layers/layer-000/items/docs/item-0000.md"
 # (door, method, url, body with the hostile value in, that field's length limit)
 API_TEXT_DOORS = [
     ("consumer-create", "post", "consumers/", lambda v: {"key": "c-new", "name": v}, NAME),
+    # Keys that name other rows: a rule's layer and a profile's consumer (looked up before
+    # the validator speaks).
+    (
+        "profile-create-rule-layer",
+        "post",
+        "profiles/",
+        lambda v: {"key": "p-new", "consumer": "assistant", "objective": "o-new", "rules": {v: {}}},
+        None,
+    ),
+    (
+        "profile-update-rule-layer",
+        "patch",
+        "profiles/profile-0",
+        lambda v: {"rules": {v: {}}},
+        None,
+    ),
+    (
+        "profile-create-consumer",
+        "post",
+        "profiles/",
+        lambda v: {"key": "p-new", "consumer": v, "objective": "o-new"},
+        None,
+    ),
     ("consumer-update", "patch", "consumers/assistant", lambda v: {"name": v}, NAME),
     ("layer-create", "post", "layers/", lambda v: {"key": "l-new", "name": v}, NAME),
     ("layer-update", "patch", "layers/layer-000", lambda v: {"description": v}, NAME),
