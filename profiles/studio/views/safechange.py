@@ -325,7 +325,7 @@ def change_request_list_page(request):
 ACTIONS = {
     "approve": (change_request_approve_reviewed, "Approved."),
     "reject": (change_request_reject, "Rejected."),
-    "close": (change_request_close, "Closed."),
+    "close": (change_request_close, "Closed the request: nothing was applied."),
     "rebase": (change_request_rebase, "Rebased on the current version; the impact is fresh."),
     "apply": (change_request_apply, "Applied: the profile has a new version."),
 }
@@ -431,7 +431,8 @@ def change_request_impact_more(request, pk):
 @capability_required(READ_CONFIG, unsafe=WRITE_RULES)
 @require_http_methods(["GET", "POST"])
 def change_request_page(request, pk):
-    """One change request: rules diff, per-scenario impact, approvals, and the actions."""
+    """One change request, as a reviewer reads it: what changes and its impact on every saved
+    scenario, then the conversation, then the approvals and the actions."""
     try:
         change_request = change_request_list().get(pk=pk)
     except ChangeRequest.DoesNotExist:
