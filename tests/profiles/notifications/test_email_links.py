@@ -1,6 +1,7 @@
 """The studio's address in review emails (issue 38, item 5): ``make run PORT=8080`` serves on
 8080, and the links it emails (the server's and the worker's alike) say 8080."""
 
+import os
 import re
 import shlex
 import subprocess
@@ -26,7 +27,12 @@ def make_run_environment(*arguments: str) -> dict[str, str]:
         capture_output=True,
         text=True,
         check=True,
-        env={"PATH": "/usr/bin:/bin"},
+        # Not the caller's own address or make flags: what make run sets by itself.
+        env={
+            name: value
+            for name, value in os.environ.items()
+            if name not in {"SITE_URL", "HOST", "PORT", "MAKEFLAGS", "MFLAGS"}
+        },
     ).stdout
     (line,) = [line for line in printed.splitlines() if "scripts/with_worker.py" in line]
     words = shlex.split(line)
