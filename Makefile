@@ -6,6 +6,8 @@ STAMP := $(VENV)/.installed-dev
 BENCH_STAMP := $(VENV)/.installed-bench
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# The studio's address in the links it sends (review emails, webhook events): where make run serves.
+SITE_URL ?= http://$(HOST):$(PORT)
 
 .PHONY: setup run demo-reset serve test lint format bench bench-web bench-scale loadtest lock clean
 
@@ -32,8 +34,10 @@ run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo --url http://$(HOST):$(PORT)/
 	@echo "Serving Context Studio on http://$(HOST):$(PORT)/  (Ctrl-C to stop)"
-	@# The task worker (background imports) runs beside the server and stops with it.
-	$(PY) scripts/with_worker.py -- $(PY) manage.py runserver $(HOST):$(PORT)
+	@# The task worker (background imports) runs beside the server and stops with it. Both
+	@# know the studio's address (SITE_URL: the links in review emails and webhook events),
+	@# the worker too, which sends a scheduled apply's emails with no request to ask.
+	SITE_URL=$(SITE_URL) $(PY) scripts/with_worker.py -- $(PY) manage.py runserver $(HOST):$(PORT)
 
 # Replace the whole workspace and every saved scenario by the demo (asks to type "reset";
 # profiles of protected environments too, recorded as "load_demo --reset": docs/decisions.md).

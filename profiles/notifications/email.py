@@ -2,8 +2,9 @@
 added; its author on each comment, verdict, on apply and when a scheduled apply does not run.
 
 Plain text, one message per recipient (nobody sees another's address), with a link to the
-request in the studio (``SITE_URL`` + its page). The actor is never told of their own act, and
-users without an email address (or inactive) are skipped.
+request in the studio (``SITE_URL`` + its page: ``make run`` sets it to where it serves, for
+the server and the worker that runs scheduled applies alike). The actor is never told of their
+own act, and users without an email address (or inactive) are skipped.
 
 A notification is a consequence of a write, never part of it: each is sent by
 ``transaction.on_commit`` once the write's transaction has committed (a refused or rolled back
@@ -35,7 +36,7 @@ _VERDICT_WORDS = {
 
 def change_request_url(change_request: ChangeRequest) -> str:
     """Return the absolute link of the request's studio page."""
-    base = getattr(settings, "SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+    base = settings.SITE_URL.rstrip("/")
     return base + reverse("change-request", args=[change_request.pk])
 
 

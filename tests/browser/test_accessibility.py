@@ -8,8 +8,16 @@ from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver
 from playwright.sync_api import expect
 
-from profiles.models import ChangeRequest, ImportJob, Item, Profile, Webhook, WebhookDelivery
-from profiles.safechange.change_requests import change_request_create
+from profiles.models import (
+    ChangeRequest,
+    ImportJob,
+    Item,
+    Profile,
+    Scenario,
+    Webhook,
+    WebhookDelivery,
+)
+from profiles.safechange.change_requests import change_request_close, change_request_create
 from tests.browser.conftest import ARTIFACTS
 from tests.profiles.studio.conftest import stopped_bulk_job
 
@@ -255,6 +263,38 @@ def test_axe__every_studio_page__no_serious_or_critical_violation(
     for name, path in STUDIO_PAGES.items():
         page.goto(live_server.url + path(workspace))
         check(page, f"{name} ({scheme})", found)
+    assert not found, report(found)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe__change_request_lists_and_page_states__no_serious_or_critical_violation(
+    signed_in, live_server, workspace, scheme
+):
+    # Issue 38: the Closed list filtered by profile and title, and a request's page read
+    # top-down with an impact row blocked before and after (BLOCKED → BLOCKED).
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    Scenario.objects.create(
+        name="No customer given",
+        profile=workspace,
+        input={"message": "card refund"},
+        now="2026-01-15T12:00:00Z",
+    )
+    editor = User.objects.get(username="editor")
+    closed = change_request_create(
+        profile_key=workspace.key, title="Bigger budget", changes={"budget": 2000}, user=editor
+    )
+    change_request_close(pk=closed.pk, user=editor)
+    opened = a_change_request(workspace)
+    found = {}
+
+    page.goto(f"{live_server.url}/changes/?tab=closed&profile={workspace.key}&q=budget")
+    expect(page.locator(f'tr[data-change-request="{closed.pk}"]')).to_have_count(1)
+    check(page, f"change requests, closed, filtered ({scheme})", found)
+    page.goto(f"{live_server.url}/changes/{opened.pk}/")
+    expect(page.locator(".impact-status").first).to_contain_text("→")
+    check(page, f"change request, impact before → after ({scheme})", found)
+
     assert not found, report(found)
 
 

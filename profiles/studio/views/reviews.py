@@ -3,7 +3,9 @@ its diff and impact, with title, description and reviewers), and the review of a
 its page (the thread, Approve / Request changes, its reviewers, the scheduled apply).
 
 The request page itself is ``profiles.studio.views.safechange.change_request_page``; it adds
-``review_context`` to its context and includes ``profiles/_change_request_review.html``. Each
+``review_context`` to its context and includes the partials of
+``profiles/_change_request_review.html`` where a reviewer reads them (after the changes and
+their impact: the conversation, the verdict, then the decision). Each
 action here posts to its own view, checks its capability and calls one service of
 ``profiles.safechange.reviews``, then goes back to the page.
 """

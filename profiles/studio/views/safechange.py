@@ -8,6 +8,7 @@ enforce the rest (self-approval, approvals, stale bases, protection).
 """
 
 import json
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
@@ -49,7 +50,11 @@ from profiles.safechange.impact import (
 )
 from profiles.safechange.restore import version_restore
 from profiles.safechange.reviews import change_request_approve_reviewed, change_request_open
-from profiles.safechange.selectors import scenario_ids_by_name_get
+from profiles.safechange.selectors import (
+    change_request_list_filtered,
+    change_request_profile_keys_list,
+    scenario_ids_by_name_get,
+)
 from profiles.safechange.versions import (
     document_changes,
     latest_versions_get,
@@ -92,10 +97,25 @@ from resolver import ResolverError, WorkspaceError
 VERSIONS_PER_PAGE = 50
 TABS = {
     "open": "Open",
+    "applied": "Applied",
+    "closed": "Closed",
+    "all": "All",
     "mine": "Mine",
     "review": "To review",
     "requested": "Review requests for me",
 }
+# The statuses each status tab lists ("closed": by its author or rejected by a reviewer).
+TAB_STATUSES = {
+    "open": [ChangeRequest.Status.OPEN],
+    "applied": [ChangeRequest.Status.APPLIED],
+    "closed": [ChangeRequest.Status.CLOSED, ChangeRequest.Status.REJECTED],
+    "all": [],
+    "mine": [],
+    "review": [],
+    "requested": [ChangeRequest.Status.OPEN],
+}
+# Longest title search kept (a title is at most 200 characters).
+TITLE_SEARCH_MAX = 200
 
 
 def _shown(value) -> str:
@@ -247,18 +267,24 @@ def profile_version_restore(request, key, number):
 @capability_required(READ_CONFIG)
 @require_GET
 def change_request_list_page(request):
-    """Change requests: open ones, mine, and those waiting for my review."""
+    """Change requests by status (open, applied, closed, all), mine, and those waiting for my
+    review; every list filtered the same way, by profile and by words of the title."""
     tab = request.GET.get("tab", "open")
     if tab not in TABS:
         tab = "open"
-    queryset = {
-        "open": lambda: change_request_list(status=ChangeRequest.Status.OPEN),
-        "mine": lambda: change_request_list(author=request.user),
-        "review": lambda: change_request_list(reviewer=request.user),
-        "requested": lambda: change_request_list(
-            requested_of=request.user, status=ChangeRequest.Status.OPEN
-        ),
-    }[tab]()
+    profile_keys = change_request_profile_keys_list()
+    profile_key = request.GET.get("profile", "")
+    if profile_key not in profile_keys:
+        profile_key = ""
+    title = " ".join(request.GET.get("q", "").split())[:TITLE_SEARCH_MAX]
+    people = {
+        "mine": {"author": request.user},
+        "review": {"reviewer": request.user},
+        "requested": {"requested_of": request.user},
+    }.get(tab, {})
+    queryset = change_request_list_filtered(
+        statuses=TAB_STATUSES[tab], profile_key=profile_key, title=title, **people
+    )
     page = Paginator(queryset, 50).get_page(request.GET.get("page"))
     current = {
         key: version.number
@@ -277,17 +303,29 @@ def change_request_list_page(request):
         }
         for change_request in page
     ]
+    filters = {key: value for key, value in (("profile", profile_key), ("q", title)) if value}
     return render(
         request,
         "profiles/change_request_list.html",
-        {"tab": tab, "tabs": TABS, "page": page, "rows": rows},
+        {
+            "tab": tab,
+            "tabs": TABS,
+            "page": page,
+            "rows": rows,
+            "profile_keys": profile_keys,
+            "profile_key": profile_key,
+            "title_search": title,
+            "filtered": bool(filters),
+            "filters_query": urlencode(filters),
+            "query": urlencode({"tab": tab, **filters}),
+        },
     )
 
 
 ACTIONS = {
     "approve": (change_request_approve_reviewed, "Approved."),
     "reject": (change_request_reject, "Rejected."),
-    "close": (change_request_close, "Closed."),
+    "close": (change_request_close, "Closed the request: nothing was applied."),
     "rebase": (change_request_rebase, "Rebased on the current version; the impact is fresh."),
     "apply": (change_request_apply, "Applied: the profile has a new version."),
 }
@@ -393,7 +431,8 @@ def change_request_impact_more(request, pk):
 @capability_required(READ_CONFIG, unsafe=WRITE_RULES)
 @require_http_methods(["GET", "POST"])
 def change_request_page(request, pk):
-    """One change request: rules diff, per-scenario impact, approvals, and the actions."""
+    """One change request, as a reviewer reads it: what changes and its impact on every saved
+    scenario, then the conversation, then the approvals and the actions."""
     try:
         change_request = change_request_list().get(pk=pk)
     except ChangeRequest.DoesNotExist:
