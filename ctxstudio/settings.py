@@ -427,4 +427,8 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    # Django's own console handler (DEBUG only, plain lines) would print each of its lines a
+    # second time beside ours: its records reach the root's handler alone, at its INFO level.
+    # (django.server keeps its handler: the development server's access lines.)
+    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
 }

@@ -73,3 +73,20 @@ def test_request_id__absent_or_unusable__a_new_one_answered(client, request_log,
     assert re.fullmatch(r"[0-9a-f]{16}", request_id)
     assert f"[{request_id}]" in request_log.getvalue()
     assert client.get("/healthz")["X-Request-ID"] != request_id
+
+
+def test_log_line__development_process__django_s_lines_said_once_with_time_and_level():
+    # Given DEBUG (make run), where Django's own console handler is active
+    result = run_manage(
+        "shell",
+        "-c",
+        "import logging; logging.getLogger('django.utils.autoreload').info('watching %s', 3)",
+        DEBUG="true",
+    )
+
+    # Then its line is written once, in the application's format
+    assert result.stderr.count("watching 3") == 1, result.stderr
+    lines = [match.groupdict() for match in LINE.finditer(result.stderr)]
+    assert [(line["level"], line["logger"], line["message"]) for line in lines] == [
+        ("INFO", "django.utils.autoreload", "watching 3")
+    ], result.stderr
