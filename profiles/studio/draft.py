@@ -37,7 +37,6 @@ from profiles.workspace.mappers import canonical_string
 from resolver import RequestError, WorkspaceError
 
 SUMMARY = "summary"
-SESSION_SAMPLE = "studio-sample:{}"
 
 
 # --- the workspace as the editor reads it -------------------------------------------------------
@@ -123,26 +122,6 @@ def sample_query(form: SampleInputForm) -> str:
     """Return the query string that reopens the editor on this sample input (a shared link)."""
     values = {name: value for name, value in form.values().items() if value}
     return urlencode(values)
-
-
-@dataclass
-class SampleState:
-    """The sample input the editor shows, and the scenario it was loaded from (if any)."""
-
-    values: dict[str, str]
-    scenario_id: int | None = None
-
-    def as_session(self) -> dict:
-        return {"values": self.values, "scenario": self.scenario_id}
-
-    @classmethod
-    def from_session(cls, stored: dict) -> "SampleState":
-        values = stored.get("values") if isinstance(stored, dict) else None
-        scenario = stored.get("scenario") if isinstance(stored, dict) else None
-        return cls(
-            values={str(k): str(v) for k, v in (values or {}).items()},
-            scenario_id=scenario if isinstance(scenario, int) else None,
-        )
 
 
 def scenario_matches(scenario: Scenario | None, form: SampleInputForm) -> bool:
