@@ -57,3 +57,36 @@ def test_playground__row_link__opens_the_editor_with_that_input(signed_in, live_
 
     expect(page.locator("#preview")).to_have_attribute("aria-live", "polite")
     expect(page.get_by_label("message", exact=True)).to_have_value("card refund")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_playground__opened_without_input__default_scenarios_with_status_pills_axe_clean(
+    signed_in, live_server, workspace, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    listed = page.locator('tr[data-profile="support-answer"] .status-pill')
+    list_colour = listed.evaluate("pill => getComputedStyle(pill).backgroundColor")
+
+    # When the playground opens from the profile list, nothing typed yet,
+    page.get_by_role("link", name="One input, every profile").click()
+
+    # then each profile shows its default scenario's status, coloured as on the profile list,
+    expect(page.locator("#playground-note")).to_contain_text("its default scenario")
+    row = page.locator('table.playground tr[data-profile="support-answer"]')
+    expect(row).to_contain_text("Dana's card refund")
+    pill = row.locator(".status-pill")
+    expect(pill).to_have_text(listed.inner_text())
+    assert pill.evaluate("pill => getComputedStyle(pill).backgroundColor") == list_colour
+    assert list_colour != "rgba(0, 0, 0, 0)"
+    # a profile without a scenario asks for an input,
+    expect(page.locator('table.playground tr[data-profile="qa-review"]')).to_contain_text(
+        "type an input above"
+    )
+    found = {}
+    check(page, f"playground, default scenarios ({scheme})", found)
+    assert not found, report(found)
+
+    # and the row opens the editor on that scenario.
+    row.get_by_role("link", name="support-answer").click()
+    expect(page.locator("#scenario-state")).to_contain_text("Showing scenario Dana's card refund")
