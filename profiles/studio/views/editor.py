@@ -7,6 +7,8 @@ view (save, discard, load or save a scenario), and each view checks permissions 
 client can post to any of them.
 """
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -202,12 +204,14 @@ def profile_preview(request, key):
 @capability_required(WRITE_RULES)
 @require_POST
 def profile_save(request, key):
-    """Save the rules and budget of the posted draft, unless someone saved since it was opened."""
+    """Save the rules and budget of the posted draft, unless someone saved since it was opened;
+    the save message (optional) becomes the new version's message in History."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
-    if not draft.is_valid():
+    message_valid = draft.save_message_is_valid()  # both checked: every error shows at once
+    if not (draft.is_valid() and message_valid):
         messages.error(request, "Nothing was saved: fix the fields marked below.")
         return editor_page(request, profile, draft, cached, loaded=loaded, status=400)
     try:
@@ -216,7 +220,7 @@ def profile_save(request, key):
             rules=draft.rule_overrides(),
             budget=draft.budget_value(),
             user=request.user,
-            origin=STUDIO_ORIGIN,
+            origin=replace(STUDIO_ORIGIN, message=draft.save_message),
             if_match=draft.budget.cleaned_data.get("etag") or None,
         )
     except WorkspaceValidationError as exc:
