@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from profiles.import_export.workspace import workspace_import
 from profiles.studio.views.playground import PLAYGROUND_PAGE
+from profiles.studio.views.sweep import budget_ticks
 from tests.profiles.studio.conftest import load_case_01
 from tests.profiles.studio.formdata import editor_form_data
 
@@ -111,6 +112,39 @@ def test_sweep__preview_rate_used_up__429(editor_client, workspace, settings):
     second = editor_client.post(SWEEP, data, headers=HTMX)
 
     assert (first.status_code, second.status_code) == (200, 429)
+
+
+def test_sweep__chart__axis_ticks_labels_legend_and_use_this_budget(editor_client, workspace):
+    data = saved_form(editor_client) | {"sweep_at": "300"}
+
+    html = editor_client.post(SWEEP, data, headers=HTMX).content.decode()
+
+    # The budget axis: round ticks from 0 to the ceiling, with its title.
+    ceiling = int(re.search(r'id="sweep-at"[^>]* max="(\d+)"', html)[1])
+    ticks = [int(v) for v in re.findall(r'class="sweep-tick[^"]*"[^>]*>(\d+)</span>', html)]
+    assert ticks[0] == 0 and ticks[-1] <= ceiling and len(ticks) >= 3
+    assert "budget (est. tokens)" in html
+    # A label per run beside its bar, and a legend naming the bars and both lines.
+    assert html.count('class="sweep-label"') == html.count('<rect class="sweep-run')
+    assert f"the profile’s budget ({workspace.budget})" in html
+    assert "the budget to try (300)" in html and "a run of a required layer" in html
+    # The drawing is hidden; the table below is its equivalent.
+    assert 'class="sweep-plot" aria-hidden="true"' in html and "First in at" in html
+    assert '<button type="button" class="button small" id="use-sweep-budget"' in html
+
+
+@pytest.mark.parametrize(
+    ("ceiling", "ticks"),
+    [
+        (1000, [0, 200, 400, 600, 800, 1000]),
+        (2400, [0, 500, 1000, 1500, 2000]),
+        (7, [0, 2, 4, 6]),
+        (1, [0, 1]),
+    ],
+)
+def test_budget_ticks__ceiling__round_values_from_zero(ceiling, ticks):
+    assert [tick["value"] for tick in budget_ticks(ceiling)] == ticks
+    assert budget_ticks(ceiling)[0]["x"] == 0
 
 
 # --- the playground ------------------------------------------------------------------------------
