@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from profiles.models.activity import ActivityOrigin
 from profiles.models.base import _choices_check, key_validator
 
 ENVIRONMENT_MAX_APPROVALS = 10
@@ -65,9 +66,16 @@ class ProfileVersion(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    message = models.TextField(blank=True, default="")
+    message = models.TextField(blank=True, default="", help_text="Why: the author's own words.")
     document = models.JSONField(null=True, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.WRITE)
+    door = models.CharField(
+        max_length=16,
+        choices=ActivityOrigin.choices,
+        blank=True,
+        default="",
+        help_text="The door the write came through (studio, api, import…); blank: not recorded.",
+    )
     change_request = models.ForeignKey(
         "ChangeRequest",
         null=True,

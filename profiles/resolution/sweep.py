@@ -39,15 +39,29 @@ def playground_resolve(
 ) -> list[dict]:
     """Resolve one request (a summary) for each profile; return, per profile in order, the
     resolution or ``{"error": …}`` for a request that profile refuses."""
-    if len(profile_keys) > PLAYGROUND_PAGE:
+    return playground_resolve_each(
+        requests=[(key, request) for key in profile_keys], compiled=compiled
+    )
+
+
+def playground_resolve_each(
+    *, requests: list[tuple[str, dict]], compiled: CompiledWorkspace | None = None
+) -> list[dict]:
+    """Resolve each ``(profile key, request)`` pair (a summary: the playground opened without
+    an input resolves each profile's own default scenario); return, in order, the resolution
+    or ``{"error": …}`` for a request that profile refuses."""
+    if len(requests) > PLAYGROUND_PAGE:
         raise ValueError(f"at most {PLAYGROUND_PAGE} profiles at a time")
     if compiled is None:
         compiled = cache.workspace_get().compiled
-    request = {**request, "detail": "summary"}
     out = []
-    for key in profile_keys:
+    for key, request in requests:
         try:
-            out.append(profile_resolve(profile=key, request=request, compiled=compiled))
+            out.append(
+                profile_resolve(
+                    profile=key, request={**request, "detail": "summary"}, compiled=compiled
+                )
+            )
         except ResolverError as exc:  # this profile refuses the request: say so in its row
             out.append({"error": {"code": exc.code, "message": exc.message, "path": exc.path}})
     return out

@@ -43,7 +43,9 @@ def version_restore(
             if_match=if_match,
             origin=WriteOrigin(
                 source=ProfileVersion.Source.RESTORE,
-                message=f"Restored version {number}.",
+                # History says "restored from version N" from restored_from: no message
+                # repeating it; the author's own words when a door passes them.
+                message=origin.message if origin is not None else "",
                 restored_from=number,
                 door=(origin.door if origin is not None else ""),
             ),

@@ -14,6 +14,7 @@ request, a restore, an operator's reset.
 """
 
 import json
+import unicodedata
 from collections.abc import Iterable
 
 from django.db.models import F, Max, Prefetch, Window
@@ -29,6 +30,9 @@ from profiles.workspace.origin import WriteOrigin
 
 RULE_DOCUMENT_FIELDS = (*RULE_FIELDS, "currentness")
 
+# A version's message: why the change was made, in the author's words (History shows it).
+VERSION_MESSAGE_MAX = 500
+
 
 class VersionConflict(Exception):
     """The profile's latest version is not the one the write was based on."""
@@ -40,6 +44,20 @@ class VersionConflict(Exception):
         super().__init__(
             f'profile "{profile_key}" is at version {actual}, not at version {expected}'
         )
+
+
+def version_message_error(message: str) -> str | None:
+    """Return why ``message`` cannot be a version's message, or None when it can: one line of
+    at most ``VERSION_MESSAGE_MAX`` characters, without control characters (a NUL, a line
+    break) or lone surrogates, which PostgreSQL or the History table could not hold."""
+    if len(message) > VERSION_MESSAGE_MAX:
+        return f"at most {VERSION_MESSAGE_MAX} characters ({len(message)} given)"
+    for character in message:
+        category = unicodedata.category(character)
+        if category in ("Cc", "Cs"):
+            what = "a control character" if category == "Cc" else "a lone surrogate"
+            return f"must not contain {what} (U+{ord(character):04X})"
+    return None
 
 
 # --- reading -----------------------------------------------------------------------------
@@ -91,6 +109,15 @@ def version_get(*, profile_key: str, number: int) -> ProfileVersion:
     """Return one version; raise ProfileVersion.DoesNotExist."""
     return ProfileVersion.objects.select_related("author", "change_request").get(
         profile_key=profile_key, number=number
+    )
+
+
+def version_before(*, profile_key: str, number: int) -> ProfileVersion | None:
+    """Return the version just before ``number`` (None: ``number`` is the first), one query."""
+    return (
+        ProfileVersion.objects.filter(profile_key=profile_key, number__lt=number)
+        .order_by("-number")
+        .first()
     )
 
 
@@ -167,6 +194,7 @@ def profile_versions_record(
                 message=origin.message,
                 document=after,
                 source=origin.source,
+                door=origin.door,
                 change_request=origin.change_request,
                 approvers=list(origin.approvers),
                 restored_from=origin.restored_from,

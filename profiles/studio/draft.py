@@ -24,6 +24,7 @@ from profiles.resolution.services import (
     profile_resolve_with_reference_counts,
     workspace_resolve,
 )
+from profiles.safechange.versions import version_message_error
 from profiles.studio import presenters
 from profiles.studio.editor_forms import (
     BudgetForm,
@@ -37,7 +38,6 @@ from profiles.workspace.mappers import canonical_string
 from resolver import RequestError, WorkspaceError
 
 SUMMARY = "summary"
-SESSION_SAMPLE = "studio-sample:{}"
 
 
 # --- the workspace as the editor reads it -------------------------------------------------------
@@ -125,26 +125,6 @@ def sample_query(form: SampleInputForm) -> str:
     return urlencode(values)
 
 
-@dataclass
-class SampleState:
-    """The sample input the editor shows, and the scenario it was loaded from (if any)."""
-
-    values: dict[str, str]
-    scenario_id: int | None = None
-
-    def as_session(self) -> dict:
-        return {"values": self.values, "scenario": self.scenario_id}
-
-    @classmethod
-    def from_session(cls, stored: dict) -> "SampleState":
-        values = stored.get("values") if isinstance(stored, dict) else None
-        scenario = stored.get("scenario") if isinstance(stored, dict) else None
-        return cls(
-            values={str(k): str(v) for k, v in (values or {}).items()},
-            scenario_id=scenario if isinstance(scenario, int) else None,
-        )
-
-
 def scenario_matches(scenario: Scenario | None, form: SampleInputForm) -> bool:
     """Return whether the sample input is still exactly the scenario's."""
     if scenario is None:
@@ -179,6 +159,14 @@ class Draft:
     general_errors: list[str] = field(default_factory=list)
     notice: str = ""  # what an action just did ("Loaded scenario …")
     scenario_error: str = ""  # why "Save as scenario" did not save
+    save_message: str = ""  # why the author saves: the new version's message (History)
+    save_message_error: str = ""  # why Save refused the message
+
+    def save_message_is_valid(self) -> bool:
+        """Return whether the save message can be the version's message (else say why)."""
+        problem = version_message_error(self.save_message)
+        self.save_message_error = f"Save message: {problem}." if problem else ""
+        return problem is None
 
     def is_valid(self) -> bool:
         """Return whether every field reads (types and choices); the engine judges the rest."""
@@ -276,6 +264,7 @@ def draft_from_post(data: QueryDict, document: dict, profile_key: str) -> Draft:
         budget=budget,
         sample=SampleInputForm(data, input_keys=input_keys(document), layers=document["layers"]),
         saved_budget=entry["budget"],
+        save_message=data.get("save_message", "").strip(),
     )
 
 

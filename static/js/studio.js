@@ -284,6 +284,19 @@
   }
   document.addEventListener("DOMContentLoaded", keepFromPreview);
 
+  // The budget sweep's "Use this budget": the slider's budget goes into the budget field as an
+  // unsaved edit (marked, previewed, the unsaved badge set), and the focus goes with it.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("[data-use-budget]");
+    if (!button) return;
+    var slider = document.getElementById(button.getAttribute("data-use-budget"));
+    var budget = document.getElementById("budget-input");
+    if (!slider || !budget) return;
+    budget.value = slider.value;
+    budget.dispatchEvent(new Event("input", { bubbles: true }));
+    budget.focus();
+  });
+
   // Confirmation buttons (e.g. delete) name their question in data-confirm.
   document.addEventListener("submit", function (event) {
     var question = event.target.getAttribute("data-confirm");

@@ -5,8 +5,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from profiles.models import Rule
+from profiles.models import Rule, Scenario
 from tests.browser.conftest import screenshot
+from tests.browser.test_accessibility import check, report
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -172,3 +173,59 @@ def test_editor__preview_rate_used_up__message_in_the_preview_and_form_kept(
     assert still_same_document(page)
     expect(page.get_by_label("kb participation", exact=True)).to_have_value("exclude")
     screenshot(page, "editor-preview-throttled")
+
+
+def test_editor__reopened_after_loading_another_scenario__opens_on_the_default_one(
+    signed_in, live_server, workspace
+):
+    # Given a second scenario, loaded in the editor,
+    Scenario.objects.create(
+        name="Lee's wallet", profile=workspace, input={"message": "wallet top-up"}
+    )
+    page = signed_in
+    open_editor(page, live_server)
+    page.get_by_label("scenario", exact=True).select_option(label="Lee's wallet")
+    page.get_by_role("button", name="Load", exact=True).click()
+    expect(page.locator("#scenario-state")).to_contain_text("Showing scenario Lee's wallet")
+
+    # when the editor is opened again from the profile list,
+    page.goto(f"{live_server.url}/profiles/")
+    page.locator('tr[data-profile="support-answer"] th a').click()
+
+    # then it shows the profile's default scenario, not the one loaded last time,
+    expect(page.locator("#scenario-state")).to_contain_text("Showing scenario Dana's card refund")
+    expect(page.get_by_label("message", exact=True)).not_to_have_value("wallet top-up")
+    # and a link that names a scenario opens that one.
+    page.goto(f"{live_server.url}/profiles/support-answer/?scenario=Lee's wallet")
+    expect(page.locator("#scenario-state")).to_contain_text("Showing scenario Lee's wallet")
+    expect(page.get_by_label("message", exact=True)).to_have_value("wallet top-up")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_editor__save_with_a_message__history_says_what_changed_and_why_axe_clean(
+    signed_in, live_server, scheme
+):
+    page = signed_in
+    page.emulate_media(color_scheme=scheme)
+    open_editor(page, live_server)
+    page.get_by_label("tickets maxItems", exact=True).fill("1")
+
+    # When the author says why, beside Save, and saves,
+    page.get_by_label("Save message").fill("One ticket is enough for the phone app")
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.get_by_role("button", name="Confirm save").click()
+    expect(page.locator(".messages")).to_contain_text("Saved support-answer")
+    expect(page.get_by_label("Save message")).to_have_value("")  # a new save, a new message
+
+    # then History says what kind of version it is, what changed, and why.
+    page.get_by_role("link", name="History", exact=True).click()
+    what = page.locator('tr[data-version="2"] .version-what')
+    expect(what).to_contain_text("Saved in the studio")
+    expect(what).to_contain_text("tickets.maxItems 2 → 1")
+    expect(what).to_contain_text("“One ticket is enough for the phone app”")
+    expect(page.locator('tr[data-version="1"] .version-what')).to_contain_text(
+        "Created by a workspace import"
+    )
+    found = {}
+    check(page, f"history, a save with a message ({scheme})", found)
+    assert not found, report(found)

@@ -88,8 +88,11 @@ def test_scenario_picker__load__shows_what_is_loaded_without_reload_or_focus_los
     # Edited after loading: the picker still names it, and says it was edited.
     page.get_by_label("message", exact=True).fill("something else")
     expect(page.locator("#scenario-state")).to_contain_text("edited since it was loaded")
-    # Opened again later: still what was loaded.
+    # Opened again later: the default scenario (issue 38 item 17: nothing is remembered across
+    # visits); the link that names the loaded one opens it.
     page.goto(f"{live_server.url}/profiles/{workspace.key}/")
+    expect(picker.locator("option:checked")).to_have_text("Dana's card refund (default)")
+    page.goto(f"{live_server.url}/profiles/{workspace.key}/?scenario={other.pk}")
     expect(picker.locator("option:checked")).to_have_text("Marcus comes back")
     screenshot(page, "scenario-loaded")
 

@@ -7,6 +7,8 @@ view (save, discard, load or save a scenario), and each view checks permissions 
 client can post to any of them.
 """
 
+from dataclasses import replace
+
 from django.contrib import messages
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect, render
@@ -21,9 +23,7 @@ from profiles.safechange.selectors import change_request_open_count
 from profiles.studio import handoff, item_rows, presenters
 from profiles.studio.draft import (
     SAMPLE_PARAMETERS,
-    SESSION_SAMPLE,
     Draft,
-    SampleState,
     draft_from_post,
     draft_from_saved,
     item_titles,
@@ -62,25 +62,12 @@ def _editor_profile(key: str) -> Profile:
         raise Http404(f'no profile "{key}"') from None
 
 
-def _session_key(profile: Profile) -> str:
-    return SESSION_SAMPLE.format(profile.key)
-
-
-def _remember(request, profile: Profile, draft: Draft, scenario_id: int | None) -> None:
-    state = SampleState(values=draft.sample.values(), scenario_id=scenario_id)
-    request.session[_session_key(profile)] = state.as_session()
-
-
 def _loaded_scenario(request, profile: Profile, scenarios=None) -> Scenario | None:
-    """Return the scenario the sample input was loaded from (posted, else remembered).
+    """Return the scenario the posted sample input was loaded from (None: none).
 
     Looked up in ``scenarios`` when the caller has them, else with one query.
     """
-    chosen = request.POST.get("loaded_scenario") if request.method == "POST" else None
-    if chosen is None:
-        stored = request.session.get(_session_key(profile))
-        chosen = SampleState.from_session(stored).scenario_id if stored else None
-    chosen = whole_number(str(chosen or ""))
+    chosen = whole_number(request.POST.get("loaded_scenario", ""))
     if chosen is None:
         return None
     if scenarios is not None:
@@ -151,8 +138,9 @@ def profile_editor(request, key):
     """Show the editor on the saved profile.
 
     The sample input comes from the link (``?scenario=`` with the scenario's id, or its name:
-    ``scenario_links``; or the sample's own fields: a shared preview), else from this session,
-    else from the profile's default scenario.
+    ``scenario_links``; or the sample's own fields: a shared preview), else from the profile's
+    default scenario. Nothing is remembered across visits: a link opens what it names, a bare
+    link the default scenario (Save and Discard come back with the link of the sample input).
     """
     profile = _editor_profile(key)
     cached = cache.workspace_get()
@@ -166,10 +154,6 @@ def profile_editor(request, key):
         values = sample_values_from_scenario(loaded)
     elif shared is not None:
         values = shared
-    elif stored := request.session.get(_session_key(profile)):
-        state = SampleState.from_session(stored)
-        values = state.values
-        loaded = next((s for s in scenarios if s.pk == state.scenario_id), None)
     else:
         loaded = scenario_get_default(profile=profile)
         values = sample_values_from_scenario(loaded)
@@ -220,13 +204,14 @@ def profile_preview(request, key):
 @capability_required(WRITE_RULES)
 @require_POST
 def profile_save(request, key):
-    """Save the rules and budget of the posted draft, unless someone saved since it was opened."""
+    """Save the rules and budget of the posted draft, unless someone saved since it was opened;
+    the save message (optional) becomes the new version's message in History."""
     profile = _editor_profile(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
-    _remember(request, profile, draft, loaded.pk if loaded else None)
-    if not draft.is_valid():
+    message_valid = draft.save_message_is_valid()  # both checked: every error shows at once
+    if not (draft.is_valid() and message_valid):
         messages.error(request, "Nothing was saved: fix the fields marked below.")
         return editor_page(request, profile, draft, cached, loaded=loaded, status=400)
     try:
@@ -235,7 +220,7 @@ def profile_save(request, key):
             rules=draft.rule_overrides(),
             budget=draft.budget_value(),
             user=request.user,
-            origin=STUDIO_ORIGIN,
+            origin=replace(STUDIO_ORIGIN, message=draft.save_message),
             if_match=draft.budget.cleaned_data.get("etag") or None,
         )
     except WorkspaceValidationError as exc:
@@ -252,7 +237,7 @@ def profile_save(request, key):
         draft.general_errors.append(f"Nothing was saved: {exc}. Propose a change instead.")
         return editor_page(request, profile, draft, cached, loaded=loaded, status=409)
     messages.success(request, f"Saved {profile.key}.")
-    return redirect("profile-editor", key=profile.key)
+    return redirect(_share_url(profile, draft, loaded))
 
 
 @capability_required(RESOLVE, READ_CONFIG)
@@ -263,8 +248,7 @@ def profile_discard(request, key):
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
-    _remember(request, profile, draft, loaded.pk if loaded else None)
-    return redirect("profile-editor", key=profile.key)
+    return redirect(_share_url(profile, draft, loaded))
 
 
 def _sample_response(request, profile, draft, cached, *, loaded, scenarios, status=200):
@@ -307,7 +291,6 @@ def profile_scenario_load(request, key):
         return _sample_response(
             request, profile, draft, cached, loaded=loaded, scenarios=scenarios, status=400
         )
-    _remember(request, profile, draft, chosen.pk)
     draft.notice = f"Loaded scenario “{chosen.name}”."
     return _sample_response(request, profile, draft, cached, loaded=chosen, scenarios=scenarios)
 
@@ -345,7 +328,6 @@ def profile_scenario_save(request, key):
             taken = True
         else:
             draft.notice = f"Scenario “{name}” saved."
-            _remember(request, profile, draft, loaded.pk)
             scenarios = _scenarios(profile)
     status = 409 if taken else 400 if draft.scenario_error else 200
     return _sample_response(

@@ -59,6 +59,7 @@ from profiles.safechange.versions import (
     document_changes,
     latest_versions_get,
     profile_documents_get,
+    version_before,
     version_get,
     version_list,
 )
@@ -69,6 +70,7 @@ from profiles.studio.draft import (
 )
 from profiles.studio.entity_rows import change_set_context
 from profiles.studio.throttling import throttle_refusal, throttled
+from profiles.studio.version_rows import version_rows
 from profiles.studio.views.editor import editor_page
 from profiles.studio.views.reviews import review_context
 from profiles.studio.views.text_diff import history_text_diff
@@ -169,6 +171,8 @@ def profile_history(request, key):
     if left not in compared or right not in compared:
         raise Http404("no such version")
     page = Paginator(versions, VERSIONS_PER_PAGE).get_page(request.GET.get("page"))
+    shown = list(page.object_list)
+    before = version_before(profile_key=key, number=shown[-1].number) if shown else None
     # ?scenario=: the rendered text of both versions for a saved scenario (issue 21).
     text = history_text_diff(request, key=key, left=compared[left], right=compared[right])
     return render(
@@ -179,6 +183,7 @@ def profile_history(request, key):
             "key": key,
             "profile": profile,
             "page": page,
+            "rows": version_rows(shown, before),
             "latest": latest,
             "left": compared[left],
             "right": compared[right],

@@ -22,6 +22,12 @@ from resolver.sweep import CONTENT, BudgetSweep
 # Units named one by one when the slider moves away from the profile's budget.
 NAMED_UNITS = 10
 
+# The chart: one row of this height (px, the SVG's units) per run, a bar of BAR_HEIGHT in it;
+# the budget axis has about this many ticks, at round numbers.
+ROW_HEIGHT = 20
+BAR_HEIGHT = 12
+TICKS = 6
+
 ROLE_LABELS = {
     (CONTENT, True): "items",
     (CONTENT, False): "references (on demand)",
@@ -52,11 +58,22 @@ def sweep_runs(sweep: BudgetSweep, at: int) -> list[dict]:
                 "all_in": all_in,
                 "admitted": shown,
                 "x": start,
-                "y": 14 * len(rows) + 2,
+                "y": ROW_HEIGHT * len(rows) + (ROW_HEIGHT - BAR_HEIGHT) // 2,
                 "width": max(0.5, round(_percent(all_in, sweep.ceiling) - start, 2)),
             }
         )
     return rows
+
+
+def budget_ticks(ceiling: int) -> list[dict]:
+    """Return the budget axis's ticks: 0 and round multiples (1, 2 or 5 × 10^k) up to the
+    ceiling, each with its position in percent of the chart's width."""
+    raw = max(1, ceiling / TICKS)
+    magnitude = 10 ** (len(str(int(raw))) - 1)
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
+    return [
+        {"value": value, "x": _percent(value, ceiling)} for value in range(0, ceiling + 1, step)
+    ]
 
 
 def _units_between(sweep: BudgetSweep, low: int, high: int) -> list[dict]:
@@ -96,7 +113,10 @@ def sweep_context(sweep: BudgetSweep, at: int) -> dict:
         "lost": _units_between(sweep, low, high) if point.admitted < own.admitted else [],
         "difference": abs(point.admitted - own.admitted),
         "breakpoints": len(sweep.breakpoints()),
-        "chart_height": 14 * max(1, len(sweep.segments)),
+        "chart_height": ROW_HEIGHT * max(1, len(sweep.segments)),
+        "bar_height": BAR_HEIGHT,
+        "row_height": ROW_HEIGHT,
+        "ticks": budget_ticks(sweep.ceiling),
     }
 
 

@@ -165,7 +165,8 @@ def test_load_scenario__htmx__sample_replaced_picker_shows_it_and_preview_out_of
     assert "EXCLUDED_BY_PROFILE" in html
 
 
-def test_editor__loaded_then_reopened__picker_shows_the_loaded_scenario(editor_client, workspace):
+def test_editor__loaded_then_reopened__picker_shows_the_default_scenario(editor_client, workspace):
+    # Issue 38 item 17: the editor no longer reopens the last loaded scenario across visits.
     other = Scenario.objects.create(
         name="Marcus comes back", profile=workspace, input={"customer_id": "C-9"}
     )
@@ -173,9 +174,10 @@ def test_editor__loaded_then_reopened__picker_shows_the_loaded_scenario(editor_c
 
     html = editor_client.get(EDITOR).content.decode()
 
-    assert f'<option value="{other.pk}" selected>' in html
-    assert "Dana&#x27;s card refund (default)</option>" in html  # listed, not selected
-    assert "selected>Dana" not in html
+    assert "selected>Dana&#x27;s card refund (default)</option>" in html
+    assert f'<option value="{other.pk}">Marcus comes back</option>' in html  # listed, not selected
+    named = editor_client.get(f"{EDITOR}?scenario={other.pk}").content.decode()
+    assert f'<option value="{other.pk}" selected>' in named
 
 
 def test_preview__sample_edited__state_says_edited_and_url_carries_the_sample(

@@ -339,3 +339,34 @@ def test_preview__version_token__read_once_per_request(editor_client, workspace)
     # then the content version is read once, however many parts of the preview need it.
     version_reads = [q for q in queries if "profiles_workspaceversion" in q["sql"]]
     assert len(version_reads) == 1
+
+
+def test_editor__after_loading_a_scenario__a_new_visit_opens_the_default_scenario(
+    editor_client, workspace
+):
+    # Given the default scenario (Dana's card refund) and another one, loaded in the editor,
+    other = workspace.scenarios.create(name="Lee", input={"message": "wallet top-up"})
+    data = saved_form(editor_client)
+    data["scenario"] = str(other.pk)
+    assert editor_client.post(SCENARIO_LOAD, data).status_code == 200
+
+    # when the editor is opened again without naming a scenario,
+    form = saved_form(editor_client)
+
+    # then it shows the default scenario; a link naming the other one opens that one.
+    assert form["message"] == workspace.scenarios.get(is_default=True).input["message"]
+    named = editor_client.get(f"{EDITOR}?scenario={other.pk}").content.decode()
+    assert editor_form_data(named)["message"] == "wallet top-up"
+
+
+def test_save__sample_input__comes_back_after_the_save_through_the_link(editor_client, workspace):
+    data = saved_form(editor_client)
+    data["budget"] = "1500"
+    data["message"] = "safari login"
+
+    response = editor_client.post(SAVE, data)
+
+    assert response.status_code == 302
+    assert response.url.startswith(f"{EDITOR}?message=safari+login&")
+    form = editor_form_data(editor_client.get(response.url).content.decode())
+    assert (form["budget"], form["message"]) == ("1500", "safari login")

@@ -187,6 +187,82 @@ def test_history__version_number_not_in_ascii_digits__400_naming_the_parameter(a
     assert f"{name.capitalize()}: must be a version number" in unescape(response.content.decode())
 
 
+def history_rows(client) -> dict[int, str]:
+    """Return each version's "What" cell, as text, by version number."""
+    html = client.get(reverse("profile-history", args=["profile-0"])).content.decode()
+    rows = re.findall(r'<tr data-version="(\d+)">(.*?)</tr>', html, flags=re.S)
+    cells = {
+        int(number): re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S) for number, row in rows
+    }
+    return {n: " ".join(unescape(re.sub(r"<[^>]+>", "", c[2])).split()) for n, c in cells.items()}
+
+
+def test_save__with_a_message__version_records_it_and_history_says_what_and_why(author):
+    data = editor_data(author, budget="640", save_message="  Trim for the mobile app  ")
+
+    response = author.post(reverse("profile-save", args=["profile-0"]), data)
+
+    assert response.status_code == 302
+    version = ProfileVersion.objects.get(profile_key="profile-0", number=2)
+    assert (version.message, version.door) == ("Trim for the mobile app", "studio")
+    what = history_rows(author)
+    assert what[2] == "Saved in the studio: budget 800 → 640 “Trim for the mobile app”"
+    assert what[1].startswith("Created by a workspace import")
+
+
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        ("bell\x07here", "Save message: must not contain a control character (U+0007)."),
+        ("two\nlines", "Save message: must not contain a control character (U+000A)."),
+        ("x" * 501, "Save message: at most 500 characters (501 given)."),
+    ],
+)
+def test_save__message_with_a_control_character_or_too_long__refused_naming_the_field(
+    author, message, error
+):
+    data = editor_data(author, budget="640", save_message=message)
+
+    response = author.post(reverse("profile-save", args=["profile-0"]), data)
+
+    assert response.status_code == 400
+    html = unescape(response.content.decode())
+    assert f'<span class="field-error" id="save-message-error">{error}</span>' in html
+    assert 'id="save-message"' in html and 'aria-invalid="true"' in html
+    assert Profile.objects.get(key="profile-0").budget == 800
+    assert ProfileVersion.objects.filter(profile_key="profile-0").count() == 1
+
+
+def test_save__message_with_a_nul__refused_before_the_view_naming_the_field(author):
+    data = editor_data(author, budget="640", save_message="nul\x00here")
+
+    response = author.post(reverse("profile-save", args=["profile-0"]), data)
+
+    assert response.status_code == 400
+    assert "(save_message)" in response.content.decode()  # the text rule's page, by name
+    assert ProfileVersion.objects.filter(profile_key="profile-0").count() == 1
+
+
+def test_history__restore_and_change_request__each_says_what_it_is_once(author, reviewer):
+    profile_save_rules(profile="profile-0", rules={}, budget=640)  # v2, a service's own write
+    url = reverse("profile-version-restore", args=["profile-0", 1])
+    page = author.get(url).content.decode()
+    author.post(url, {"etag": unescape(page.split('name="etag" value="')[1].split('"')[0])})
+    change_request = propose(author)
+    approve(reviewer, change_request)
+    author.post(reverse("change-request", args=[change_request.pk]), {"action": "apply"})
+
+    what = history_rows(author)
+
+    assert what[2] == "Saved: budget 800 → 640"
+    assert what[3] == "Restored from version 1: budget 640 → 800"  # not twice
+    assert ProfileVersion.objects.get(profile_key="profile-0", number=3).message == ""
+    assert what[4] == (
+        f"Applied change request #{change_request.pk}, approved by lee: "
+        f"layer-000.maxItems 3 → 1 “{change_request.title}”"
+    )
+
+
 # --- change requests -----------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ from django.test.utils import CaptureQueriesContext
 
 from profiles.import_export.workspace import workspace_import
 from profiles.studio.views.playground import PLAYGROUND_PAGE
+from profiles.studio.views.sweep import budget_ticks
 from tests.profiles.studio.conftest import load_case_01
 from tests.profiles.studio.formdata import editor_form_data
 
@@ -113,6 +114,39 @@ def test_sweep__preview_rate_used_up__429(editor_client, workspace, settings):
     assert (first.status_code, second.status_code) == (200, 429)
 
 
+def test_sweep__chart__axis_ticks_labels_legend_and_use_this_budget(editor_client, workspace):
+    data = saved_form(editor_client) | {"sweep_at": "300"}
+
+    html = editor_client.post(SWEEP, data, headers=HTMX).content.decode()
+
+    # The budget axis: round ticks from 0 to the ceiling, with its title.
+    ceiling = int(re.search(r'id="sweep-at"[^>]* max="(\d+)"', html)[1])
+    ticks = [int(v) for v in re.findall(r'class="sweep-tick[^"]*"[^>]*>(\d+)</span>', html)]
+    assert ticks[0] == 0 and ticks[-1] <= ceiling and len(ticks) >= 3
+    assert "budget (est. tokens)" in html
+    # A label per run beside its bar, and a legend naming the bars and both lines.
+    assert html.count('class="sweep-label"') == html.count('<rect class="sweep-run')
+    assert f"the profile’s budget ({workspace.budget})" in html
+    assert "the budget to try (300)" in html and "a run of a required layer" in html
+    # The drawing is hidden; the table below is its equivalent.
+    assert 'class="sweep-plot" aria-hidden="true"' in html and "First in at" in html
+    assert '<button type="button" class="button small" id="use-sweep-budget"' in html
+
+
+@pytest.mark.parametrize(
+    ("ceiling", "ticks"),
+    [
+        (1000, [0, 200, 400, 600, 800, 1000]),
+        (2400, [0, 500, 1000, 1500, 2000]),
+        (7, [0, 2, 4, 6]),
+        (1, [0, 1]),
+    ],
+)
+def test_budget_ticks__ceiling__round_values_from_zero(ceiling, ticks):
+    assert [tick["value"] for tick in budget_ticks(ceiling)] == ticks
+    assert budget_ticks(ceiling)[0]["x"] == 0
+
+
 # --- the playground ------------------------------------------------------------------------------
 
 
@@ -132,7 +166,8 @@ def test_playground__reader__every_profile_with_status_tokens_and_editor_link(
     no_template_syntax(html)
     assert sorted(rows(html)) == ["qa-review", "support-answer"]
     assert 'href="/profiles/support-answer/?message=card+refund&amp;input%3Acustomer_id=C-1' in html
-    assert "status-badge status-" in html and "est. tokens" in html.lower()
+    # The status as the profile list shows it (a coloured pill; issue 38 item 14).
+    assert "status-pill status-" in html and "est. tokens" in html.lower()
 
 
 def test_playground__same_input_as_the_editor__same_status_and_tokens(editor_client, workspace):
@@ -184,8 +219,9 @@ def test_playground__counts_one_resolution_per_profile(editor_client, workspace,
     rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "resolve": "3/minute"}
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
 
-    first = editor_client.get(PLAYGROUND)  # two profiles: 2 of 3
-    second = editor_client.get(PLAYGROUND)  # two more would be 4
+    typed = PLAYGROUND + "?message=card+refund"  # an input typed: every profile resolves it
+    first = editor_client.get(typed)  # two profiles: 2 of 3
+    second = editor_client.get(typed)  # two more would be 4
 
     assert (first.status_code, second.status_code) == (200, 429)
     assert int(second["Retry-After"]) >= 1
@@ -218,3 +254,48 @@ def test_playground__fifty_profiles__as_many_queries_as_two(editor_client, works
 
     assert len(rows(html)) == PLAYGROUND_PAGE
     assert len(fifty.captured_queries) <= len(two.captured_queries)
+
+
+def test_playground__opened_without_input__each_profile_on_its_default_scenario(
+    editor_client, workspace
+):
+    # Given support-answer with its default scenario, qa-review with none,
+    scenario = workspace.scenarios.get(is_default=True)
+    listed = editor_client.get("/profiles/").content.decode()
+
+    # when the playground opens without an input,
+    html = editor_client.get(PLAYGROUND).content.decode()
+
+    # then support-answer shows its default scenario's status as the profile list does,
+    # with a link to the editor on that scenario; qa-review asks for an input.
+    no_template_syntax(html)
+    assert sorted(rows(html)) == ["qa-review", "support-answer"]
+    assert "each profile shows its default scenario" in html
+    row = html[html.index('<tr data-profile="support-answer">') :]
+    row = row[: row.index("</tr>")]
+    pill = re.search(r'<span class="status-pill status-(\w+)">', row)
+    assert pill and f'<span class="status-pill status-{pill[1]}">' in listed
+    assert scenario.name.replace("'", "&#x27;") in row
+    assert f'href="/profiles/support-answer/?scenario={scenario.pk}"' in row
+    other = html[html.index('<tr data-profile="qa-review">') :]
+    assert "No saved scenario: type an input above to resolve it." in other[: other.index("</tr>")]
+
+
+def test_playground__no_profile_has_a_scenario__says_type_an_input_first(editor_client, workspace):
+    workspace.scenarios.all().delete()
+
+    html = editor_client.get(PLAYGROUND).content.decode()
+
+    assert "Type an input first" in html
+    assert "status-pill" not in html
+
+
+def test_playground__default_scenarios__one_resolution_per_scenario(
+    editor_client, workspace, settings
+):
+    rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "resolve": "2/minute"}
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
+
+    statuses = [editor_client.get(PLAYGROUND).status_code for _ in range(3)]
+
+    assert statuses == [200, 200, 429]  # one profile of two has a scenario: 1 a page
