@@ -5,12 +5,11 @@ delivery in the log; each state passes axe, light and dark."""
 import json
 
 import pytest
-from django.core.management import call_command
 from playwright.sync_api import expect
 
 from profiles.models import Webhook
 from tests.browser.test_accessibility import check, report
-from tests.profiles.notifications.receivers import receiver, signature_valid
+from tests.profiles.notifications.receivers import receiver, run_worker, signature_valid
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -59,16 +58,7 @@ def test_webhooks__create_send_test_read_the_log__signed_and_accessible(
         expect(page.get_by_text("queued")).to_be_visible()
         assert secret not in page.content()
         expect(page.locator("#delivery-log tbody tr[data-status='pending']")).to_have_count(1)
-        call_command(
-            "db_worker",
-            "--batch",
-            "--no-startup-delay",
-            "--interval",
-            "0",
-            "--queue-name",
-            "webhooks",
-            verbosity=0,
-        )
+        run_worker()
         page.reload()
 
         # Then the log shows the delivery, and the receiver got it signed with the secret

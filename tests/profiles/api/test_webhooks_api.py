@@ -6,14 +6,18 @@ import time
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from profiles.models import Webhook, WebhookDelivery
 from profiles.notifications.delivery import webhook_delivery_task
 from tests.profiles.api.conftest import API
 from tests.profiles.conftest import api_key_for
-from tests.profiles.notifications.receivers import receiver, signature_valid, silent_receiver
+from tests.profiles.notifications.receivers import (
+    receiver,
+    run_worker,
+    signature_valid,
+    silent_receiver,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -230,16 +234,7 @@ def test_event__receiver_never_answers__request_returns_at_once_and_the_worker_t
 
         # And the worker's attempt gives up at the timeout and records it
         started = time.monotonic()
-        call_command(
-            "db_worker",
-            "--batch",
-            "--no-startup-delay",
-            "--interval",
-            "0",
-            "--queue-name",
-            "webhooks",
-            verbosity=0,
-        )
+        run_worker()
         waited = time.monotonic() - started
 
     delivery.refresh_from_db()

@@ -13,6 +13,8 @@ import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from django.core.management import call_command
+
 
 @dataclass
 class Received:
@@ -84,3 +86,18 @@ def silent_receiver():
         yield f"http://127.0.0.1:{listener.getsockname()[1]}/hooks/never-answers"
     finally:
         listener.close()
+
+
+def run_worker():
+    """Run the deliveries' worker (their queue's own) until nothing is due (it needs
+    committed rows: the tests that call it run in real transactions)."""
+    call_command(
+        "db_worker",
+        "--batch",
+        "--no-startup-delay",
+        "--interval",
+        "0",
+        "--queue-name",
+        "webhooks",
+        verbosity=0,
+    )

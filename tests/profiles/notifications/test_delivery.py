@@ -6,7 +6,6 @@ import json
 import time
 
 import pytest
-from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
@@ -15,7 +14,12 @@ from profiles.models import WebhookDelivery
 from profiles.notifications.delivery import webhook_deliveries_prune, webhook_delivery_task
 from profiles.notifications.webhooks import webhook_event_emit, webhook_test
 from tests.profiles.notifications.conftest import SECRET, make_webhook
-from tests.profiles.notifications.receivers import receiver, signature_valid, silent_receiver
+from tests.profiles.notifications.receivers import (
+    receiver,
+    run_worker,
+    signature_valid,
+    silent_receiver,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -34,21 +38,6 @@ def emitted(django_capture_on_commit_callbacks, event=EVENT, payload=PAYLOAD):
     with django_capture_on_commit_callbacks(execute=True):
         webhook_event_emit(event, payload)
     return WebhookDelivery.objects.order_by("-id").first()
-
-
-def run_worker():
-    """Run the deliveries' worker (their queue's own) until nothing is due (it needs
-    committed rows: the tests that call it run in real transactions)."""
-    call_command(
-        "db_worker",
-        "--batch",
-        "--no-startup-delay",
-        "--interval",
-        "0",
-        "--queue-name",
-        "webhooks",
-        verbosity=0,
-    )
 
 
 @pytest.mark.django_db(transaction=True)  # the worker commits its own
