@@ -25,6 +25,7 @@ FEATURES = (
     "profiles.safechange",
     "profiles.activity",
     "profiles.notifications",
+    "profiles.team",
 )
 DOORS = ("profiles.studio", "profiles.api", "profiles.admin", "profiles.templatetags")
 # Modules that may query the ORM: the models, selectors and services (a feature's modules are
