@@ -7,6 +7,7 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     PolymorphicProxySerializer,
     extend_schema,
+    extend_schema_view,
 )
 from rest_framework.filters import SearchFilter
 from rest_framework.response import Response
@@ -37,6 +38,7 @@ from profiles.material.consumers import consumer_create, consumer_delete, consum
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_create, layer_delete, layer_update
 from profiles.models import ImportJob, Layer
+from profiles.safechange.layer_removal import layer_delete_removing_rules
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
 from profiles.workspace.origin import API as API_ORIGIN
@@ -46,6 +48,7 @@ from profiles.workspace.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
     WRITE_MATERIAL,
+    WRITE_RULES,
     capability_permission,
     request_can,
 )
@@ -94,6 +97,26 @@ class ConsumerViewSet(EntryViewSet):
         )
 
 
+REMOVE_RULES = "removeRules"
+
+
+@extend_schema_view(
+    destroy=extend_schema(
+        parameters=[
+            OpenApiParameter(
+                REMOVE_RULES,
+                bool,
+                description="`true`: first remove the layer's rule from every profile that has "
+                "one (each profile back on the default rule, a new version each), then delete "
+                "the layer, all in one transaction (needs WRITE_RULES as well as "
+                "WRITE_MATERIAL). Without it, a layer with rules in profiles is refused (409). "
+                "Where a profile affected is in a protected environment, nothing is written: "
+                "409 `CHANGE_REQUEST_REQUIRED` (propose the set `[{kind: profile, op: update, "
+                "key, value: {rules: {<layer>: null}}}…, {kind: layer, op: delete, key}]`).",
+            )
+        ]
+    )
+)
 @entry_schema("layers", "layers", create=s.LayerSerializer, update=s.LayerUpdateSerializer)
 class LayerViewSet(EntryViewSet):
     permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
@@ -140,7 +163,24 @@ class LayerViewSet(EntryViewSet):
         )
 
     def service_delete(self):
-        layer_delete(
+        if not query_boolean(self.request.query_params, REMOVE_RULES):
+            layer_delete(
+                key=self.lookup(),
+                user=self.request.user,
+                origin=API_ORIGIN,
+                if_match=self.if_match,
+            )
+            return
+        if not request_can(self.request, WRITE_RULES):
+            raise ApiError(
+                403,
+                "PERMISSION_DENIED",
+                "removing the layer's rules from profiles needs the WRITE_RULES permission too",
+                REMOVE_RULES,
+            )
+        # The studio's "Remove its rules and delete", through the same service; where
+        # protection asks for a change request, 409 CHANGE_REQUEST_REQUIRED as every write.
+        layer_delete_removing_rules(
             key=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
         )
 

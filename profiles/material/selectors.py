@@ -31,6 +31,16 @@ def layer_profile_keys_list(*, layer: Layer) -> list[str]:
     )
 
 
+def layer_rule_profiles_list(*, key: str) -> list[tuple[str, str | None]]:
+    """Return the (key, environment) of the profiles that have a rule for the layer ``key``,
+    sorted by key (one query)."""
+    return list(
+        Rule.objects.filter(layer__key=key)
+        .order_by("profile__key")
+        .values_list("profile__key", "profile__environment")
+    )
+
+
 def item_list_matching(*, layer: Layer, query: str = "") -> QuerySet[Item]:
     """Return the layer's items in document order; with ``query``, those whose path, title or
     body contains it (any case)."""

@@ -1,7 +1,9 @@
 """Consumers, layers and their items: lists, create, edit, delete."""
 
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -14,16 +16,32 @@ from profiles.material.selectors import (
     item_list_matching,
     item_of_layer_get,
     layer_item_count,
-    layer_profile_keys_list,
 )
 from profiles.models import Consumer, Item, Layer
+from profiles.safechange.environments import SafeChangeError
+from profiles.safechange.layer_removal import (
+    layer_delete_removing_rules,
+    layer_removal_title,
+    layer_rule_users_list,
+)
 from profiles.safechange.protection import protected_profile_documents
 from profiles.studio import proposals
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
 from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
+from profiles.studio.proposals import (
+    DESCRIPTION_FIELD,
+    REVIEWERS_FIELD,
+    TITLE_FIELD,
+    proposal_context,
+)
 from profiles.studio.views.activity import activity_url
 from profiles.workspace import selectors
-from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
+from profiles.workspace.concurrency import (
+    PreconditionFailed,
+    consumer_etag,
+    item_etag,
+    layer_etag,
+)
 from profiles.workspace.mappers import (
     map_consumer_to_resolver,
     map_item_to_resolver,
@@ -34,10 +52,12 @@ from profiles.workspace.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
     WRITE_MATERIAL,
+    WRITE_RULES,
     capability_required,
     governance_refusal,
     user_can,
 )
+from profiles.workspace.writing import Conflict, EntryInvalid
 
 PER_PAGE = 25
 
@@ -250,27 +270,102 @@ def layer_edit(request, key):
     )
 
 
+REMOVE_RULES_FIELD = "remove_rules"
+
+
+def _rule_users(key: str, request) -> dict:
+    """Return what the delete page shows of the profiles with a rule for the layer and, for
+    a user who may write both rules and material, the "Remove its rules and delete" offer."""
+    users = layer_rule_users_list(key=key)
+    if not users or not (
+        user_can(request.user, WRITE_RULES) and user_can(request.user, WRITE_MATERIAL)
+    ):
+        return {"rule_users": users}
+    protected = [user.key for user in users if user.protected]
+    return {
+        "rule_users": users,
+        "remove_rules": {
+            "field": REMOVE_RULES_FIELD,
+            "protected": protected,
+            "proposal": proposal_context(
+                request, title=layer_removal_title(key, [user.key for user in users])
+            )
+            if protected
+            else None,
+        },
+    }
+
+
+def _layer_delete_removing_rules(request, key: str, context: dict):
+    """Remove the layer's rules and delete it (or propose it, where protection asks): the
+    posted ETag and profiles are those the page showed; a refusal changes nothing."""
+    proposal = {
+        "title": request.POST.get(TITLE_FIELD, ""),
+        "description": request.POST.get(DESCRIPTION_FIELD, ""),
+        "reviewers": request.POST.getlist(REVIEWERS_FIELD),
+    }
+    try:
+        removal = layer_delete_removing_rules(
+            key=key,
+            user=request.user,
+            origin=STUDIO_ORIGIN,
+            if_match=request.POST.get("etag") or None,
+            profiles=request.POST.getlist("profile"),
+            proposal=proposal,
+        )
+    except PreconditionFailed:
+        context["conflict"] = (
+            "The layer or the profiles with a rule for it changed after you opened this page, "
+            "so nothing was changed. Review the list below and try again."
+        )
+    except (Conflict, SafeChangeError, EntryInvalid) as exc:
+        context["conflict"] = f"Nothing was changed: {getattr(exc, 'message', None) or exc}"
+    else:
+        if removal.applied:
+            count = len(removal.profiles)
+            messages.success(
+                request,
+                f"Layer {key} deleted; its rule was removed from {count} "
+                f"profile{'' if count == 1 else 's'}: {', '.join(removal.profiles)}.",
+            )
+            return HttpResponseRedirect(reverse("layer-list"))
+        messages.success(
+            request,
+            f"Change request #{removal.change_request.pk} opened: protected profiles are "
+            f"affected, so the rule removals and the deletion of {key} apply once approved. "
+            "Nothing has changed yet.",
+        )
+        return HttpResponseRedirect(reverse("change-request", args=[removal.change_request.pk]))
+    context.update(_rule_users(key, request), etag=layer_etag(_layer(key)))
+    return render(request, "profiles/confirm_delete.html", context, status=409)
+
+
 @capability_required(WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def layer_delete(request, key):
     layer = _layer(key)
     items = layer_item_count(layer=layer)
-    users = layer_profile_keys_list(layer=layer)
     context = {
         "kind": "layer",
         "key": key,
         "consequences": [f"Its {items:,} item{'' if items == 1 else 's'} go with it."],
-        "blockers": [
-            {
-                "text": f"the {key} rule of profile {user}",
-                "url": reverse("profile-editor", args=[user]),
-            }
-            for user in users
-        ],
         "blocker_intro": "Profiles still have a rule for this layer. Put the layer back on the "
         "default rule in each of them (empty its row in the editor) first:",
         "cancel_url": reverse("layer-edit", args=[key]),
+        "etag": layer_etag(layer),
+        **_rule_users(key, request),
     }
+    context["blockers"] = [
+        {
+            "text": f"the {key} rule of profile {user.key}",
+            "url": reverse("profile-editor", args=[user.key]),
+        }
+        for user in context["rule_users"]
+    ]
+    if request.method == "POST" and request.POST.get(REMOVE_RULES_FIELD):
+        if "remove_rules" not in context and context["rule_users"]:
+            raise PermissionDenied("removing a layer's rules needs rule and material writes")
+        return _layer_delete_removing_rules(request, key, context)
     return confirm_delete(
         request,
         context,

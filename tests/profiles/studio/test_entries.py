@@ -5,9 +5,12 @@ explain (409) what still uses the object."""
 import re
 
 import pytest
+from django.contrib.auth.models import User
 
-from profiles.models import Consumer, Item, Layer, Profile, Rule
+from profiles.models import ChangeRequest, Consumer, Environment, Item, Layer, Profile, Rule
 from profiles.workspace.concurrency import layer_etag
+from tests.profiles.studio.conftest import PROFILE as PROFILE_KEY
+from tests.profiles.studio.conftest import join_editors
 
 pytestmark = pytest.mark.django_db
 
@@ -166,6 +169,81 @@ def test_layer_delete__unused__deleted_with_its_items(editor_client, workspace):
     assert response.status_code == 302
     assert not Layer.objects.filter(key="kb").exists()
     assert not Item.objects.filter(layer__key="kb").exists()
+
+
+KB_USERS = ["qa-review", "support-answer"]  # the profiles with a rule for kb
+
+
+def remove_rules_form(key: str, profiles: list[str], **extra) -> dict:
+    """The "Remove its rules and delete" form as the page posts it."""
+    return {
+        "remove_rules": "1",
+        "etag": layer_etag(Layer.objects.get(key=key)),
+        "profile": profiles,
+        **extra,
+    }
+
+
+def test_layer_delete__rules_use_it__lists_profiles_and_offers_remove_rules(
+    editor_client, workspace
+):
+    html = editor_client.get("/layers/kb/delete/").content.decode()
+
+    row = html.split('data-profile="support-answer"')[1].split("</tr>")[0]
+    assert "/profiles/support-answer/" in row and "protected" not in row.replace(">no<", "")
+    assert 'name="remove_rules" value="1">Remove its rules and delete</button>' in html
+    assert '<input type="hidden" name="profile" value="support-answer">' in html
+
+
+def test_layer_delete__remove_rules__rules_removed_layer_deleted_and_said(editor_client, workspace):
+    response = editor_client.post("/layers/kb/delete/", remove_rules_form("kb", KB_USERS))
+
+    assert response.status_code == 302 and response["Location"] == "/layers/"
+    assert not Layer.objects.filter(key="kb").exists()
+    assert not Rule.objects.filter(layer__key="kb").exists()
+    page = editor_client.get("/layers/").content.decode()
+    assert (
+        "Layer kb deleted; its rule was removed from 2 profiles: qa-review, support-answer." in page
+    )
+
+
+def test_layer_delete__remove_rules_stale_etag__409_nothing_changed(editor_client, workspace):
+    form = remove_rules_form("kb", KB_USERS, etag='"stale"')
+
+    response = editor_client.post("/layers/kb/delete/", form)
+
+    assert response.status_code == 409
+    assert "nothing was changed" in response.content.decode()
+    assert Layer.objects.filter(key="kb").exists()
+    assert Rule.objects.filter(profile__key=PROFILE_KEY, layer__key="kb").exists()
+
+
+def test_layer_delete__remove_rules_in_protected_profile__change_request_opened_nothing_written(
+    client, workspace
+):
+    # Given support-answer in a protected environment, and an editor (not staff)
+    Profile.objects.filter(key=PROFILE_KEY).update(environment="production")
+    Environment.objects.create(key="production", requires_change_request=True)
+    editor = User.objects.create_user("author", password="author-password-1")
+    join_editors(editor)
+    client.force_login(editor)
+
+    page = client.get("/layers/kb/delete/").content.decode()
+    response = client.post("/layers/kb/delete/", remove_rules_form("kb", KB_USERS))
+
+    assert "this opens a change request" in page and 'name="proposal_title"' in page
+    change_request = ChangeRequest.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == f"/changes/{change_request.pk}/"
+    assert [(c["kind"], c["op"], c["key"]) for c in change_request.entity_changes] == [
+        ("profile", "update", "qa-review"),
+        ("profile", "update", PROFILE_KEY),
+        ("layer", "delete", "kb"),
+    ]
+    assert Layer.objects.filter(key="kb").exists()
+    assert Rule.objects.filter(profile__key=PROFILE_KEY, layer__key="kb").exists()
+    shown = client.get(response["Location"]).content.decode()
+    assert "Nothing has changed yet." in shown
 
 
 def test_layer_edit__valid__saved_through_the_service_with_the_etag(editor_client, workspace):
