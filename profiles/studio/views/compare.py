@@ -1,5 +1,11 @@
 """Two profiles side by side on the same sample input: the rules that differ, and how their
-resolutions differ (status, tokens, decisions per layer, what each puts in the context)."""
+resolutions differ (status, tokens, decisions per layer, what each puts in the context).
+
+When the two render different formats (their consumers' ``render.format``, or the request's
+override), a line-by-line text diff is all formatting: the page says so and leads with the
+diff of the admitted items per layer, the text diff one click away (issue 38 item 15). The
+page always names the input both resolved (a scenario, or typed input) and its values.
+"""
 
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
@@ -86,6 +92,78 @@ def layer_decisions(first: dict, second: dict) -> list[dict]:
     return rows
 
 
+def rendered_format(document: dict, profile: dict, resolution: dict, request: dict) -> str:
+    """Return the format a resolution renders: its output's, or (blocked: no output) the
+    request's override, else its consumer's ``render.format`` (SPEC §2, §3)."""
+    output = resolution.get("output")
+    if output is not None:
+        return output["format"]
+    if request.get("format"):
+        return request["format"]
+    consumer = next(
+        (entry for entry in document["consumers"] if entry["key"] == profile["consumer"]), {}
+    )
+    return (consumer.get("render") or {}).get("format") or "markdown"
+
+
+def _admitted_units(resolution: dict) -> dict[str, dict[str, str]]:
+    """Return, per layer key, each unit the resolution put in the context with how: inline,
+    on request, or a reference (with its reason). Only what it admitted: a layer's
+    ``itemFilter`` left everything else out already."""
+    units: dict[str, dict[str, str]] = {}
+    for record in resolution["layers"]:
+        how = "on request" if record["decision"]["kind"] == "on-demand" else "inline"
+        for path in record["rendered"]["items"]:
+            units.setdefault(record["layer"], {})[path] = how
+    for ref in resolution["references"]:
+        if ref["rendered"]:
+            units.setdefault(ref["layer"], {}).setdefault(
+                ref["item"], f"reference ({ref['reason']})"
+            )
+    return units
+
+
+def admitted_diff(first: dict, second: dict) -> list[dict]:
+    """Return, per layer (A's render order, then B's own), the admitted units only in A,
+    only in B and in both (each ``{"path", "a", "b"}``: how each side admits it), for the
+    layers where either side admits something."""
+    a_units, b_units = _admitted_units(first), _admitted_units(second)
+    names = {record["layer"]: record["name"] for record in (*second["layers"], *first["layers"])}
+    order = [record["layer"] for record in first["layers"]]
+    order += [record["layer"] for record in second["layers"] if record["layer"] not in order]
+    rows = []
+    for layer in order:
+        a, b = a_units.get(layer, {}), b_units.get(layer, {})
+        if not a and not b:
+            continue
+        rows.append(
+            {
+                "layer": layer,
+                "name": names.get(layer, layer),
+                "only_a": [{"path": path, "a": a[path]} for path in a if path not in b],
+                "only_b": [{"path": path, "b": b[path]} for path in b if path not in a],
+                "both": [{"path": path, "a": a[path], "b": b[path]} for path in a if path in b],
+                "same": a == b,
+            }
+        )
+    return rows
+
+
+def input_used(chosen, request: dict) -> dict:
+    """Return what the page says of the input both profiles resolved: the scenario's name
+    (or "typed input") and the values sent."""
+    values = [(name, value) for name, value in (request.get("input") or {}).items()]
+    for name in ("now", "format"):
+        if request.get(name):
+            values.append((name, request[name]))
+    for layer, state in (request.get("availability") or {}).items():
+        values.append((f"availability of {layer}", state))
+    return {
+        "source": f"scenario “{chosen.name}”" if chosen is not None else "typed input",
+        "values": values,
+    }
+
+
 @capability_required(RESOLVE, READ_CONFIG)
 @require_GET
 @throttled("resolve", cost=2)  # two profiles resolved
@@ -135,6 +213,7 @@ def profile_compare(request):
         ]
         context["rule_rows"] = rule_differences(document, first, second)
         request_document = {**sample.as_request(), "detail": SUMMARY}
+        context["input_used"] = input_used(chosen, request_document)
         try:
             resolutions = [
                 profile_resolve(profile=key, request=request_document, compiled=cached.compiled)
@@ -146,10 +225,17 @@ def profile_compare(request):
             context["resolutions"] = resolutions
             context["decisions"] = layer_decisions(*resolutions)
             context["changes"] = presenters.what_changed(*resolutions)
+            context["admitted"] = admitted_diff(*resolutions)
+            formats = [
+                rendered_format(document, entry, resolution, request_document)
+                for entry, resolution in zip((first, second), resolutions, strict=True)
+            ]
+            context["formats"] = formats
+            context["formats_differ"] = formats[0] != formats[1]
             # The rendered text of both for the same sample, line by line (issue 21).
             context["text"] = text_diff(
                 *(output_text(resolution) for resolution in resolutions),
-                scenario=chosen.name if chosen is not None else "the sample input",
+                scenario=chosen.name if chosen is not None else "typed input",
                 before_label=a,
                 after_label=b,
             )

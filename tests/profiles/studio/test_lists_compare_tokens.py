@@ -128,3 +128,63 @@ def test_compare__typed_sample__wins_over_the_scenario_unless_loaded(editor_clie
 
     assert "typed by hand</textarea>" in edited
     assert "typed by hand" not in loaded
+
+
+# --- compare across formats (issue 38 item 15) -------------------------------------------------
+
+
+def admitted_row(html: str, layer: str) -> str:
+    return html.split(f'data-admitted-layer="{layer}"')[1].split("</tr>")[0]
+
+
+def test_compare__different_formats__says_so_admitted_items_per_layer_text_diff_on_demand(
+    editor_client, workspace
+):
+    # Given support-answer (markdown) and qa-review (xml), on the saved scenario
+    scenario = workspace.scenarios.get()
+    html = editor_client.get(
+        f"/profiles/_compare/?a=support-answer&b=qa-review&scenario={scenario.pk}&load=1"
+    ).content.decode()
+
+    # Then the page says the formats differ and why the text diff is not the comparison
+    notice = html.split("data-formats-differ>")[1].split("</p>")[0]
+    assert "support-answer renders markdown, qa-review renders xml:" in notice
+    assert "a text diff would be all formatting" in notice
+    # ... names the input both resolved, with its values
+    used = html.split("data-input-used>")[1].split("</p>")[0]
+    assert "scenario “Dana&#x27;s card refund”" in used
+    assert "customer_id: <code>C-7</code>" in used
+    # ... compares the admitted items per layer, with how each side admits them
+    assert "refunds/cards.md" in admitted_row(html, "policies").split('data-side="both"')[1]
+    only_a = admitted_row(html, "glossary").split('data-side="a"')[1].split("</td>")[0]
+    assert '<code>chargeback</code> <span class="muted small">on request</span>' in only_a
+    only_b = admitted_row(html, "tickets").split('data-side="b"')[1].split("</td>")[0]
+    assert "<code>T-0950</code>" in only_b
+    kb = admitted_row(html, "kb").split('data-side="both"')[1]
+    assert "inline in support-answer, reference (BEYOND_MAX_ITEMS) in qa-review" in kb
+    # ... and keeps the text diff one click away
+    assert '<details class="text-diff-toggle"' in html
+    assert html.index('id="admitted-diff"') < html.index('id="text-diff"')
+
+
+def test_compare__different_formats__no_item_outside_a_layers_filter(editor_client, workspace):
+    # tickets and customer filter by customer_id: C-9's rows are never anyone's to see here
+    scenario = workspace.scenarios.get()
+    html = editor_client.get(
+        f"/profiles/_compare/?a=support-answer&b=qa-review&scenario={scenario.pk}&load=1"
+    ).content.decode()
+
+    admitted = html.split('id="admitted-diff"')[1].split("</section>")[0]
+    assert "T-1001" in admitted or "T-0990" in admitted
+    assert "T-2002" not in html and "C-9" not in html
+
+
+def test_compare__same_format_typed_input__text_diff_shown_no_notice(editor_client, workspace):
+    html = editor_client.get(
+        "/profiles/_compare/?a=support-answer&b=support-answer&message=refund&input:customer_id=C-7"
+    ).content.decode()
+
+    assert "data-formats-differ" not in html and "text-diff-toggle" not in html
+    assert 'id="text-diff"' in html and 'id="admitted-diff"' in html
+    used = html.split("data-input-used>")[1].split("</p>")[0]
+    assert "typed input" in used and "message: <code>refund</code>" in used
