@@ -335,6 +335,15 @@ def test_axe__compare_two_profiles__no_violation_of_any_impact(signed_in, live_s
 
     assert not violations, [(v["id"], v["impact"], len(v["nodes"])) for v in violations]
 
+    # Across formats (markdown and xml): the notice, the admitted items, the text diff opened
+    expect(page.locator("[data-formats-differ]")).to_have_count(1)
+    page.get_by_text("Show the rendered text diff anyway").click()
+    expect(page.locator("#text-diff")).to_be_visible()
+
+    violations = AXE.run(page).response["violations"]
+
+    assert not violations, [(v["id"], v["impact"], len(v["nodes"])) for v in violations]
+
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_api_keys_page__create_error_shown_once_revoke__no_serious_or_critical_violation(
