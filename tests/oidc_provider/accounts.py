@@ -6,9 +6,10 @@ from oauth2_provider.models import Application
 
 def member_set(username: str, password: str, email: str, groups: list[str]) -> None:
     """Create or update the provider's account ``username``, in exactly ``groups``."""
-    user, _ = User.objects.get_or_create(username=username)
+    user, created = User.objects.get_or_create(username=username)
     user.email = email
-    user.set_password(password)
+    if created:  # a new password would end the account's sessions at the provider
+        user.set_password(password)
     user.save()
     user.groups.set([Group.objects.get_or_create(name=name)[0] for name in groups])
 
