@@ -11,6 +11,7 @@ import requests
 from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 
+from ctxstudio.checks import single_sign_on_check
 from profiles.models import Activity, SsoIdentity
 from profiles.team.members import member_active_set
 from profiles.workspace.origin import CLI
@@ -263,3 +264,14 @@ def test_password_sign_in__with_sso_on__the_lockout_still_locks(client, sso, set
 
     assert response.status_code == 429
     assert "_auth_user_id" not in client.session
+
+
+def test_sso_checks__a_default_role_that_is_no_role__an_error(settings):
+    settings.OIDC_DEFAULT_ROLE = "admin"
+    assert [found.id for found in single_sign_on_check()] == ["ctxstudio.E001"]
+
+
+def test_sso_checks__no_password_and_no_sso__a_warning(settings):
+    settings.PASSWORD_SIGN_IN = False
+    settings.OIDC_RP_CLIENT_ID = ""
+    assert [found.id for found in single_sign_on_check()] == ["ctxstudio.W002"]
