@@ -281,8 +281,6 @@ OIDC_DEFAULT_ROLE = os.environ.get("OIDC_DEFAULT_ROLE", "reader")
 OIDC_USE_NONCE = True
 OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
 OIDC_TIMEOUT = float(os.environ.get("OIDC_TIMEOUT", "10"))
-OIDC_CALLBACK_CLASS = "profiles.studio.views.sso.SsoCallbackView"
-OIDC_AUTHENTICATE_CLASS = "profiles.studio.views.sso.SsoStartView"
 
 # Request bodies and uploads (workspace import) are bounded.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_BODY_BYTES", str(10 * 1024 * 1024)))
