@@ -254,6 +254,14 @@ def test_password_sign_in_off__the_form_is_gone_and_a_password_post_refused(clie
     assert "_auth_user_id" not in client.session
 
 
+def test_password_sign_in__with_sso_on__still_signs_in(client, sso):
+    get_user_model().objects.create_user("kit", "kit@example.com", "a long password")
+
+    response = client.post(LOGIN, {"username": "kit", "password": "a long password"})
+
+    assert response.status_code == 302 and signed_in_user(client).username == "kit"
+
+
 def test_password_sign_in__with_sso_on__the_lockout_still_locks(client, sso, settings):
     settings.AXES_FAILURE_LIMIT = 3
     get_user_model().objects.create_user("jo", "jo@example.com", "a long password")
