@@ -17,6 +17,7 @@ from profiles.team.members import member_active_set
 from profiles.workspace.origin import CLI
 from profiles.workspace.permissions import Role, user_role
 from tests.oidc_provider.running import PASSWORD
+from tests.processes import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -283,3 +284,21 @@ def test_sso_checks__no_password_and_no_sso__a_warning(settings):
     settings.PASSWORD_SIGN_IN = False
     settings.OIDC_RP_CLIENT_ID = ""
     assert [found.id for found in single_sign_on_check()] == ["ctxstudio.W002"]
+
+
+def test_sso__the_page_asked_for__is_where_the_member_lands(client, sso):
+    sso.member_set("lea", groups=["studio-editors"])
+    started = client.get("/oidc/authenticate/?next=/consumers/")
+
+    response = client.get(provider_answer(started["Location"], "lea"))
+
+    assert response.status_code == 302 and response["Location"] == "/consumers/"
+
+
+def test_sso__an_unreachable_provider__the_login_page_says_so(client, sso, settings):
+    settings.OIDC_ISSUER = f"http://127.0.0.1:{free_port()}/o"  # nothing listens there
+
+    response = client.get("/oidc/authenticate/")
+
+    assert response.status_code == 302 and response["Location"] == LOGIN
+    assert any("could not be reached" in text for text in message_texts(response))
