@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
-from django.core.checks import Warning, register
+from django.core.checks import Error, Warning, register
 from django.utils.module_loading import import_string
 
 
@@ -31,3 +31,31 @@ def shared_cache_check(app_configs=None, **kwargs):
             id="ctxstudio.W001",
         )
     ]
+
+
+@register()
+def single_sign_on_check(app_configs=None, **kwargs):
+    """Refuse a default role that is no role; warn when nobody could sign in at the studio."""
+    found = []
+    if settings.OIDC_DEFAULT_ROLE not in ("reader", "editor", "staff"):
+        found.append(
+            Error(
+                f"OIDC_DEFAULT_ROLE is {settings.OIDC_DEFAULT_ROLE!r}.",
+                hint="Set it to reader, editor or staff.",
+                id="ctxstudio.E001",
+            )
+        )
+    configured = settings.OIDC_RP_CLIENT_ID and (
+        settings.OIDC_ISSUER or settings.OIDC_OP_AUTHORIZATION_ENDPOINT
+    )
+    if not settings.PASSWORD_SIGN_IN and not configured:
+        found.append(
+            Warning(
+                "PASSWORD_SIGN_IN is off and single sign-on is not configured: only the "
+                "admin's login takes anyone in.",
+                hint="Set OIDC_ISSUER and OIDC_CLIENT_ID (README, Single sign-on), or "
+                "PASSWORD_SIGN_IN=true.",
+                id="ctxstudio.W002",
+            )
+        )
+    return found

@@ -158,9 +158,12 @@ MIDDLEWARE = [
 
 # Axes' backend comes first: it refuses a locked-out login before any password is checked;
 # ours adds the per-address rate of failed logins in front of it (ctxstudio.login_rate).
+# Single sign-on's backend comes last and answers only its own callback (profiles.team.sso); it
+# stays listed when single sign-on is off, so turning it off later does not break sessions.
 AUTHENTICATION_BACKENDS = [
     "ctxstudio.login_rate.LoginBackend",
     "django.contrib.auth.backends.ModelBackend",
+    "profiles.team.sso.SsoBackend",
 ]
 
 ROOT_URLCONF = "ctxstudio.urls"
@@ -251,6 +254,33 @@ AXES_ENABLE_ADMIN = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "login"
+# False: the studio's login page offers single sign-on only and refuses a password (the admin's
+# login stays, for a staff account's emergency access; see docs/decisions.md).
+PASSWORD_SIGN_IN = env_bool("PASSWORD_SIGN_IN", True)
+
+# Single sign-on with OpenID Connect (mozilla-django-oidc, profiles.team.sso): on when a client
+# id and the issuer (or its endpoints) are given. The endpoints are discovered from
+# <OIDC_ISSUER>/.well-known/openid-configuration at the first sign-in unless given here.
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "").rstrip("/")
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile groups")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_SIGN_ALGO", "RS256")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_USERINFO_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_JWKS_ENDPOINT", "")
+OIDC_PROVIDER_NAME = os.environ.get("OIDC_PROVIDER_NAME", "your identity provider")
+# A member's role, recomputed at every sign-in from the groups claim: staff when one of their
+# groups is in OIDC_STAFF_GROUPS, else editor when one is in OIDC_EDITOR_GROUPS, else
+# OIDC_DEFAULT_ROLE (reader, editor or staff).
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+OIDC_STAFF_GROUPS = env_list("OIDC_STAFF_GROUPS")
+OIDC_EDITOR_GROUPS = env_list("OIDC_EDITOR_GROUPS")
+OIDC_DEFAULT_ROLE = os.environ.get("OIDC_DEFAULT_ROLE", "reader")
+OIDC_USE_NONCE = True
+OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
+OIDC_TIMEOUT = float(os.environ.get("OIDC_TIMEOUT", "10"))
 
 # Request bodies and uploads (workspace import) are bounded.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_BODY_BYTES", str(10 * 1024 * 1024)))

@@ -4,6 +4,8 @@ import os
 
 import pytest
 
+from tests.oidc_provider.running import Provider
+
 
 @pytest.fixture(autouse=True)
 def _isolated_cache():
@@ -81,3 +83,11 @@ def _mapped_texts(settings, _texts_folder, monkeypatch):
 
     monkeypatch.setattr(held_texts, "mapping_problem", "")
     monkeypatch.setattr(held_texts, "last_rebuilt", "")
+
+
+@pytest.fixture(scope="session")
+def oidc_provider(tmp_path_factory):
+    """A real OpenID Connect provider (tests/oidc_provider) running on loopback."""
+    provider = Provider(tmp_path_factory.mktemp("oidc-provider"))
+    yield provider
+    provider.stop()

@@ -38,6 +38,7 @@ from profiles.models.safechange import (
     Environment,
     ProfileVersion,
 )
+from profiles.models.team import SsoIdentity
 from profiles.models.workers import TaskWorker
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "RenderFormat",
     "Rule",
     "Scenario",
+    "SsoIdentity",
     "TaskWorker",
     "Tracked",
     "Webhook",

@@ -17,6 +17,7 @@ class ActivityOrigin(models.TextChoices):
     BULK = "bulk", "bulk ingest"
     CHANGE_REQUEST = "change-request", "change request"
     CLI = "cli", "command line"
+    SSO = "sso", "single sign-on"
 
 
 class Activity(models.Model):

@@ -26,7 +26,7 @@ class WriteOrigin:
     # Profile key -> the version number the write must start from (None: no version yet).
     expected_versions: dict = field(default_factory=dict)
     # The door the write came through (ActivityOrigin: studio, api, admin, import, bulk,
-    # change-request, cli), recorded in the activity log; "" when a caller did not say.
+    # change-request, cli, sso), recorded in the activity log; "" when a caller did not say.
     door: str = ""
 
     def through(self, door: str) -> "WriteOrigin":
@@ -45,4 +45,5 @@ STUDIO = WriteOrigin(door="studio")
 API = WriteOrigin(door="api")
 ADMIN = WriteOrigin(door="admin")
 CLI = WriteOrigin(door="cli")
+SSO = WriteOrigin(door="sso")  # single sign-on (profiles.team.sso): roles from the groups claim
 BULK = WriteOrigin(door="bulk")  # bulk ingest (profiles.material.bulk_ingest), any door

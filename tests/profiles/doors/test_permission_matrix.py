@@ -313,6 +313,9 @@ EXPECTATIONS: dict[str, Door] = {
     "password_reset_done": Door({"GET": everyone(200)}),
     "password_reset_confirm": Door({"GET": everyone(200)}),  # a bad link: the "invalid" page
     "password_reset_complete": Door({"GET": everyone(200)}),
+    # -- single sign-on (profiles.studio.views.sso): not configured here, so the login page
+    "oidc_authentication_init": Door({"GET": everyone(LOGIN), "POST": everyone(405)}),
+    "oidc_authentication_callback": Door({"GET": everyone(LOGIN), "POST": everyone(405)}),
     "healthz": Door({"GET": everyone(200)}),
     "readyz": Door({"GET": everyone(200)}),
     "favicon": Door({"GET": everyone(301)}),  # on to the static SVG
