@@ -41,7 +41,13 @@ ROLE_HELP = {
 SIGN_IN_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 
-class InviteForm(forms.Form):
+class TeamForm(forms.Form):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")  # labels read "Email", not "Email:"
+        super().__init__(*args, **kwargs)
+
+
+class InviteForm(TeamForm):
     email = forms.CharField(
         label="Email",
         max_length=INVITATION_EMAIL_MAX_LENGTH,
@@ -55,7 +61,7 @@ class InviteForm(forms.Form):
     )
 
 
-class JoinForm(forms.Form):
+class JoinForm(TeamForm):
     username = forms.CharField(
         label="Username",
         max_length=invitations.USERNAME_MAX_LENGTH,
