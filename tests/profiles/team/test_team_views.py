@@ -224,3 +224,21 @@ def test_join__signed_in__asked_to_sign_out_first(staff_client, boss):
     assert "You are signed in as boss" in page.text
     assert posted.status_code == 403
     assert not User.objects.filter(username="newbie").exists()
+
+
+def test_invite__beyond_the_staff_members_rate__429_and_nothing_sent(staff_client, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "invite": "2/hour",
+        },
+    }
+    for n in range(2):
+        staff_client.post("/team/invite/", {"email": f"n{n}@example.com", "role": "reader"})
+
+    response = staff_client.post("/team/invite/", {"email": "n2@example.com", "role": "reader"})
+
+    assert response.status_code == 429
+    assert "invitations" in response.text
+    assert Invitation.objects.count() == 2
