@@ -50,7 +50,8 @@ class InvitationInvalid(ValueError):
 
 
 class InvitationRefused(Exception):
-    """The link does not work (``reason``: invalid, expired, accepted or revoked)."""
+    """The link does not work (``reason``: invalid, expired, accepted, revoked, or taken: an
+    account has the address by now)."""
 
     MESSAGES = {
         "invalid": "This invitation link is not valid: it may have been mistyped or cut. "
@@ -61,6 +62,8 @@ class InvitationRefused(Exception):
         "password chosen then, or reset the password.",
         "revoked": "This invitation was withdrawn or replaced by a newer one. Use the link "
         "of the latest invitation email, or ask for a new one.",
+        "taken": "An account with this invitation's address exists already: sign in with it, "
+        "or ask a staff member of the workspace.",
     }
 
     def __init__(self, reason: str):
@@ -319,7 +322,7 @@ def invitation_accept(*, token: str, username: str, password: str, origin: Write
             if reason is not None:
                 raise InvitationRefused(reason)
             if selectors.member_get_by_email(invitation.email) is not None:
-                raise InvitationRefused("accepted")  # an account has the address by now
+                raise InvitationRefused("taken")  # made by other means since the invitation
             user = users.objects.create_user(
                 username, invitation.email, password, is_staff=invitation.role == Role.STAFF
             )

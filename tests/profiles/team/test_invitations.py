@@ -201,3 +201,14 @@ def test_accept__bad_username_or_password__refused_and_the_link_still_works(
     assert message in " ".join(invalid.value.errors[field])
     assert invitation_open(sent.token).pending()
     assert not Activity.objects.filter(kind="member").exists()
+
+
+def test_accept__the_address_got_an_account_meanwhile__refused_as_taken(boss):
+    sent = invite(boss)
+    get_user_model().objects.create_user("ann-sso", "Ann@example.com", "pw")
+
+    with pytest.raises(InvitationRefused, match="exists already") as refused:
+        invitation_accept(token=sent.token, username="ann", password=GOOD_PASSWORD, origin=STUDIO)
+
+    assert refused.value.reason == "taken"
+    assert not get_user_model().objects.filter(username="ann").exists()
