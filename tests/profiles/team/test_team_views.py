@@ -242,3 +242,18 @@ def test_invite__beyond_the_staff_members_rate__429_and_nothing_sent(staff_clien
     assert response.status_code == 429
     assert "invitations" in response.text
     assert Invitation.objects.count() == 2
+
+
+def test_team_page__many_members__paged_active_first(staff_client, boss):
+    User.objects.bulk_create(
+        [User(username=f"m{n:03}", email=f"m{n:03}@example.com") for n in range(55)]
+    )
+    User.objects.filter(username="m000").update(is_active=False)
+
+    first = staff_client.get("/team/")
+    second = staff_client.get("/team/?page=2")
+
+    assert len(first.context["rows"]) == 50
+    assert 'rel="next"' in first.text and "Page 1 of 2" in first.text
+    last = [row["member"].username for row in second.context["rows"]]
+    assert len(last) == 6 and last[-1] == "m000"  # the deactivated member comes last
