@@ -132,6 +132,10 @@ MAILERS = {
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Context Studio <noreply@localhost>")
 # The site's address as its users reach it: the links in notifications start with it.
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+# Invitations (the studio's Team page, profiles.team.invitations): a link works once, for
+# INVITATION_MAX_AGE_DAYS days; at most INVITATIONS_MAX_PENDING are open at a time.
+INVITATION_MAX_AGE_DAYS = int(os.environ.get("INVITATION_MAX_AGE_DAYS", "7"))
+INVITATIONS_MAX_PENDING = int(os.environ.get("INVITATIONS_MAX_PENDING", "50"))
 
 MIDDLEWARE = [
     # First: every log line of the request carries its id (ctxstudio.log_context).
@@ -322,6 +326,8 @@ REST_FRAMEWORK = {
         "comment": os.environ.get("API_THROTTLE_COMMENT", "30/minute"),
         # Bulk ingest: each request writes up to BULK_INGEST_MAX_LINES items.
         "bulk": os.environ.get("API_THROTTLE_BULK", "60/minute"),
+        # Each invitation sends an email to an address a staff member typed.
+        "invite": os.environ.get("STUDIO_THROTTLE_INVITE", "30/hour"),
     },
 }
 

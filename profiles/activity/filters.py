@@ -16,7 +16,19 @@ from profiles.models import Activity, ActivityOrigin
 from profiles.workspace.parameters import ParameterInvalid, positive_integer
 
 #: What an activity row can be about (``Activity.kind``).
-ACTIVITY_KINDS = ("consumer", "layer", "item", "profile", "scenario", "environment")
+ACTIVITY_KINDS = (
+    "consumer",
+    "layer",
+    "item",
+    "profile",
+    "scenario",
+    "environment",
+    "member",
+    "invitation",
+)
+#: The kinds about people (the team: accounts and invitations). Their rows name people's
+#: addresses and roles, so only who administers the workspace (staff) reads them.
+PEOPLE_KINDS = ("member", "invitation")
 #: The door of a write (``Activity.origin``).
 ACTIVITY_ORIGINS = tuple(ActivityOrigin.values)
 

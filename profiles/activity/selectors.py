@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
+from profiles.activity.filters import PEOPLE_KINDS
 from profiles.models import Activity, Consumer, Item, Layer, Profile
 
 
@@ -29,19 +30,23 @@ def activity_list(
     until: dt.datetime | None = None,
     change_request: int | None = None,
     include_items: bool = True,
+    include_people: bool = True,
 ) -> QuerySet[Activity]:
     """Return the activity rows that match, newest first, with their actor.
 
     ``actor`` is a username: the rows of that user, or when no user has it (any more), the
     rows that kept the name of a deleted one. ``since`` is inclusive, ``until`` exclusive.
     Without ``include_items`` no item row is returned (item rows carry customer material;
-    reading them needs READ_MATERIAL).
+    reading them needs READ_MATERIAL). Without ``include_people`` no member or invitation
+    row is returned (they name people's addresses; reading them needs ADMINISTER).
     """
     rows = Activity.objects.select_related("actor").order_by("-id")
     if kind is not None:
         rows = rows.filter(kind=kind)
     if not include_items:
         rows = rows.exclude(kind="item")
+    if not include_people:
+        rows = rows.exclude(kind__in=PEOPLE_KINDS)
     if key is not None:
         rows = rows.filter(key=key)
     if path is not None:

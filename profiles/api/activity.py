@@ -2,9 +2,10 @@
 
 Readers of configuration read it (a key: the ``read`` scope); item rows carry customer
 material, so only requests that may read material (READ_MATERIAL) see them, and asking for
-``kind=item`` without it is refused. The filters are checked by the feature's one parser
-(``profiles.activity.filters``); a page is a keyset (``before``/``after`` an id), never a
-count of a log that only grows.
+``kind=item`` without it is refused. Member and invitation rows name people's addresses and
+roles: only staff with their own token (ADMINISTER, which no key scope grants) see them. The
+filters are checked by the feature's one parser (``profiles.activity.filters``); a page is a
+keyset (``before``/``after`` an id), never a count of a log that only grows.
 """
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -18,6 +19,7 @@ from profiles.activity.filters import (
     KEY_MAX_LENGTH,
     MOMENT_MAX_LENGTH,
     PATH_MAX_LENGTH,
+    PEOPLE_KINDS,
     activity_filters_parse,
 )
 from profiles.activity.selectors import activity_list, activity_page
@@ -29,6 +31,7 @@ from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import Activity
 from profiles.workspace.parameters import positive_integer
 from profiles.workspace.permissions import (
+    ADMINISTER,
     READ_CONFIG,
     READ_MATERIAL,
     capability_permission,
@@ -70,8 +73,10 @@ class ActivityView(ApiView):
         "rows name its author), the door (`origin`; `changeRequest` for an applied request), "
         "when, and the field-level before/after. Item rows carry customer material: only a "
         "request that may read material (editors, staff; a key's `read` scope) sees them "
-        "(`kind=item` without it: 403). `since` is inclusive and `until` exclusive; each is a "
-        "date-time (UTC without an offset) or a date (`until` a date: that whole day). Pages "
+        "(`kind=item` without it: 403). Member and invitation rows name people: only staff "
+        "with their own token see them (`kind=member` or `kind=invitation` otherwise: 403). "
+        "`since` is inclusive and `until` exclusive; each is a date-time (UTC without an "
+        "offset) or a date (`until` a date: that whole day). Pages "
         "follow `next` (older rows) and `previous` (newer rows); there is no count.",
         parameters=[
             OpenApiParameter("kind", str, enum=list(ACTIVITY_KINDS), description="Entity kind."),
@@ -123,9 +128,21 @@ class ActivityView(ApiView):
                 "a key's read scope)",
                 "kind",
             )
+        include_people = request_can(request, ADMINISTER)
+        if filters.kind in PEOPLE_KINDS and not include_people:
+            raise ApiError(
+                403,
+                "PERMISSION_DENIED",
+                f"the activity of {filters.kind}s needs the ADMINISTER permission (staff)",
+                "kind",
+            )
         size = PageNumberPagination().get_page_size(request)
         page = activity_page(
-            activity_list(**filters.as_arguments(), include_items=include_items),
+            activity_list(
+                **filters.as_arguments(),
+                include_items=include_items,
+                include_people=include_people,
+            ),
             size=size,
             before=positive_integer(params, "before", meaning="an activity id"),
             after=positive_integer(params, "after", meaning="an activity id"),

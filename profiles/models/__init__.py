@@ -38,13 +38,19 @@ from profiles.models.safechange import (
     Environment,
     ProfileVersion,
 )
-from profiles.models.team import SsoIdentity
+from profiles.models.team import (
+    INVITATION_EMAIL_MAX_LENGTH,
+    Invitation,
+    SsoIdentity,
+    invitation_token_hash,
+)
 from profiles.models.workers import TaskWorker
 
 __all__ = [
     "ENVIRONMENT_MAX_APPROVALS",
     "FIELD_PATTERN",
     "HISTORY_EXCLUDED",
+    "INVITATION_EMAIL_MAX_LENGTH",
     "KEY_PATTERN",
     "WEBHOOK_EVENTS",
     "Activity",
@@ -60,6 +66,7 @@ __all__ = [
     "DecisionLog",
     "Environment",
     "ImportJob",
+    "Invitation",
     "Item",
     "ItemChange",
     "ItemKey",
@@ -82,6 +89,7 @@ __all__ = [
     "Webhook",
     "WebhookDelivery",
     "WorkspaceVersion",
+    "invitation_token_hash",
     "key_validator",
     "new_token",
 ]

@@ -21,6 +21,7 @@ _WHAT = {
     "expand": "expansions",
     "webhook-test": "test deliveries",
     "bulk": "bulk uploads",
+    "invite": "invitations",
 }
 
 

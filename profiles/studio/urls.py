@@ -13,6 +13,7 @@ from profiles.studio.views import (
     reviews,
     safechange,
     sweep,
+    team,
     tokens,
     webhooks,
 )
@@ -108,6 +109,8 @@ urlpatterns = [
     *safechange.urlpatterns,
     # Outgoing webhooks, for staff (profiles.studio.views.webhooks).
     *webhooks.urlpatterns,
+    # The team, for staff, and the page an invitation opens (profiles.studio.views.team).
+    *team.urlpatterns,
     # Reviews: confirming a proposal, the thread, verdicts, reviewers, scheduled apply.
     *reviews.urlpatterns,
 ]

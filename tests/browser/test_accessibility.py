@@ -6,6 +6,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from django.contrib.auth.models import User
 from django.urls import URLPattern, get_resolver
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from profiles.models import (
@@ -18,6 +19,8 @@ from profiles.models import (
     WebhookDelivery,
 )
 from profiles.safechange.change_requests import change_request_close, change_request_create
+from profiles.team.invitations import invitation_create
+from profiles.workspace.origin import STUDIO
 from tests.browser.conftest import ARTIFACTS
 from tests.profiles.studio.conftest import stopped_bulk_job
 
@@ -69,7 +72,28 @@ STUDIO_PAGES = {
     "webhook-list": lambda ws: "/webhooks/",
     "webhook": lambda ws: f"/webhooks/{a_webhook().pk}/",  # with a delivered and a failed one
     "webhook-delete": lambda ws: f"/webhooks/{a_webhook().pk}/delete/",
+    "team": lambda ws: a_teammate() and "/team/",  # a teammate and an open invitation
+    "team-member-active": lambda ws: f"/team/members/{a_teammate().pk}/active/",
+    "team-join": lambda ws: f"/team/join/{an_invitation_token()}/",  # signed in: sign out first
 }
+
+
+def a_teammate() -> User:
+    """Return a reader beside the signed-in staff member, with an open invitation, made once."""
+    teammate, made = User.objects.get_or_create(
+        username="ann", defaults={"email": "ann@example.com", "last_login": timezone.now()}
+    )
+    if made:
+        an_invitation_token()
+    return teammate
+
+
+def an_invitation_token() -> str:
+    """Return the token of a new open invitation (renewing the one before)."""
+    staff = User.objects.get(username="editor")
+    return invitation_create(
+        email="kim@example.com", role="editor", actor=staff, origin=STUDIO
+    ).token
 
 
 def finished_import() -> ImportJob:
@@ -154,6 +178,10 @@ NOT_PAGES = {
     "profile-propose",
     "profile-promote",
     "webhook-test",
+    # The team's actions (their pages and states: tests/browser/test_team.py).
+    "team-invite",
+    "team-invitation-revoke",
+    "team-member-role",
     # Reviews: the confirmation steps answer a POST (checked in tests/browser/test_reviews.py);
     # the rest are actions of a change request's page.
     "profile-propose-confirm",

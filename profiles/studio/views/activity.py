@@ -2,7 +2,8 @@
 filters (kind, key, actor, door, dates) as a GET form and pages of 50.
 
 The same filters, checks and rows as ``GET /api/v1/activity`` (``profiles.activity``): readers
-of configuration see the log; item rows (customer material) only who may read material.
+of configuration see the log; item rows (customer material) only who may read material;
+member and invitation rows (people's addresses and roles) only staff.
 """
 
 import json
@@ -15,6 +16,7 @@ from django.views.decorators.http import require_GET
 from profiles.activity.filters import (
     ACTIVITY_KINDS,
     FILTER_PARAMETERS,
+    PEOPLE_KINDS,
     ActivityFilters,
     activity_filters_parse,
 )
@@ -27,6 +29,7 @@ from profiles.activity.selectors import (
 from profiles.models import Activity, ActivityOrigin
 from profiles.workspace.parameters import ParameterInvalid, positive_integer
 from profiles.workspace.permissions import (
+    ADMINISTER,
     READ_CONFIG,
     READ_MATERIAL,
     capability_required,
@@ -60,6 +63,8 @@ def _shown(value) -> str:
 def _entity_url(row: Activity, existing: dict) -> str | None:
     """Return the page of the entity the row is about, when it still exists."""
     found = existing.get((row.kind, row.key, row.path if row.kind == "item" else None))
+    if row.kind in PEOPLE_KINDS:
+        return reverse("team")  # only staff read these rows, and the Team page
     if found is None:
         return {"environment": reverse("environment-list")}.get(row.kind)
     if row.kind == "item":
@@ -108,6 +113,7 @@ def _page_link(request, name: str, value: int | None) -> str | None:
 def activity_log(request):
     """List the activity log, filtered by the GET form, a page at a time."""
     include_items = user_can(request.user, READ_MATERIAL)
+    include_people = user_can(request.user, ADMINISTER)
     error = ""
     try:
         filters = activity_filters_parse(request.GET)
@@ -117,11 +123,17 @@ def activity_log(request):
         filters, before, after, error = ActivityFilters(), None, None, str(exc)
     if filters.kind == "item":
         require(request.user, READ_MATERIAL)  # item rows carry customer material
+    if filters.kind in PEOPLE_KINDS:
+        require(request.user, ADMINISTER)  # they name people's addresses and roles
     if error:
         page = ActivityPage(rows=[], newer=None, older=None)
     else:
         page = activity_page(
-            activity_list(**filters.as_arguments(), include_items=include_items),
+            activity_list(
+                **filters.as_arguments(),
+                include_items=include_items,
+                include_people=include_people,
+            ),
             size=ACTIVITY_PER_PAGE,
             before=before,
             after=after,
@@ -131,7 +143,11 @@ def activity_log(request):
     context = {
         "rows": [_row(row, existing) for row in page.rows],
         "values": {name: request.GET.get(name, "") for name in FILTER_PARAMETERS},
-        "kinds": [kind for kind in ACTIVITY_KINDS if include_items or kind != "item"],
+        "kinds": [
+            kind
+            for kind in ACTIVITY_KINDS
+            if (include_items or kind != "item") and (include_people or kind not in PEOPLE_KINDS)
+        ],
         "origins": ActivityOrigin.choices,
         "filtered": filtered,
         "error": error,

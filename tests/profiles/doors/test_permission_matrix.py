@@ -19,6 +19,7 @@ object for the staff member's turn.
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 import pytest
 from axes.models import AccessFailureLog
@@ -27,6 +28,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
+from django.utils import timezone
 from django.utils.regex_helper import normalize
 from django_tasks_db.models import DBTaskResult, get_date_max
 
@@ -38,6 +40,7 @@ from profiles.models import (
     DecisionLog,
     Environment,
     ImportJob,
+    Invitation,
     Item,
     Layer,
     Profile,
@@ -303,6 +306,20 @@ EXPECTATIONS: dict[str, Door] = {
     "webhook": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 400)}),
     "webhook-delete": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 302)}),
     "webhook-test": Door({"GET": (LOGIN, *STAFF_ONLY, 405), "POST": (LOGIN, *STAFF_ONLY, 302)}),
+    # -- the team (profiles.studio.views.team): ADMINISTER, staff only. An empty invitation is
+    # refused beside its fields (400); an empty role change is refused (a message, back to
+    # the page); the member is the reader (deactivated, then rolled back).
+    "team": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 405)}),
+    "team-invite": Door({"GET": (LOGIN, *STAFF_ONLY, 405), "POST": (LOGIN, *STAFF_ONLY, 400)}),
+    "team-invitation-revoke": Door(
+        {"GET": (LOGIN, *STAFF_ONLY, 405), "POST": (LOGIN, *STAFF_ONLY, 302)}
+    ),
+    "team-member-role": Door({"GET": (LOGIN, *STAFF_ONLY, 405), "POST": (LOGIN, *STAFF_ONLY, 302)}),
+    "team-member-active": Door(
+        {"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 302)}
+    ),
+    # An invitation's page opens signed out; a link that is no invitation's: 404 for everyone.
+    "team-join": Door({"GET": everyone(404), "POST": everyone(404)}),
     "help-reasons": STUDIO_SIGNED_IN,
     # -- accounts (django.contrib.auth)
     "login": Door({"GET": everyone(200)}),
@@ -578,6 +595,13 @@ ADMIN_OBJECTS = {
 }
 
 
+def matrix_invitation() -> Invitation:
+    return Invitation.objects.get_or_create(
+        email="invitee@example.com",
+        defaults={"token_hash": "0" * 64, "expires_at": timezone.now() + timedelta(days=7)},
+    )[0]
+
+
 def matrix_webhook() -> Webhook:
     return Webhook.objects.get_or_create(
         url="http://127.0.0.1:9/hook",
@@ -625,6 +649,8 @@ def url_kwargs(route: str) -> dict[str, str]:
         "key_id": str(ApiKey.objects.get(kind="scoped").pk),
         "id": str(ApiKey.objects.get(kind="scoped").pk),
         "webhook_id": str(matrix_webhook().pk),
+        "member_id": str(User.objects.get(username="reader").pk),
+        "invitation_id": str(matrix_invitation().pk),
     }
 
 

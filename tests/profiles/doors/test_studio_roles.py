@@ -13,7 +13,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from profiles.models import ChangeRequest, Consumer, ImportJob, Item, Layer, Profile, Scenario
+from profiles.team.invitations import invitation_create
 from profiles.workspace import cache
+from profiles.workspace.origin import STUDIO
 from profiles.workspace.permissions import EDITORS_GROUP
 from profiles.workspace.throttling import throttle_key
 from tests.profiles.conftest import api_key_for
@@ -48,6 +50,12 @@ def rate_used_up(scope: str, username: str = "reader") -> None:
     django_cache.set(f"{throttle_key(scope, user.pk)}:{int(time.time() // 60)}", 10**9, 120)
 
 
+def invitation_token() -> str:
+    staff = User.objects.get(username="staff")
+    sent = invitation_create(email="invitee@example.com", role="editor", actor=staff, origin=STUDIO)
+    return sent.token
+
+
 def cr_id() -> int:
     return ChangeRequest.objects.get().pk
 
@@ -70,6 +78,7 @@ def write_controls() -> dict[str, str]:
         "Workspace link": f'href="{reverse("workspace-upload")}"',
         "Download": f'href="{reverse("workspace-download")}"',
         "Admin link": f'href="{reverse("admin:index")}"',
+        "Team link": f'href="{reverse("team")}"',
         "Save button": ">Save</button>",
         "Upload button": ">Preview the import</button>",
         "New layer": f'href="{reverse("layer-create")}"',
@@ -134,6 +143,11 @@ STUDIO_TEMPLATES = {
     # Webhooks are staff's (MANAGE_WEBHOOKS): refused before any webhook is looked up.
     "profiles/webhooks.html": (lambda: reverse("webhook-list"), 403),
     "profiles/webhook.html": (lambda: reverse("webhook", args=[1]), 403),
+    # The team is staff's (ADMINISTER): refused before any member is looked up. An invitation's
+    # page, opened signed in, asks to sign out first and shows no form.
+    "profiles/team.html": (lambda: reverse("team"), 403),
+    "profiles/team_member_active.html": (lambda: reverse("team-member-active", args=[1]), 403),
+    "profiles/team_join.html": (lambda: reverse("team-join", args=[invitation_token()]), 200),
     # A resolution door once the user's rate is used up (API and studio together).
     "profiles/throttled.html": (
         lambda: rate_used_up("resolve") or reverse("profile-compare"),
@@ -190,12 +204,14 @@ def test_studio_template__editor__renders_its_write_controls(people, template):
     controls = write_controls()
     assert [name for name in EDITOR_SEES[template] if controls[name] not in html] == []
     assert controls["Admin link"] not in html  # the admin is for staff
+    assert controls["Team link"] not in html  # and so is the team
 
 
-def test_studio_nav__staff__links_the_admin(people):
+def test_studio_nav__staff__links_the_admin_and_the_team(people):
     html = people.clients["staff"].get(reverse("profile-list")).content.decode()
 
     assert write_controls()["Admin link"] in html
+    assert write_controls()["Team link"] in html
 
 
 def test_layer_form__reader__fields_are_read_only(people):
