@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 
+from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import workspace_import
 from profiles.models import Profile, Scenario
 from profiles.workspace import cache
+from profiles.workspace.permissions import EDITORS_GROUP
+from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 
 # The sync API runs an event loop in this thread; Django's ORM calls from the tests are safe.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -98,6 +101,35 @@ def signed_in(page, live_server, user, workspace):
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"{live_server.url}/profiles/")
     return page
+
+
+@pytest.fixture
+def release(transactional_db):
+    """The release workspace with its saved scenarios and two editors, Dana and Lee (each with
+    an address at example.com, signing in with PASSWORD): one proposes, the other reviews."""
+    cache.workspace_cache_clear()
+    workspace_import(document=release_workspace())
+    scenarios_upsert(scenarios=RELEASE_SCENARIOS)
+    editors, _ = Group.objects.get_or_create(name=EDITORS_GROUP)
+    for name in ("dana", "lee"):
+        User.objects.create_user(name, email=f"{name}@example.com", password=PASSWORD).groups.add(
+            editors
+        )
+    yield
+    cache.workspace_cache_clear()
+
+
+def sign_in(page, live_server, username: str, password: str = PASSWORD) -> None:
+    """Sign in through the login form and land on the profiles list."""
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{live_server.url}/profiles/")
+
+
+def sign_out(page) -> None:
+    page.get_by_role("button", name="Sign out").click()
 
 
 def screenshot(page, name: str) -> None:
