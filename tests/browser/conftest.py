@@ -2,12 +2,15 @@
 live server. No browser download: the executable is the system's ``chromium``."""
 
 import os
+import re
 import shutil
+from io import StringIO
 from pathlib import Path
 
 import pytest
 import yaml
 from django.contrib.auth.models import Group, User
+from django.core.management import call_command
 
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import workspace_import
@@ -116,6 +119,21 @@ def release(transactional_db):
             editors
         )
     yield
+    cache.workspace_cache_clear()
+
+
+@pytest.fixture
+def demo_started(transactional_db, live_server) -> dict[str, str]:
+    """The demo as ``make run`` starts it (production protected, the demo user and a second
+    editor); return each user's password as ``load_demo`` printed it, by username."""
+    cache.workspace_cache_clear()
+    out = StringIO()
+    call_command("load_demo", "--url", f"{live_server.url}/", stdout=out, stderr=StringIO())
+    printed = out.getvalue()
+    yield {
+        "demo": re.search(r" as demo / (\S+)", printed).group(1),
+        "reviewer": re.search(r": reviewer / (\S+)", printed).group(1),
+    }
     cache.workspace_cache_clear()
 
 
