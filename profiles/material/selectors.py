@@ -22,15 +22,6 @@ def layer_item_count(*, layer: Layer) -> int:
     return Item.objects.filter(layer=layer).count()
 
 
-def layer_profile_keys_list(*, layer: Layer) -> list[str]:
-    """Return the keys of the profiles that have a rule for this layer, sorted."""
-    return list(
-        Rule.objects.filter(layer=layer)
-        .order_by("profile__key")
-        .values_list("profile__key", flat=True)
-    )
-
-
 def layer_rule_profiles_list(*, key: str) -> list[tuple[str, str | None]]:
     """Return the (key, environment) of the profiles that have a rule for the layer ``key``,
     sorted by key (one query)."""

@@ -27,6 +27,7 @@ What needs a change request (``profiles_affected``), for the protected profiles 
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from profiles.models import Environment, Layer, Profile
 from profiles.safechange.environments import (
@@ -153,6 +154,41 @@ def protected_profile_documents(environments: set[str] | None = None) -> dict[st
         return {}
     keys = Profile.objects.filter(environment__in=environments).values_list("key", flat=True)
     return profile_documents_get(list(keys))
+
+
+@dataclass(frozen=True)
+class NewLayerJoiners:
+    """The profiles of one environment that a new layer joins on their default rule."""
+
+    environment: str  # "" for the profiles without one
+    protected: bool
+    approvals: int
+    profiles: tuple[str, ...]
+
+
+def new_layer_joiners() -> list[NewLayerJoiners]:
+    """Return, by environment, the profiles a new layer joins on their default rule (two
+    queries): every profile, since no rule names a layer not yet created and a layer applies
+    to every objective and consumer until its ``appliesTo`` says otherwise. Protected
+    environments come first, then the others by key, the profiles without one last."""
+    approvals = dict(
+        Environment.objects.filter(requires_change_request=True).values_list("key", "approvals")
+    )
+    by_environment: dict[str, list[str]] = {}
+    for key, environment in Profile.objects.order_by("key").values_list("key", "environment"):
+        by_environment.setdefault(environment or "", []).append(key)
+    joiners = [
+        NewLayerJoiners(
+            environment=environment,
+            protected=environment in approvals,
+            approvals=approvals.get(environment, 0),
+            profiles=tuple(keys),
+        )
+        for environment, keys in by_environment.items()
+    ]
+    return sorted(
+        joiners, key=lambda group: (not group.protected, not group.environment, group.environment)
+    )
 
 
 def _governed_layers(changes: list[EntityChange]) -> tuple[set[str], dict[str, dict]]:

@@ -2,16 +2,22 @@
 live server. No browser download: the executable is the system's ``chromium``."""
 
 import os
+import re
 import shutil
+from io import StringIO
 from pathlib import Path
 
 import pytest
 import yaml
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
+from django.core.management import call_command
 
+from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import workspace_import
 from profiles.models import Profile, Scenario
 from profiles.workspace import cache
+from profiles.workspace.permissions import EDITORS_GROUP
+from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 
 # The sync API runs an event loop in this thread; Django's ORM calls from the tests are safe.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -98,6 +104,50 @@ def signed_in(page, live_server, user, workspace):
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"{live_server.url}/profiles/")
     return page
+
+
+@pytest.fixture
+def release(transactional_db):
+    """The release workspace with its saved scenarios and two editors, Dana and Lee (each with
+    an address at example.com, signing in with PASSWORD): one proposes, the other reviews."""
+    cache.workspace_cache_clear()
+    workspace_import(document=release_workspace())
+    scenarios_upsert(scenarios=RELEASE_SCENARIOS)
+    editors, _ = Group.objects.get_or_create(name=EDITORS_GROUP)
+    for name in ("dana", "lee"):
+        User.objects.create_user(name, email=f"{name}@example.com", password=PASSWORD).groups.add(
+            editors
+        )
+    yield
+    cache.workspace_cache_clear()
+
+
+@pytest.fixture
+def demo_started(transactional_db, live_server) -> dict[str, str]:
+    """The demo as ``make run`` starts it (production protected, the demo user and a second
+    editor); return each user's password as ``load_demo`` printed it, by username."""
+    cache.workspace_cache_clear()
+    out = StringIO()
+    call_command("load_demo", "--url", f"{live_server.url}/", stdout=out, stderr=StringIO())
+    printed = out.getvalue()
+    yield {
+        "demo": re.search(r" as demo / (\S+)", printed).group(1),
+        "reviewer": re.search(r": reviewer / (\S+)", printed).group(1),
+    }
+    cache.workspace_cache_clear()
+
+
+def sign_in(page, live_server, username: str, password: str = PASSWORD) -> None:
+    """Sign in through the login form and land on the profiles list."""
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{live_server.url}/profiles/")
+
+
+def sign_out(page) -> None:
+    page.get_by_role("button", name="Sign out").click()
 
 
 def screenshot(page, name: str) -> None:

@@ -21,7 +21,7 @@ from profiles.models import (
 from profiles.safechange.change_requests import change_request_close, change_request_create
 from profiles.team.invitations import invitation_create
 from profiles.workspace.origin import STUDIO
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, sign_in
 from tests.profiles.studio.conftest import stopped_bulk_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -322,6 +322,27 @@ def test_axe__change_request_lists_and_page_states__no_serious_or_critical_viola
     page.goto(f"{live_server.url}/changes/{opened.pk}/")
     expect(page.locator(".impact-status").first).to_contain_text("→")
     check(page, f"change request, impact before → after ({scheme})", found)
+
+    assert not found, report(found)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe__new_layer_form_on_the_demo__joining_profiles_listed__no_serious_or_critical(
+    page, live_server, demo_started, scheme
+):
+    # Issue 38 item 16: the demo starts protected; the form names the profiles a new layer
+    # joins, production's protected, and, once refused, offers the change request.
+    page.emulate_media(color_scheme=scheme)
+    sign_in(page, live_server, "demo", demo_started["demo"])
+    found = {}
+
+    page.goto(f"{live_server.url}/layers/_new/")
+    expect(page.locator("section.joiners")).to_contain_text("protected, 1 approval")
+    check(page, f"new layer form, joining profiles ({scheme})", found)
+    page.get_by_label("Name").fill("Holiday hours")
+    page.get_by_role("button", name="Create layer").click()
+    expect(page.locator("fieldset.proposal")).to_contain_text("support-answer")
+    check(page, f"new layer refused, proposal offered ({scheme})", found)
 
     assert not found, report(found)
 

@@ -4,33 +4,22 @@ decision; the author's Close says that it closes the request. axe: no serious or
 violation in either state."""
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from playwright.sync_api import expect
 
-from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
 from profiles.models import ChangeRequest
 from profiles.safechange.change_requests import change_request_create
 from profiles.safechange.reviews import change_request_comment
-from profiles.workspace import cache
-from profiles.workspace.permissions import EDITORS_GROUP
-from tests.browser.conftest import PASSWORD
+from tests.browser.conftest import sign_in
 from tests.browser.test_accessibility import check, report
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def discussed(transactional_db):
+def discussed(release):
     """Dana's open request, with a comment of Lee's in its conversation."""
-    cache.workspace_cache_clear()
-    workspace_import(document=release_workspace())
-    scenarios_upsert(scenarios=RELEASE_SCENARIOS)
-    editors, _ = Group.objects.get_or_create(name=EDITORS_GROUP)
-    dana, lee = (User.objects.create_user(name, password=PASSWORD) for name in ("dana", "lee"))
-    for user in (dana, lee):
-        user.groups.add(editors)
+    dana, lee = (User.objects.get(username=name) for name in ("dana", "lee"))
     change_request = change_request_create(
         profile_key="profile-0",
         title="One article of layer-000",
@@ -38,16 +27,7 @@ def discussed(transactional_db):
         user=dana,
     )
     change_request_comment(pk=change_request.pk, user=lee, body="Is one article enough?")
-    yield change_request
-    cache.workspace_cache_clear()
-
-
-def sign_in(page, live_server, username: str) -> None:
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{live_server.url}/profiles/")
+    return change_request
 
 
 def sections_top_down(page) -> list[str]:

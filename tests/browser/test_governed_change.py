@@ -10,9 +10,8 @@ from profiles.material.items import item_create
 from profiles.models import Activity, ChangeRequest, Environment, Layer, Profile
 from profiles.resolution.services import workspace_resolve
 from profiles.workspace import cache
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, sign_in
 from tests.browser.test_accessibility import check, report
-from tests.browser.test_safe_change import release, sign_in  # noqa: F401 (a fixture)
 from tests.profiles.conftest import REQUEST
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

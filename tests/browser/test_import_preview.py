@@ -10,8 +10,8 @@ from playwright.sync_api import expect
 
 from profiles.models import ChangeRequest, Environment, Layer
 from resolver.documents import dump_yaml
+from tests.browser.conftest import sign_in
 from tests.browser.test_accessibility import blocking_violations
-from tests.browser.test_safe_change import release, sign_in  # noqa: F401  (fixture)
 from tests.profiles.api.conftest import release_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -4,47 +4,20 @@ requests changes (Apply is gone); Dana edits the changes (a new revision); Lee a
 applies. axe finds no serious or critical violation in the new states, light and dark."""
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.core import mail
 from playwright.sync_api import expect
 
-from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
 from profiles.models import ChangeRequest, Environment, ProfileVersion
-from profiles.workspace import cache
-from profiles.workspace.permissions import EDITORS_GROUP
-from tests.browser.conftest import PASSWORD, screenshot
+from tests.browser.conftest import screenshot, sign_in, sign_out
 from tests.browser.test_accessibility import blocking_violations
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def release(transactional_db):
-    cache.workspace_cache_clear()
-    workspace_import(document=release_workspace())
-    scenarios_upsert(scenarios=RELEASE_SCENARIOS)
+def protected_release(release):
+    """The release workspace with production protected."""
     Environment.objects.create(key="production", requires_change_request=True)
-    editors, _ = Group.objects.get_or_create(name=EDITORS_GROUP)
-    for name in ("dana", "lee"):
-        User.objects.create_user(name, email=f"{name}@example.com", password=PASSWORD).groups.add(
-            editors
-        )
-    yield
-    cache.workspace_cache_clear()
-
-
-def sign_in(page, live_server, username: str) -> None:
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{live_server.url}/profiles/")
-
-
-def sign_out(page) -> None:
-    page.get_by_role("button", name="Sign out").click()
 
 
 def assert_accessible(page, state: str) -> None:
@@ -61,7 +34,7 @@ def assert_accessible(page, state: str) -> None:
 
 
 def test_review__propose_confirm_comment_request_changes_edit_approve_apply(
-    page, live_server, release
+    page, live_server, protected_release
 ):
     # Dana edits the protected profile and proposes: first, what will be proposed.
     sign_in(page, live_server, "dana")

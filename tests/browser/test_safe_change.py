@@ -2,42 +2,12 @@
 another user, apply it; and Save showing the impact on the saved scenarios first."""
 
 import pytest
-from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
-from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
 from profiles.models import ChangeRequest, Environment, Profile, ProfileVersion
-from profiles.workspace import cache
-from profiles.workspace.permissions import EDITORS_GROUP
-from tests.browser.conftest import PASSWORD, screenshot
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
+from tests.browser.conftest import screenshot, sign_in, sign_out
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def release(transactional_db):
-    cache.workspace_cache_clear()
-    workspace_import(document=release_workspace())
-    scenarios_upsert(scenarios=RELEASE_SCENARIOS)
-    editors, _ = Group.objects.get_or_create(name=EDITORS_GROUP)
-    for name in ("dana", "lee"):
-        User.objects.create_user(name, password=PASSWORD).groups.add(editors)
-    yield
-    cache.workspace_cache_clear()
-
-
-def sign_in(page, live_server, username: str) -> None:
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
-    page.wait_for_url(f"{live_server.url}/profiles/")
-
-
-def sign_out(page) -> None:
-    page.get_by_role("button", name="Sign out").click()
 
 
 def test_change_request__propose_approve_as_another_user_apply__one_new_version(

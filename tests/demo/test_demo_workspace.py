@@ -2,16 +2,27 @@
 
 Between them, the scenarios must show every decision reason, applicability reason, reference
 reason, status, blocker, currentness and render format at least once: the demo is how a new
-user learns what each of them means. No database is needed.
+user learns what each of them means. No database is needed for that.
+
+Loaded into a database (``load_demo``, as ``make run`` does), the demo starts protected: its
+production needs a change request with one approval, and a second editor is there to give it.
 """
 
+import re
 from collections import Counter
 from functools import cache
+from io import StringIO
 from pathlib import Path
 
 import pytest
 import yaml
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
 
+from profiles.import_export.demo import DEMO_PRODUCTION_ENVIRONMENT
+from profiles.models import Activity, Environment, Profile
+from profiles.safechange.environments import environment_update
+from profiles.workspace.permissions import Role, user_role
 from resolver import compile_workspace, validate_workspace
 from resolver.cli import load_workspace_text
 
@@ -167,3 +178,114 @@ def test_demo_scenarios__defaults__show_each_status_in_the_profile_list():
     }
 
     assert statuses == EXPECTED_COVERAGE["status"]
+
+
+# --- loaded: the demo starts protected, with a second editor ---------------------------------
+
+SIGN_IN = re.compile(r"Log in at (\S+) as demo / (\S+) \(staff\)")
+SECOND_EDITOR = re.compile(r"A second editor to approve change requests: reviewer / (\S+)")
+
+
+def load_demo(*args: str) -> str:
+    out = StringIO()
+    call_command("load_demo", *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def production() -> tuple[bool, int]:
+    row = Environment.objects.get(key=DEMO_PRODUCTION_ENVIRONMENT)
+    return row.requires_change_request, row.approvals
+
+
+def test_demo_workspace__production_environment__is_the_one_its_production_profiles_name():
+    environments = {profile.get("environment") for profile in demo_workspace()["profiles"]}
+
+    assert DEMO_PRODUCTION_ENVIRONMENT in environments
+
+
+@pytest.mark.django_db
+def test_load_demo__fresh__production_protected_with_one_approval_recorded_as_the_cli():
+    output = load_demo("--no-user")
+
+    assert production() == (True, 1)
+    assert 'Environment "production" is protected' in output
+    entry = Activity.objects.get(kind="environment", key=DEMO_PRODUCTION_ENVIRONMENT)
+    assert (entry.origin, entry.actor_name) == ("cli", "")
+    # Its profiles are the protected ones; staging's are not.
+    assert set(Profile.objects.filter(environment="production").values_list("key", flat=True))
+    assert not Environment.objects.filter(key="staging", requires_change_request=True).exists()
+
+
+@pytest.mark.django_db
+def test_load_demo__reset_after_protection_lifted_or_changed__production_protected_again():
+    load_demo("--no-user")
+    environment_update(key="production", requires_change_request=False, approvals=3, user=None)
+
+    load_demo("--reset", "--yes", "--no-user")
+
+    assert production() == (True, 1)
+
+
+@pytest.mark.django_db
+def test_load_demo__reset_already_protected__environment_settings_not_rewritten():
+    load_demo("--no-user")
+    before = Environment.objects.get(key="production").updated_at
+
+    load_demo("--reset", "--yes", "--no-user")
+
+    assert Environment.objects.get(key="production").updated_at == before
+    assert Activity.objects.filter(kind="environment").count() == 1
+
+
+@pytest.mark.django_db
+def test_load_demo__fresh__prints_both_sign_ins_that_work_demo_staff_reviewer_editor():
+    output = load_demo("--url", "http://127.0.0.1:8123/")
+
+    url, demo_password = SIGN_IN.search(output).groups()
+    (reviewer_password,) = SECOND_EDITOR.search(output).groups()
+    assert url == "http://127.0.0.1:8123/"
+    demo, reviewer = (get_user_model().objects.get(username=name) for name in ("demo", "reviewer"))
+    assert demo.check_password(demo_password) and reviewer.check_password(reviewer_password)
+    assert (user_role(demo), user_role(reviewer)) == (Role.STAFF, Role.EDITOR)
+    assert reviewer.groups.filter(name="editors").exists()
+    assert not reviewer.is_staff and not reviewer.is_superuser
+    assert Activity.objects.filter(kind="member", key="reviewer", origin="cli").exists()
+
+
+@pytest.mark.django_db
+def test_load_demo__run_twice__second_run_changes_nothing_and_says_how_to_reset_passwords():
+    load_demo()
+    users = list(get_user_model().objects.order_by("username").values_list("username", "password"))
+    environment = Environment.objects.get(key="production").updated_at
+    activity = Activity.objects.count()
+
+    second = load_demo()
+
+    assert "changepassword demo" in second
+    assert "changepassword reviewer" in second
+    assert not SIGN_IN.search(second) and not SECOND_EDITOR.search(second)
+    assert (
+        list(get_user_model().objects.order_by("username").values_list("username", "password"))
+        == users
+    )
+    assert Environment.objects.get(key="production").updated_at == environment
+    assert Activity.objects.count() == activity
+
+
+@pytest.mark.django_db
+def test_load_demo__protection_lifted_then_started_again__stays_lifted():
+    load_demo("--no-user")
+    environment_update(key="production", requires_change_request=False, approvals=1, user=None)
+
+    load_demo("--no-user")
+
+    assert production() == (False, 1)
+
+
+@pytest.mark.django_db
+def test_load_demo__no_user__creates_neither_user_but_protects_production():
+    output = load_demo("--no-user")
+
+    assert not get_user_model().objects.exists()
+    assert "Log in at" not in output and "second editor" not in output
+    assert production() == (True, 1)

@@ -1,4 +1,5 @@
-"""Load the demo workspace and scenarios into an empty workspace, and create the demo user."""
+"""Load the demo workspace and scenarios into an empty workspace (its production protected),
+and create the demo user and a second editor to approve its change requests."""
 
 import secrets
 from pathlib import Path
@@ -8,17 +9,27 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import DatabaseError
 
-from profiles.import_export.demo import demo_load, demo_reset
+from profiles.import_export.demo import (
+    DEMO_PRODUCTION_APPROVALS,
+    DEMO_PRODUCTION_ENVIRONMENT,
+    demo_load,
+    demo_reset,
+)
 from profiles.import_export.workspace import WorkspaceImportError, workspace_parse
 from profiles.models import Profile
 from profiles.safechange.environments import SafeChangeError, protected_environments
 from profiles.safechange.versions import VersionConflict
+from profiles.team.members import member_role_set
 from profiles.workspace.concurrency import WriteConflict
+from profiles.workspace.origin import CLI
+from profiles.workspace.permissions import Role
 from profiles.workspace.validation import WorkspaceValidationError
 from profiles.workspace.writing import Conflict
 
 DEMO_DIR = Path(settings.BASE_DIR) / "profiles" / "demo"
 DEMO_USERNAME = "demo"
+# A second editor: a change request needs an approval by someone other than its author.
+REVIEWER_USERNAME = "reviewer"
 RESET_ACTION = "load_demo --reset"
 RESET_CONFIRMATION = "reset"
 
@@ -26,8 +37,10 @@ RESET_CONFIRMATION = "reset"
 class Command(BaseCommand):
     help = (
         "Load the demo workspace and its scenarios when the workspace is empty, and create "
-        "the demo user if it does not exist. A workspace that already has material is left "
-        "as it is, so running it again changes nothing (make run runs it on every start). "
+        "the demo user (staff) and a second editor (reviewer) if they do not exist; the "
+        "demo's production environment is protected (one approval). A workspace that "
+        "already has material is left as it is, so running it again changes nothing "
+        "(make run runs it on every start). "
         "--reset replaces every consumer, layer, item, profile and saved scenario by the "
         "demo, in one transaction, after a typed confirmation (--yes skips it); profiles of "
         "protected environments are replaced too, their versions recording load_demo --reset."
@@ -36,7 +49,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--workspace", default=str(DEMO_DIR / "workspace.yaml"))
         parser.add_argument("--scenarios", default=str(DEMO_DIR / "scenarios.yaml"))
-        parser.add_argument("--no-user", action="store_true", help="do not create the demo user")
+        parser.add_argument(
+            "--no-user",
+            action="store_true",
+            help="do not create the demo user nor the second editor",
+        )
         parser.add_argument(
             "--url",
             default="http://127.0.0.1:8000/",
@@ -106,8 +123,15 @@ class Command(BaseCommand):
                 f"Scenarios: {counts['created']} created, {counts['updated']} updated, "
                 f"{counts['unchanged']} unchanged."
             )
+            approvals = DEMO_PRODUCTION_APPROVALS
+            self.stdout.write(
+                f'Environment "{DEMO_PRODUCTION_ENVIRONMENT}" is protected: its profiles change '
+                f"through change requests, applied after {approvals} approval"
+                f"{'' if approvals == 1 else 's'} by another editor."
+            )
         if not options["no_user"]:
             self._ensure_demo_user(options["url"])
+            self._ensure_reviewer()
 
     def _confirm_reset(self) -> None:
         """Ask the operator to type the confirmation; raise CommandError unless they do."""
@@ -155,4 +179,20 @@ class Command(BaseCommand):
             return
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(username=DEMO_USERNAME, email="", password=password)
-        self.stdout.write(f"Log in at {url} as {DEMO_USERNAME} / {password}")
+        self.stdout.write(f"Log in at {url} as {DEMO_USERNAME} / {password} (staff)")
+
+    def _ensure_reviewer(self) -> None:
+        """Create the second editor, who approves the demo user's change requests."""
+        User = get_user_model()
+        if User.objects.filter(username=REVIEWER_USERNAME).exists():
+            self.stdout.write(
+                f'User "{REVIEWER_USERNAME}" exists. To reset its password: '
+                f"python manage.py changepassword {REVIEWER_USERNAME}"
+            )
+            return
+        password = secrets.token_urlsafe(12)
+        reviewer = User.objects.create_user(username=REVIEWER_USERNAME, email="", password=password)
+        member_role_set(reviewer, Role.EDITOR, actor=None, origin=CLI)
+        self.stdout.write(
+            f"A second editor to approve change requests: {REVIEWER_USERNAME} / {password}"
+        )

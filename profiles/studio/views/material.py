@@ -24,7 +24,10 @@ from profiles.safechange.layer_removal import (
     layer_removal_title,
     layer_rule_users_list,
 )
-from profiles.safechange.protection import protected_profile_documents
+from profiles.safechange.protection import (
+    NewLayerJoiners,
+    new_layer_joiners,
+)
 from profiles.studio import proposals
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
 from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
@@ -183,9 +186,9 @@ def layer_list(request):
     return render(request, "profiles/layer_list.html", {"page": page, "layers": page})
 
 
-def _new_layer_intro() -> str:
+def _new_layer_intro(joiners: list[NewLayerJoiners]) -> str:
     """Say, before anyone types, that protected profiles would read a new layer."""
-    readers = sorted(protected_profile_documents())
+    readers = sorted(key for group in joiners if group.protected for key in group.profiles)
     if not readers:
         return ""
     names = ", ".join(readers[:5]) + (f" and {len(readers) - 5} more" if len(readers) > 5 else "")
@@ -199,6 +202,7 @@ def _new_layer_intro() -> str:
 @capability_required(WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def layer_create(request):
+    joiners = new_layer_joiners()
     form = LayerForm(
         request.POST if request.method == "POST" else None,
         staff=governance_refusal(request.user) is None,
@@ -217,7 +221,8 @@ def layer_create(request):
         next_url=lambda layer: reverse("item-list", args=[layer.key]),
         context={
             "title": "New layer",
-            "intro": _new_layer_intro(),
+            "intro": _new_layer_intro(joiners),
+            "joiners": joiners,
             "submit": "Create layer",
             "crumbs": [("Layers", reverse("layer-list"))],
             "cancel_url": reverse("layer-list"),

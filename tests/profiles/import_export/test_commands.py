@@ -375,13 +375,22 @@ def test_make_run__started_again_after_edits_and_an_applied_change_request__keep
     assert client.get("/", follow=True).status_code == 200
 
 
+def production_unprotected() -> None:
+    """Lift the protection the demo starts with, for a test that edits production directly."""
+    from profiles.safechange.environments import environment_update
+
+    environment_update(key="production", requires_change_request=False, approvals=1, user=None)
+
+
 def test_load_demo__reset_with_production_protected__replaces_and_records_the_reset():
     from profiles.authoring.profiles import profile_update
     from profiles.models import ProfileVersion
     from profiles.safechange.environments import environment_update
 
-    # Given the demo with an edit, a scenario of the user's own and production protected,
+    # Given the demo with an edit (made while production was not protected), a scenario of the
+    # user's own and production protected,
     run("load_demo", "--no-user")
+    production_unprotected()
     profile_update(key="support-answer", changes={"budget": 999})
     Scenario.objects.create(
         name="Mine", profile=Profile.objects.get(key="support-answer"), input={}
@@ -409,6 +418,7 @@ def test_load_demo__reset_not_confirmed__changes_nothing(monkeypatch):
     from profiles.authoring.profiles import profile_update
 
     run("load_demo", "--no-user")
+    production_unprotected()
     profile_update(key="support-answer", changes={"budget": 999})
     token = WorkspaceVersion.current_token()
     monkeypatch.setattr("builtins.input", lambda prompt: "yes")

@@ -3,9 +3,11 @@ services behind every page, errors in words beside the fields, deletes that ask 
 explain (409) what still uses the object."""
 
 import re
+from io import StringIO
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.management import call_command
 
 from profiles.models import ChangeRequest, Consumer, Environment, Item, Layer, Profile, Rule
 from profiles.workspace.concurrency import layer_etag
@@ -138,6 +140,61 @@ def test_layer_create__page__named_fields_and_button(editor_client, workspace):
 
     assert {"Key", "Name", "Description", "Availability"} <= labels(html)
     assert ">Create layer</button>" in html
+
+
+def joiners_section(html: str) -> dict[str, str]:
+    """Return the layer form's "Profiles a new layer joins" list: each line by environment."""
+    section = html.split('<section class="joiners"')[1].split("</section>")[0]
+    lines = {}
+    for item in re.findall(r"<li>(.*?)</li>", section, flags=re.S):
+        text = " ".join(re.sub(r"<[^>]+>", " ", item).split())
+        lines[text.split(" ", 1)[0]] = text
+    return lines
+
+
+@pytest.fixture
+def demo_loaded(db):
+    """The demo as make run loads it: production protected with one approval."""
+    call_command("load_demo", "--no-user", stdout=StringIO())
+
+
+def test_layer_create__page_on_the_demo__names_the_profiles_it_joins_and_their_protection(
+    editor_client, demo_loaded
+):
+    html = editor_client.get("/layers/_new/").content.decode()
+
+    lines = joiners_section(html)
+    assert list(lines) == ["production", "staging", "no"]
+    assert lines["production"] == ("production protected, 1 approval : ops-triage , support-answer")
+    assert lines["staging"] == (
+        "staging (not protected) : ops-triage-staging , support-answer-staging"
+    )
+    assert lines["no"].startswith("no environment (not protected) : draft-reply")
+    assert '<a href="/profiles/support-answer/">support-answer</a>' in html
+    assert "creating it then needs a change request" in html
+
+
+def test_layer_create__page_nothing_protected__names_the_joiners_and_says_they_change_at_once(
+    editor_client, workspace
+):
+    html = editor_client.get("/layers/_new/").content.decode()
+
+    assert list(joiners_section(html)) == ["no"]
+    assert "creating the layer changes their answers at once" in html
+
+
+def test_layer_create__on_the_demo__refused_and_offered_as_a_change_request(
+    editor_client, demo_loaded
+):
+    response = editor_client.post(
+        "/layers/_new/", {"name": "Release FAQ", "key": "release-faq", "availability": "auto"}
+    )
+
+    html = response.content.decode()
+    assert not Layer.objects.filter(key="release-faq").exists()
+    proposal = html.split('<fieldset class="proposal"')[1].split("</fieldset>")[0]
+    assert "ops-triage" in proposal and "support-answer" in proposal
+    assert "Propose change request" in proposal
 
 
 def test_layer_list__writer__links_new_layer_and_counts_items(editor_client, workspace):
