@@ -8,9 +8,8 @@ from playwright.sync_api import expect
 
 from profiles.import_export.workspace import workspace_export
 from profiles.models import Activity, ChangeRequest, Environment, Layer, ProfileVersion
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import screenshot, sign_in
 from tests.browser.test_accessibility import check, report
-from tests.browser.test_safe_change import release, sign_in  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
