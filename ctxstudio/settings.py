@@ -359,7 +359,7 @@ SPECTACULAR_SETTINGS = {
         "EntityKindEnum": "profiles.workspace.entity_changes.KINDS",
         "EntityOpEnum": "profiles.workspace.entity_changes.OPS",
         "ResolutionStatusEnum": ["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"],
-        "ImportJobModeEnum": "profiles.import_export.workspace.IMPORT_MODES",
+        "ImportJobModeEnum": "profiles.import_export.imports.IMPORT_MODES",
         # Import and bulk ingest jobs share their statuses (one enum, not two derived names).
         "ImportJobStatusEnum": "profiles.models.ImportJob.Status",
     },

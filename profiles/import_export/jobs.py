@@ -8,7 +8,7 @@ phase and progress, then the summary or the errors with their paths in the file;
 URL and the studio's job page read it.
 
 The import itself is the same service as everywhere
-(``profiles.import_export.workspace.workspace_import``): all or nothing, under the writers'
+(``profiles.import_export.imports.workspace_import``): all or nothing, under the writers'
 lock. ``layer`` imports one layer of the file (its fields and items), leaving every other
 layer, consumer and profile as stored.
 
@@ -50,14 +50,10 @@ from django.tasks import TaskResultStatus, task
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
+from profiles.import_export.documents import WorkspaceImportError, workspace_parse
 from profiles.import_export.export_stream import workspace_document_read
-from profiles.import_export.workspace import (
-    IMPORT_MODES,
-    ImportSummary,
-    WorkspaceImportError,
-    workspace_import,
-    workspace_parse,
-)
+from profiles.import_export.import_summary import ImportSummary
+from profiles.import_export.imports import IMPORT_MODES, workspace_import
 from profiles.material.bulk_ingest import (
     COUNTS as BULK_COUNTS,
 )
