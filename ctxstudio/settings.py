@@ -78,7 +78,8 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     # Before django_tasks_db: its db_worker command is profiles' own, which first fails the
-    # import jobs of workers that died (profiles.import_export.jobs.import_jobs_fail_stopped).
+    # import jobs of workers that died
+    # (profiles.import_export.job_workers.import_jobs_fail_stopped).
     "profiles",
     "django_tasks_db",
     "ctxstudio",

@@ -21,7 +21,8 @@ from profiles.import_export.documents import WorkspaceImportError
 from profiles.import_export.dry_run import workspace_import_preview, workspace_import_propose
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
-from profiles.import_export.jobs import ImportQueueFull, import_job_get, import_job_start
+from profiles.import_export.job_status import import_job_get
+from profiles.import_export.jobs import ImportQueueFull, import_job_start
 from profiles.import_export.previews import (
     previewed_upload_forget,
     previewed_upload_get,
