@@ -29,7 +29,7 @@ from profiles.material.bulk_ingest import (
     bulk_ingest_parse,
 )
 from profiles.models import ImportJob, Layer
-from profiles.studio.forms import BulkIngestUploadForm
+from profiles.studio.forms.bulk_ingest import BulkIngestUploadForm
 from profiles.studio.throttling import throttle_refusal
 from profiles.studio.views.import_export import issue_shown
 from profiles.workspace import selectors
