@@ -78,7 +78,8 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     # Before django_tasks_db: its db_worker command is profiles' own, which first fails the
-    # import jobs of workers that died (profiles.import_export.jobs.import_jobs_fail_stopped).
+    # import jobs of workers that died
+    # (profiles.import_export.job_workers.import_jobs_fail_stopped).
     "profiles",
     "django_tasks_db",
     "ctxstudio",
@@ -359,7 +360,7 @@ SPECTACULAR_SETTINGS = {
         "EntityKindEnum": "profiles.workspace.entity_changes.KINDS",
         "EntityOpEnum": "profiles.workspace.entity_changes.OPS",
         "ResolutionStatusEnum": ["RESOLVED", "RENDERING_INCOMPLETE", "BLOCKED"],
-        "ImportJobModeEnum": "profiles.import_export.workspace.IMPORT_MODES",
+        "ImportJobModeEnum": "profiles.import_export.imports.IMPORT_MODES",
         # Import and bulk ingest jobs share their statuses (one enum, not two derived names).
         "ImportJobStatusEnum": "profiles.models.ImportJob.Status",
     },

@@ -20,6 +20,7 @@ from profiles.api.serializers import import_export as s
 from profiles.api.serializers import safechange as safechange_shapes
 from profiles.api.serializers.entries import KEY_PATTERN
 from profiles.api.throttling import ResolutionRateThrottle
+from profiles.import_export.documents import WorkspaceImportError, workspace_export
 from profiles.import_export.dry_run import (
     DRY_RUN_CHANGES_LISTED,
     workspace_import_preview,
@@ -27,18 +28,9 @@ from profiles.import_export.dry_run import (
 )
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
-from profiles.import_export.jobs import (
-    ImportQueueFull,
-    import_job_document,
-    import_job_get,
-    import_job_start,
-    import_layer_refusal,
-)
-from profiles.import_export.workspace import (
-    IMPORT_MODES,
-    WorkspaceImportError,
-    workspace_export,
-)
+from profiles.import_export.imports import IMPORT_MODES
+from profiles.import_export.job_status import import_job_document, import_job_get
+from profiles.import_export.jobs import ImportQueueFull, import_job_start, import_layer_refusal
 from profiles.models import ImportJob
 from profiles.workspace.cache import content_version
 from profiles.workspace.parameters import whole_number

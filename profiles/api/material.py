@@ -22,12 +22,8 @@ from profiles.api.parsers import BATCH_PARSERS, BatchText
 from profiles.api.serializers import material as s
 from profiles.api.serializers.import_export import BulkJobSerializer
 from profiles.api.throttling import ResolutionRateThrottle
-from profiles.import_export.jobs import (
-    ImportQueueFull,
-    bulk_job_document,
-    bulk_job_start,
-    import_job_get,
-)
+from profiles.import_export.job_status import bulk_job_document, import_job_get
+from profiles.import_export.jobs import ImportQueueFull, bulk_job_start
 from profiles.material.bulk_ingest import (
     BatchNotReadable,
     BatchTooLarge,

@@ -16,7 +16,8 @@ meets the change request flow (docs/decisions.md, "The demo starts protected").
 from dataclasses import dataclass
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import ImportSummary, workspace_import
+from profiles.import_export.import_summary import ImportSummary
+from profiles.import_export.imports import workspace_import
 from profiles.material.layers import layer_update
 from profiles.models import Consumer, Layer, Profile, ProfileVersion, Scenario
 from profiles.safechange.environments import environment_get, environment_update

@@ -14,7 +14,8 @@ have.
 
 from dataclasses import dataclass, field
 
-from profiles.import_export.workspace import IMPORT_MODES, import_target, workspace_parse
+from profiles.import_export.documents import import_target, workspace_parse
+from profiles.import_export.imports import IMPORT_MODES
 from profiles.models import ChangeRequest
 from profiles.safechange.change_sets import (
     change_set_create,

@@ -26,7 +26,7 @@ from profiles.resolution.services import (
 )
 from profiles.safechange.versions import version_message_error
 from profiles.studio import presenters
-from profiles.studio.editor_forms import (
+from profiles.studio.forms.editor import (
     BudgetForm,
     RulesFormSet,
     SampleInputForm,

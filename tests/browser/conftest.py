@@ -13,7 +13,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Scenario
 from profiles.workspace import cache
 from profiles.workspace.permissions import EDITORS_GROUP

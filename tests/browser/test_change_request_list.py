@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.safechange.change_requests import (
     change_request_apply,
     change_request_close,

@@ -6,7 +6,7 @@ Each state passes axe (no serious or critical violation)."""
 import pytest
 from playwright.sync_api import expect
 
-from profiles.import_export.workspace import workspace_export
+from profiles.import_export.documents import workspace_export
 from profiles.models import Activity, ChangeRequest, Environment, Layer, ProfileVersion
 from tests.browser.conftest import screenshot, sign_in
 from tests.browser.test_accessibility import check, report

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from tests.profiles.conftest import NOW, api_key_for, small_workspace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Layer, TaskWorker, WorkspaceVersion
 from profiles.notifications.delivery import webhook_delivery_task
 from profiles.workspace import cache, held_texts

@@ -5,7 +5,7 @@ import pytest
 from django.db import DataError
 from django.test import Client
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Layer, Profile, Rule
 from tests.profiles.conftest import small_workspace
 

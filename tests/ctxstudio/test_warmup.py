@@ -8,7 +8,7 @@ import time
 import pytest
 
 from ctxstudio.warmup import worker_warm
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Layer, WorkspaceVersion
 from profiles.workspace import cache
 from tests.ctxstudio.test_horizontal_scaling import call, free_port, gunicorn

@@ -14,7 +14,8 @@ from profiles.api.serializers.safechange import (
     ImpactEntrySerializer,
     ImpactSummarySerializer,
 )
-from profiles.import_export.workspace import IMPORT_MODES, NAMES_LISTED
+from profiles.import_export.import_summary import NAMES_LISTED
+from profiles.import_export.imports import IMPORT_MODES
 from profiles.models import ImportJob
 
 

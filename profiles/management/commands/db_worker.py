@@ -9,7 +9,7 @@ from django.tasks import DEFAULT_TASK_QUEUE_NAME
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV
 from django_tasks_db.management.commands import db_worker
 
-from profiles.import_export.jobs import import_jobs_fail_stopped
+from profiles.import_export.job_workers import import_jobs_fail_stopped
 from profiles.notifications.delivery import webhook_deliveries_prune, webhook_deliveries_resume
 from profiles.workspace.task_workers import Heartbeat, task_workers_prune
 

@@ -6,7 +6,8 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError
 
-from profiles.import_export.workspace import WorkspaceImportError, workspace_import
+from profiles.import_export.documents import WorkspaceImportError
+from profiles.import_export.imports import workspace_import
 from profiles.material.bulk_ingest import (
     BatchInvalid,
     BatchNotReadable,

@@ -15,7 +15,7 @@ from profiles.import_export.demo import (
     demo_load,
     demo_reset,
 )
-from profiles.import_export.workspace import WorkspaceImportError, workspace_parse
+from profiles.import_export.documents import WorkspaceImportError, workspace_parse
 from profiles.models import Profile
 from profiles.safechange.environments import SafeChangeError, protected_environments
 from profiles.safechange.versions import VersionConflict

@@ -16,7 +16,8 @@ from profiles.studio.draft import (
     profile_document,
 )
 from profiles.studio.entries import confirm_delete, entry_page
-from profiles.studio.forms import ProfileCreateForm, ProfileForm, lock_key
+from profiles.studio.forms.authoring import ProfileCreateForm, ProfileForm
+from profiles.studio.forms.entries import lock_key
 from profiles.workspace import cache
 from profiles.workspace.concurrency import profile_etag
 from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN

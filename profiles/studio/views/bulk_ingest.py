@@ -18,7 +18,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
-from profiles.import_export.jobs import ImportQueueFull, bulk_job_start, import_job_get
+from profiles.import_export.job_status import import_job_get
+from profiles.import_export.jobs import ImportQueueFull, bulk_job_start
 from profiles.material.bulk_ingest import (
     COUNTS,
     BatchInvalid,
@@ -28,7 +29,7 @@ from profiles.material.bulk_ingest import (
     bulk_ingest_parse,
 )
 from profiles.models import ImportJob, Layer
-from profiles.studio.forms import BulkIngestUploadForm
+from profiles.studio.forms.bulk_ingest import BulkIngestUploadForm
 from profiles.studio.throttling import throttle_refusal
 from profiles.studio.views.import_export import issue_shown
 from profiles.workspace import selectors

@@ -21,7 +21,7 @@ from profiles.studio.draft import (
     sample_values_from_query,
     sample_values_from_scenario,
 )
-from profiles.studio.editor_forms import rule_form_values
+from profiles.studio.forms.editor import rule_form_values
 from profiles.studio.scenario_links import scenario_from_parameter
 from profiles.studio.throttling import throttled
 from profiles.workspace import cache

@@ -17,20 +17,21 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django_htmx.http import HttpResponseClientRedirect
 
+from profiles.import_export.documents import WorkspaceImportError
 from profiles.import_export.dry_run import workspace_import_preview, workspace_import_propose
 from profiles.import_export.export_stream import CONTENT_TYPES as EXPORT_CONTENT_TYPES
 from profiles.import_export.export_stream import workspace_export_chunks
-from profiles.import_export.jobs import ImportQueueFull, import_job_get, import_job_start
+from profiles.import_export.job_status import import_job_get
+from profiles.import_export.jobs import ImportQueueFull, import_job_start
 from profiles.import_export.previews import (
     previewed_upload_forget,
     previewed_upload_get,
     previewed_upload_keep,
 )
-from profiles.import_export.workspace import WorkspaceImportError
 from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import impact_max_scenarios
 from profiles.studio.entity_rows import counts_rows, entity_change_rows, impact_rows
-from profiles.studio.forms import WorkspaceUploadForm
+from profiles.studio.forms.import_export import WorkspaceUploadForm
 from profiles.studio.throttling import throttle_refusal
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (

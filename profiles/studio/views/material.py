@@ -30,7 +30,8 @@ from profiles.safechange.protection import (
 )
 from profiles.studio import proposals
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
-from profiles.studio.forms import ConsumerForm, ItemForm, LayerForm, lock_key
+from profiles.studio.forms.entries import lock_key
+from profiles.studio.forms.material import ConsumerForm, ItemForm, LayerForm
 from profiles.studio.proposals import (
     DESCRIPTION_FIELD,
     REVIEWERS_FIELD,

@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
 from profiles.activity.records import activity_record
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Activity, ActivityOrigin, Profile
 from profiles.safechange.change_requests import (
     change_request_apply,

@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils.html import escape
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import ApiKey, Item, Layer, Profile, ProfileVersion, Rule, Scenario
 from profiles.models.keys import key_hash
 from tests.profiles.conftest import NOW, api_key_for, small_workspace

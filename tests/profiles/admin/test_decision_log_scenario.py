@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 
 from profiles.authoring.scenarios import ScenarioInvalid
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import DecisionLog, Scenario
 from profiles.resolution.decision_log import decision_log_save_as_scenario
 from tests.profiles.doors.test_rendered_pages import assert_no_template_syntax

@@ -11,7 +11,7 @@ from django.db import close_old_connections
 from rest_framework.test import APIClient
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.workspace import cache
 from tests.profiles.conftest import api_key_for, small_workspace
 

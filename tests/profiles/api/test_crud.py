@@ -3,7 +3,7 @@
 import pytest
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
 from tests.profiles.api.conftest import API, NOW
 from tests.profiles.conftest import small_workspace

@@ -10,8 +10,8 @@ from django.db import connection
 from django.tasks import task_backends
 from django.test.utils import CaptureQueriesContext
 
+from profiles.import_export.imports import workspace_import
 from profiles.import_export.jobs import import_job_start
-from profiles.import_export.workspace import workspace_import
 from profiles.models import ImportJob, Item, Layer, Profile
 from resolver.documents import dump_yaml
 from tests.profiles.api.conftest import API, token_client

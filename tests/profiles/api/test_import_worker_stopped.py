@@ -15,7 +15,7 @@ import pytest
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient
 
-from profiles.import_export.jobs import WORKER_STOPPED_ERROR, worker_identity
+from profiles.import_export.job_workers import WORKER_STOPPED_ERROR, worker_identity
 from profiles.models import ImportJob
 from resolver.documents import dump_yaml
 from tests.processes import manage, migrated_database, process_env, start_worker, stop

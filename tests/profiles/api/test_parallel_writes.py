@@ -21,7 +21,8 @@ from django.db import connections
 from django.urls import reverse
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.models import Item, Profile, Rule, Scenario
 from profiles.workspace.concurrency import workspace_write
 from tests.profiles.conftest import NOW, api_key_for, normalize_document, small_workspace

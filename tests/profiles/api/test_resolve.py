@@ -6,7 +6,7 @@ import pytest
 import yaml
 from django.test import override_settings
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Item
 from resolver import cli
 from tests.profiles.api.conftest import API, NOW

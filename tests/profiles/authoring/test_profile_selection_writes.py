@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from profiles.authoring.profiles import profile_update, profile_write_document
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Profile
 from profiles.safechange.change_requests import (
     change_request_apply,

@@ -4,7 +4,8 @@ the default rule, no layer, only some layers, or a copy of another profile's rul
 import pytest
 
 from profiles.authoring.profiles import StartFrom, profile_create
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.models import Profile
 from profiles.workspace.writing import EntryInvalid
 from tests.profiles.conftest import small_workspace

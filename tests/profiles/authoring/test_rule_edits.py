@@ -4,7 +4,8 @@ the editor's save, the API's rule writes and a change request's proposed documen
 import pytest
 
 from profiles.authoring.profiles import profile_save_rules
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.safechange.change_requests import changes_applied
 from profiles.workspace.validation import rules_merged
 from tests.profiles.conftest import small_workspace

@@ -4,7 +4,8 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from profiles.authoring.profiles import profile_save_rules
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.models import Consumer, Layer, Profile, Rule, WorkspaceVersion
 from profiles.resolution.services import profile_resolve
 from profiles.workspace.validation import WorkspaceValidationError, instance_issues

@@ -7,7 +7,7 @@ import yaml
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import DecisionLog, Environment, Profile, Scenario
 from profiles.safechange.change_requests import change_request_create
 from profiles.workspace.permissions import EDITORS_GROUP

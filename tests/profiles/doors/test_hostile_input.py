@@ -40,7 +40,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.models import ImportJob, Item, Profile, Scenario
 from profiles.workspace import cache
 from resolver import cli

@@ -3,7 +3,7 @@
 import pytest
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Item, Layer, Profile
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ import yaml
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from profiles.import_export.workspace import workspace_export
+from profiles.import_export.documents import workspace_export
 from profiles.models import Consumer, Item, Profile, Scenario, WorkspaceVersion
 from tests.profiles.conftest import CONFORMANCE, NOW, normalize_document, small_workspace
 
@@ -273,7 +273,7 @@ def test_load_demo__every_scenario__resolves_against_the_loaded_workspace(demo_f
 
 
 def test_demo_workspace__through_the_database__exports_and_resolves_like_the_file():
-    from profiles.import_export.workspace import workspace_parse
+    from profiles.import_export.documents import workspace_parse
     from profiles.resolution.services import workspace_resolve
     from resolver import resolve
 

@@ -10,7 +10,7 @@ from profiles.import_export.export_stream import (
     workspace_document_read,
     workspace_export_chunks,
 )
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.workspace.mappers import map_rows_to_document
 from profiles.workspace.selectors import workspace_rows_get
 from resolver.documents import dump_yaml

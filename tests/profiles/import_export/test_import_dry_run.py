@@ -11,9 +11,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from profiles.import_export.documents import import_target, workspace_export
 from profiles.import_export.dry_run import workspace_import_preview
 from profiles.import_export.previews import PREVIEWS_KEPT_PER_USER
-from profiles.import_export.workspace import import_target, workspace_export
 from profiles.models import (
     Activity,
     ChangeRequest,

@@ -5,11 +5,8 @@ import json
 import pytest
 import yaml
 
-from profiles.import_export.workspace import (
-    WorkspaceImportError,
-    workspace_export,
-    workspace_import,
-)
+from profiles.import_export.documents import WorkspaceImportError, workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.models import Consumer, Item, Layer, Profile, Rule, WorkspaceVersion
 from profiles.resolution.services import workspace_resolve
 from profiles.workspace.validation import issues_in_text

@@ -19,8 +19,9 @@ from django.core.management import call_command
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.import_export.jobs import import_job_start
-from profiles.import_export.workspace import workspace_export, workspace_import
 from profiles.models import Consumer, ImportJob, Layer, Profile
 from profiles.resolution.services import workspace_resolve_versioned
 from resolver import ResolverError

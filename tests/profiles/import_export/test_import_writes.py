@@ -12,7 +12,7 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.material.items import item_create
 from profiles.material.layers import layer_create, layer_delete
 from profiles.models import Activity, Consumer, Item, Layer, Profile, Rule

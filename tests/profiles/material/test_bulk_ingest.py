@@ -10,7 +10,7 @@ from django.db.models.signals import post_init
 from django.test.utils import CaptureQueriesContext
 
 from profiles.activity.records import activity_fields_encoded, activity_record_many
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.material.bulk_ingest import (
     BatchInvalid,
     BatchNotReadable,

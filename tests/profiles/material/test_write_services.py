@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 
 from profiles.authoring.profiles import profile_create, profile_update, rule_update
 from profiles.authoring.scenarios import ScenarioNameTaken, scenario_save, scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.material.consumers import consumer_create, consumer_delete
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_delete, layer_update

@@ -6,7 +6,8 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from tests.profiles.conftest import normalize_document, small_workspace
 
 

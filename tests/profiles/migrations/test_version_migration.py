@@ -79,7 +79,7 @@ def test_upgrade__existing_profiles__each_gets_version_1_equal_to_its_current_st
 @pytest.mark.django_db(transaction=True)
 def test_upgrade__version_1_document__equals_what_the_mapper_records_now():
     """A write right after the upgrade that changes nothing appends no version 2."""
-    from profiles.import_export.workspace import workspace_import
+    from profiles.import_export.imports import workspace_import
     from profiles.safechange.versions import profile_versions_record
     from tests.profiles.conftest import small_workspace
 

@@ -11,7 +11,7 @@ import pytest
 from django.core import mail
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 from tests.profiles.safechange.test_reviews import editor_named, opened
 

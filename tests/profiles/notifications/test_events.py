@@ -7,8 +7,8 @@ import json
 import pytest
 
 from profiles.authoring.profiles import profile_update
+from profiles.import_export.imports import workspace_import
 from profiles.import_export.jobs import import_job_start
-from profiles.import_export.workspace import workspace_import
 from profiles.models import WEBHOOK_EVENTS, ImportJob, WebhookDelivery
 from profiles.notifications.delivery import webhook_delivery_task
 from profiles.safechange.change_requests import (

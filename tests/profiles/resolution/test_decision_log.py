@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.test import override_settings
 from django.utils import timezone
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import DecisionLog
 from profiles.resolution.decision_log import decision_log_record, request_fingerprint
 from profiles.resolution.services import profile_resolve

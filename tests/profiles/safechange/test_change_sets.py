@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from profiles.authoring.profiles import profile_save_rules
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.material.items import item_update
 from profiles.material.layers import layer_update
 from profiles.models import Activity, ChangeRequest, Environment, Item, Layer, ProfileVersion

@@ -16,7 +16,8 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.material.layers import layer_update
 from profiles.models import Consumer, Environment, ImportJob, Item, Layer
 from profiles.safechange.environments import ChangeRequestRequired

@@ -4,7 +4,8 @@ rule removals and the deletion."""
 
 import pytest
 
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.models import Activity, ChangeRequest, Environment, Item, Layer, ProfileVersion
 from profiles.safechange.change_requests import change_request_apply
 from profiles.safechange.environments import ChangeRequestRequired

@@ -12,7 +12,8 @@ from django.core.management import CommandError, call_command
 
 from profiles.authoring.profiles import profile_create, profile_save_rules
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_export, workspace_import
+from profiles.import_export.documents import workspace_export
+from profiles.import_export.imports import workspace_import
 from profiles.models import (
     Environment,
     ImportJob,

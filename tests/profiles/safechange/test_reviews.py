@@ -15,7 +15,7 @@ from django_tasks_db.models import DBTaskResult
 
 from profiles.authoring.profiles import profile_save_rules
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import (
     ChangeRequest,
     ChangeRequestComment,

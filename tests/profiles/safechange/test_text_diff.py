@@ -7,7 +7,7 @@ from django.contrib.auth.models import Group, User
 from django.core.cache import cache as django_cache
 from django.urls import reverse
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Scenario
 from profiles.safechange.text_diff import TEXT_DIFF_MAX_LINES, text_diff
 from tests.profiles.api.conftest import API, NOW, token_client

@@ -6,7 +6,7 @@ import pytest
 import yaml
 from django.contrib.auth.models import Group, User
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import ImportJob, Profile, Scenario
 from profiles.workspace import cache
 

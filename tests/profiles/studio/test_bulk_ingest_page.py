@@ -12,8 +12,8 @@ from django.core.cache import cache as django_cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from profiles.import_export.imports import workspace_import
 from profiles.import_export.jobs import import_job_run
-from profiles.import_export.workspace import workspace_import
 from profiles.models import Activity, Environment, ImportJob, Item, Layer
 from profiles.workspace.permissions import ROLE_CAPABILITIES, WRITE_MATERIAL, Role
 from profiles.workspace.throttling import throttle_key

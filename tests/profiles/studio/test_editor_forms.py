@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Rule, Scenario
 from tests.profiles.studio.conftest import load_case_01
 from tests.profiles.studio.formdata import editor_form_data

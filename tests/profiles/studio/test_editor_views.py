@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Rule
 from tests.profiles.studio.conftest import join_editors
 from tests.profiles.studio.formdata import editor_form_data

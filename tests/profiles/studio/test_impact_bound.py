@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from profiles.authoring.profiles import profile_update
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.safechange.change_requests import change_request_create
 from profiles.workspace.permissions import EDITORS_GROUP
 from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import ChangeRequest, Environment
 from profiles.safechange.change_requests import change_request_create, change_request_update
 from profiles.workspace.permissions import EDITORS_GROUP

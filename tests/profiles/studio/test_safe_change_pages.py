@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from profiles.authoring.profiles import profile_save_rules
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.models import ChangeRequest, Environment, Profile, ProfileVersion
 from profiles.safechange.change_requests import (
     change_request_apply,

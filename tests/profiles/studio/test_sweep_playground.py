@@ -8,7 +8,7 @@ from django.core.cache import cache as django_cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.studio.views.playground import PLAYGROUND_PAGE
 from profiles.studio.views.sweep import budget_ticks
 from tests.profiles.studio.conftest import load_case_01

@@ -8,7 +8,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from profiles.authoring.scenarios import scenarios_upsert
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.workspace.permissions import EDITORS_GROUP
 from tests.profiles.api.conftest import API, RELEASE_SCENARIOS, release_workspace
 from tests.profiles.conftest import api_key_for

@@ -7,7 +7,7 @@ import tracemalloc
 import pytest
 
 from profiles.authoring.profiles import profile_update, rule_delete
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_update
 from profiles.models import Item, Rule

@@ -21,7 +21,7 @@ from django.utils.timezone import now
 from rest_framework.test import APIClient
 
 from ctxstudio.warmup import worker_warm
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.material.items import item_update
 from profiles.models import Item, Layer
 from profiles.resolution.services import profile_resolve

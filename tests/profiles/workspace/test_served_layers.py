@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from profiles.import_export.workspace import workspace_import
+from profiles.import_export.imports import workspace_import
 from profiles.material.bulk_ingest import bulk_ingest_parse, items_bulk_ingest
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_update
