@@ -165,7 +165,8 @@ def test_a_resolution_reads_the_texts_of_what_it_renders_only():
     }
     log: list = []
     compiled = compile_workspace(held(document, log), analysed=terms_of(document))
-    request = {"profile": "p", "input": {"message": "refund for card 7"}}
+    # A fixed "now": two resolutions a second apart would differ in it alone.
+    request = {"profile": "p", "input": {"message": "refund for card 7"}, "now": "2026-01-05"}
     resolution = compiled.resolve(request)
     rendered = resolution["layers"][0]["rendered"]["items"]
     assert 0 < len(rendered) < 50
