@@ -2,7 +2,7 @@
 are shown read-only, and environments are protected here.
 
 The admin saves through the features' write services, whose writes record each profile version and
-refuse protected environments (``profiles.safechange.versions.profile_versions_record``), like every
+refuse protected environments (``profiles.versioning.versions.profile_versions_record``), like every
 other door; showing a protected profile read-only spares a form that cannot be saved.
 """
 
@@ -13,7 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.utils.html import format_html
 
 from profiles.models import ChangeRequest, ChangeRequestApproval, Environment, ProfileVersion
-from profiles.safechange.environments import profile_write_refusal
+from profiles.versioning.environments import profile_write_refusal
 from profiles.workspace.permissions import AdministerAdminMixin, ReadOnlyAdminMixin
 
 

@@ -45,7 +45,6 @@ from profiles.safechange.change_sets import (
     change_set_shown,
     change_set_stale,
 )
-from profiles.safechange.environments import environment_get, environment_list, environment_update
 from profiles.safechange.impact import IMPACT_SCOPE, impact_max_scenarios, impact_summary
 from profiles.safechange.restore import VersionNotRestorable, version_restore
 from profiles.safechange.reviews import (
@@ -59,7 +58,8 @@ from profiles.safechange.selectors import (
     profile_history_exists,
     version_documents_get,
 )
-from profiles.safechange.versions import (
+from profiles.versioning.environments import environment_get, environment_list, environment_update
+from profiles.versioning.versions import (
     document_changes,
     latest_versions_get,
     profile_version_number,

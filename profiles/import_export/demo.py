@@ -19,8 +19,8 @@ from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.workspace import ImportSummary, workspace_import
 from profiles.material.layers import layer_update
 from profiles.models import Consumer, Layer, Profile, ProfileVersion, Scenario
-from profiles.safechange.environments import environment_get, environment_update
-from profiles.safechange.versions import WriteOrigin
+from profiles.versioning.environments import environment_get, environment_update
+from profiles.versioning.versions import WriteOrigin
 from profiles.workspace.concurrency import workspace_write
 from profiles.workspace.writing import delete_row
 

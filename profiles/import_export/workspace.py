@@ -18,8 +18,8 @@ from django.utils import timezone
 from profiles.activity.records import activity_record_many
 from profiles.authoring.profiles import profiles_park
 from profiles.models import ActivityOrigin, Consumer, Item, Layer, Profile, Rule
-from profiles.safechange.protection import protection_check
-from profiles.safechange.versions import WriteOrigin, profile_versions_record
+from profiles.versioning.protection import protection_check
+from profiles.versioning.versions import WriteOrigin, profile_versions_record
 from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import workspace_write
 from profiles.workspace.derived import Written

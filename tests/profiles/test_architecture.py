@@ -23,6 +23,7 @@ FEATURES = (
     "profiles.import_export",
     "profiles.resolution",
     "profiles.safechange",
+    "profiles.versioning",
     "profiles.activity",
     "profiles.notifications",
     "profiles.team",

@@ -18,7 +18,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from profiles.authoring import profiles as authoring_profiles
 from profiles.models import Profile, Scenario
-from profiles.safechange.environments import ChangeRequestRequired, profile_write_refusal
 from profiles.safechange.selectors import change_request_open_count
 from profiles.studio import handoff, item_rows, presenters
 from profiles.studio.draft import (
@@ -39,6 +38,7 @@ from profiles.studio.draft import (
 )
 from profiles.studio.scenario_links import scenario_from_parameter, scenario_parameter
 from profiles.studio.throttling import throttled
+from profiles.versioning.environments import ChangeRequestRequired, profile_write_refusal
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
 from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN

@@ -35,12 +35,6 @@ from profiles.safechange.change_requests import (
     draft_impact,
     profile_promote,
 )
-from profiles.safechange.environments import (
-    SafeChangeError,
-    environment_list,
-    environment_update,
-    profile_write_refusal,
-)
 from profiles.safechange.impact import (
     IMPACT_SCOPE,
     impact_gained_lost,
@@ -55,14 +49,6 @@ from profiles.safechange.selectors import (
     change_request_profile_keys_list,
     scenario_ids_by_name_get,
 )
-from profiles.safechange.versions import (
-    document_changes,
-    latest_versions_get,
-    profile_documents_get,
-    version_before,
-    version_get,
-    version_list,
-)
 from profiles.studio.draft import (
     draft_from_post,
     draft_from_saved,
@@ -74,6 +60,20 @@ from profiles.studio.version_rows import version_rows
 from profiles.studio.views.editor import editor_page
 from profiles.studio.views.reviews import review_context
 from profiles.studio.views.text_diff import history_text_diff
+from profiles.versioning.environments import (
+    SafeChangeError,
+    environment_list,
+    environment_update,
+    profile_write_refusal,
+)
+from profiles.versioning.versions import (
+    document_changes,
+    latest_versions_get,
+    profile_documents_get,
+    version_before,
+    version_get,
+    version_list,
+)
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, profile_etag
 from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN

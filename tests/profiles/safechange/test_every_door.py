@@ -19,7 +19,7 @@ from django.core.management import CommandError, call_command
 from profiles.import_export.workspace import workspace_export, workspace_import
 from profiles.material.layers import layer_update
 from profiles.models import Consumer, Environment, ImportJob, Item, Layer
-from profiles.safechange.environments import ChangeRequestRequired
+from profiles.versioning.environments import ChangeRequestRequired
 from tests.profiles.safechange.conftest import reviewer  # noqa: F401 (a fixture)
 from tests.profiles.safechange.test_governed_writes import (  # noqa: F401 (fixtures)
     Unchanged,
