@@ -5,8 +5,9 @@ tests/resolver/test_purity.py checks the engine.
 * the features stand on floors, declared once from the ground up (``FLOORS``): a feature
   imports only the features on the floors below its own, so no two features can import each
   other (no package cycle, however long);
-* features import no door and no management command, and nothing in profiles imports the
-  project (``ctxstudio``), which may import any of them, as a project does;
+* features import no door and no management command, a command imports no door, and nothing
+  in profiles imports the project (``ctxstudio``), which may import any of them, as a project
+  does;
 * the studio and the API never import each other; the admin imports neither;
 * no ``from profiles…`` import inside a function (a cycle hidden from the reader), except in
   ``AppConfig.ready`` and management commands;
@@ -153,7 +154,8 @@ def import_violations(rule, sources=None) -> list[str]:
 
 def floor_rule(module, imported, _):
     """A feature imports only the features on the floors below it; profiles never imports the
-    project; a feature or the hall imports no door and no management command."""
+    project; a feature or the hall imports no door and no management command; a command
+    imports no door."""
     if within(module, ("profiles",)) and within(imported, ("ctxstudio",)):
         return "the project includes the app, not the other way round"
     floor, imported_floor = floor_of(module), floor_of(imported)
@@ -169,6 +171,8 @@ def floor_rule(module, imported, _):
         return "the shared hall serves every feature and knows none"
     if within(module, FEATURES) and within(imported, DOORS + COMMANDS):
         return "a feature is reached through doors, it does not reach them"
+    if within(module, COMMANDS) and within(imported, DOORS):
+        return "a command calls the services, as the doors do, not a door"
     return None
 
 
@@ -311,6 +315,7 @@ def test_floor_rule__planted_project_and_door_imports__are_reported():
         "profiles.authoring.rules": "import ctxstudio.urls\n",
         "profiles.workspace.cache": "from profiles.material import items\n",
         "profiles.resolution.services": "from profiles.api.resolution import ResolveView\n",
+        "profiles.management.commands.resolve": "from profiles.api import resolution\n",
         "ctxstudio.urls": "from profiles.studio.views.editor import editor\n",
     }
 
@@ -321,6 +326,8 @@ def test_floor_rule__planted_project_and_door_imports__are_reported():
         "the shared hall serves every feature and knows none",
         "profiles.resolution.services:1 imports profiles.api.resolution: "
         "a feature is reached through doors, it does not reach them",
+        "profiles.management.commands.resolve:1 imports profiles.api.resolution: "
+        "a command calls the services, as the doors do, not a door",
     ]
 
 
