@@ -14,7 +14,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from profiles.admin.safechange import ProtectedProfileAdmin, ProtectedRuleAdmin
+from profiles.admin.versioning import ProtectedProfileAdmin, ProtectedRuleAdmin
 from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelForm
 from profiles.authoring.profiles import (
     profile_create,

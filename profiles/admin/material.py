@@ -10,6 +10,7 @@ from profiles.admin.workspace import TEXT_INPUT, WorkspaceAdmin, WorkspaceModelF
 from profiles.material.consumers import consumer_create, consumer_delete, consumer_update
 from profiles.material.items import item_create, item_delete, item_update
 from profiles.material.layers import layer_create, layer_delete, layer_update
+from profiles.material.selectors import layer_item_count
 from profiles.models import Consumer, Item, Layer
 from profiles.workspace.mappers import (
     map_consumer_to_resolver,
@@ -129,7 +130,7 @@ class LayerAdmin(WorkspaceAdmin):
             return "—"
         total = getattr(obj, "item_total", None)
         if total is None:
-            total = obj.items.count()
+            total = layer_item_count(layer=obj)
         url = reverse("admin:profiles_item_changelist") + f"?layer__id__exact={obj.pk}"
         return format_html('<a href="{}">{} item{}</a>', url, total, "" if total == 1 else "s")
 

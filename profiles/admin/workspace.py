@@ -7,7 +7,7 @@ from django.db import transaction
 from django.http import HttpResponseRedirect
 from simple_history.admin import SimpleHistoryAdmin
 
-from profiles.safechange.environments import SafeChangeError
+from profiles.versioning.environments import SafeChangeError
 from profiles.workspace.concurrency import PreconditionFailed, WriteConflict
 from profiles.workspace.permissions import AdministerAdminMixin
 from profiles.workspace.selectors import row_get

@@ -24,7 +24,7 @@ from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 
-from profiles.safechange.environments import SafeChangeError
+from profiles.versioning.environments import SafeChangeError
 from profiles.workspace.concurrency import PreconditionFailed, WriteConflict, is_retryable
 from profiles.workspace.parameters import ParameterInvalid
 from profiles.workspace.permissions import KeyForbidden

@@ -11,11 +11,12 @@ from rest_framework.response import Response
 from rest_framework.viewsets import GenericViewSet
 
 from profiles.api.exceptions import not_found
-from profiles.api.safechange import ReadConfigWriteRules, _body, _change_request_response
+from profiles.api.safechange import _change_request_response
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import reviews as s
 from profiles.api.serializers.safechange import ChangeRequestSerializer
 from profiles.api.throttling import ResolutionRateThrottle
+from profiles.api.versioning import ReadConfigWriteRules, _body
 from profiles.models import ChangeRequest
 from profiles.safechange.change_requests import change_request_get
 from profiles.safechange.reviews import (

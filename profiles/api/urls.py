@@ -14,6 +14,7 @@ from profiles.api import (
     reviews,
     safechange,
     tokens,
+    versioning,
     webhooks,
 )
 from profiles.api.routers import ApiRouter
@@ -28,13 +29,13 @@ router.register(r"layers/(?P<key>[^/]+)/items", material.ItemViewSet, basename="
 router.register("profiles", authoring.ProfileViewSet, basename="profile")
 router.register(r"profiles/(?P<key>[^/]+)/rules", authoring.RuleViewSet, basename="rule")
 router.register("scenarios", authoring.ScenarioViewSet, basename="scenario")
-# Safe change (profiles.api.safechange): versions, environments, change requests.
+# Versioning (profiles.api.versioning): versions, environments; safe change: change requests.
 router.register(
     r"profiles/(?P<key>[^/]+)/versions",
-    safechange.ProfileVersionViewSet,
+    versioning.ProfileVersionViewSet,
     basename="profile-version",
 )
-router.register("environments", safechange.EnvironmentViewSet, basename="environment")
+router.register("environments", versioning.EnvironmentViewSet, basename="environment")
 router.register("change-requests", safechange.ChangeRequestViewSet, basename="change-request")
 router.register("keys", keys.ApiKeyViewSet, basename="key")  # scoped API keys
 router.register("webhooks", webhooks.WebhookViewSet, basename="webhook")  # staff only
@@ -43,7 +44,8 @@ urlpatterns = [
     path("resolve", resolution.ResolveView.as_view(), name="resolve"),
     path("expand", resolution.ExpandView.as_view(), name="expand"),
     path("profiles/<str:key>/preview", resolution.PreviewView.as_view(), name="profile-preview"),
-    *safechange.urlpatterns,  # diff, impact, promote
+    *versioning.urlpatterns,  # diff
+    *safechange.urlpatterns,  # impact, promote
     *reviews.urlpatterns,  # a change request's comments, request-changes
     # A layer's bulk ingest: not under items/, where "bulk" may be an item's path.
     path("layers/<str:key>/bulk", material.ItemBulkView.as_view(), name="item-bulk"),

@@ -16,7 +16,7 @@ from django.db.models import CharField, Value
 from django.db.models.functions import Cast, Concat
 
 from profiles.models import Consumer, Layer, Profile, Rule
-from profiles.safechange.versions import WriteOrigin, profile_versions_record
+from profiles.versioning.versions import WriteOrigin, profile_versions_record
 from profiles.workspace.concurrency import check_if_match, profile_etag, workspace_write
 from profiles.workspace.fields import RULE_FIELDS
 from profiles.workspace.mappers import (

@@ -20,8 +20,8 @@ from profiles.import_export.import_summary import ImportSummary
 from profiles.import_export.imports import workspace_import
 from profiles.material.layers import layer_update
 from profiles.models import Consumer, Layer, Profile, ProfileVersion, Scenario
-from profiles.safechange.environments import environment_get, environment_update
-from profiles.safechange.versions import WriteOrigin
+from profiles.versioning.environments import environment_get, environment_update
+from profiles.versioning.versions import WriteOrigin
 from profiles.workspace.concurrency import workspace_write
 from profiles.workspace.writing import delete_row
 

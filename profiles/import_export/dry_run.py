@@ -23,7 +23,7 @@ from profiles.safechange.change_sets import (
     set_affected_profiles,
 )
 from profiles.safechange.impact import impact_summary, workspace_impact
-from profiles.safechange.protection import protected_profiles_affected
+from profiles.versioning.protection import protected_profiles_affected
 from profiles.workspace import cache
 from profiles.workspace.entity_changes import KINDS, OPS, EntityChange, workspace_entity_changes
 from profiles.workspace.mappers import map_values_to_document

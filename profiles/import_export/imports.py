@@ -16,8 +16,8 @@ from profiles.import_export.documents import import_target, workspace_parse
 from profiles.import_export.import_summary import ImportSummary
 from profiles.import_export.synchronization import workspace_synchronize
 from profiles.models import ActivityOrigin
-from profiles.safechange.protection import protection_check
-from profiles.safechange.versions import WriteOrigin, profile_versions_record
+from profiles.versioning.protection import protection_check
+from profiles.versioning.versions import WriteOrigin, profile_versions_record
 from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import workspace_write
 from profiles.workspace.derived import Written

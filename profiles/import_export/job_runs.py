@@ -26,7 +26,7 @@ from profiles.material.bulk_ingest import (
 )
 from profiles.models import ImportJob, Layer
 from profiles.notifications.webhooks import import_job_event, webhook_event_emit
-from profiles.safechange.environments import ChangeRequestRequired
+from profiles.versioning.environments import ChangeRequestRequired
 from profiles.workspace.concurrency import WriteConflict, workspace_write
 from profiles.workspace.mappers import canonical_string
 from profiles.workspace.origin import BULK as BULK_ORIGIN

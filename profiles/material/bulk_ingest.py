@@ -33,7 +33,7 @@ from django.utils import timezone
 
 from profiles.activity.records import activity_fields_encoded, activity_record_many
 from profiles.models import ActivityOrigin, Item, ItemChange, Layer
-from profiles.safechange.protection import protection_check
+from profiles.versioning.protection import protection_check
 from profiles.workspace.bulk_writes import DELETE_BATCH, BulkWriter
 from profiles.workspace.concurrency import WriteConflict, workspace_write
 from profiles.workspace.derived import Written

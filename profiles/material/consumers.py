@@ -4,7 +4,7 @@ from django.db import IntegrityError
 
 from profiles.activity.records import activity_record
 from profiles.models import Consumer
-from profiles.safechange.protection import protection_check
+from profiles.versioning.protection import protection_check
 from profiles.workspace.concurrency import check_if_match, consumer_etag, workspace_write
 from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.mappers import map_consumer_to_resolver, map_consumer_values

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from profiles.activity.records import activity_record
 from profiles.models import Item, ItemChange, Layer
-from profiles.safechange.protection import protection_check
+from profiles.versioning.protection import protection_check
 from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import check_if_match, item_etag, workspace_write
 from profiles.workspace.derived import Written

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from profiles.activity.records import activity_record, activity_record_many
 from profiles.models import Item, Layer, Rule, new_token
-from profiles.safechange.protection import governed_change_check, protection_check
+from profiles.versioning.protection import governed_change_check, protection_check
 from profiles.workspace.bulk_writes import BulkWriter
 from profiles.workspace.concurrency import check_if_match, layer_etag, workspace_write
 from profiles.workspace.entity_changes import EntityChange

@@ -34,7 +34,7 @@ class Profile(Tracked, Positioned):
     # Kept for reviewers; not part of the SPEC §2 document unless the engine accepts it.
     description = models.TextField(blank=True, default="")
     # Number of the profile's latest ProfileVersion, set in the transaction of every write
-    # (``profiles.safechange.versions``), so a resolution can name the version that answered it.
+    # (``profiles.versioning.versions``), so a resolution can name the version that answered it.
     version = models.PositiveIntegerField(default=0, editable=False)
 
     history = HistoricalRecords(excluded_fields=[*HISTORY_EXCLUDED, "version"])

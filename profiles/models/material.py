@@ -64,7 +64,7 @@ class Layer(Tracked, Positioned):
     # metadata field -> input key; always considered in field-name order (SPEC §2.1).
     item_filter = models.JSONField(default=dict, blank=True)
     # Staff decide (like an environment's protection): item writes of a governed layer that a
-    # protected profile reads go through change requests (profiles.safechange.protection).
+    # protected profile reads go through change requests (profiles.versioning.protection).
     # Not part of the SPEC §2 document: the engine does not read it.
     governed = models.BooleanField(
         default=False,

@@ -203,6 +203,11 @@ def webhook_delete(*, user, webhook: Webhook) -> None:
     webhook.delete()
 
 
+def webhook_delivery_count(*, webhook: Webhook) -> int:
+    """Return how many deliveries the webhook's log holds (its delete page says so)."""
+    return WebhookDelivery.objects.filter(webhook=webhook).count()
+
+
 def webhook_deliveries_list(*, user, webhook: Webhook) -> QuerySet[WebhookDelivery]:
     """Return the webhook's deliveries, newest first (MANAGE_WEBHOOKS)."""
     require(user, MANAGE_WEBHOOKS)

@@ -34,10 +34,10 @@ from profiles.safechange.change_sets import (
     change_sets_approvals_required,
     title_one_line_check,
 )
-from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import profile_impact
 from profiles.safechange.verdicts import check_no_changes_requested
-from profiles.safechange.versions import (
+from profiles.versioning.environments import SafeChangeError
+from profiles.versioning.versions import (
     RULE_DOCUMENT_FIELDS,
     VersionConflict,
     WriteOrigin,

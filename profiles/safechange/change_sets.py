@@ -12,7 +12,7 @@ A set is a list of entries ``{"kind": "consumer"|"layer"|"item"|"profile", "op":
 
 It is validated against the stored workspace as a whole (``document_with_changes``, then the
 engine's validator), its impact covers every saved scenario of every profile it can change
-(``profiles.safechange.protection.profiles_affected`` before and after), and each entity it
+(``profiles.versioning.protection.profiles_affected`` before and after), and each entity it
 touches has its ETag recorded (``entity_bases``): applying it (``change_set_write``, called by
 ``change_request_apply``) checks them under the writers' lock and writes every entry through the
 ordinary write services, in one transaction, in an order that makes dependencies work.
@@ -47,10 +47,10 @@ from profiles.models import (
     ProfileVersion,
 )
 from profiles.notifications.webhooks import change_request_event, webhook_event_emit
-from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import workspace_impact
-from profiles.safechange.protection import profiles_affected
-from profiles.safechange.versions import profile_documents_get
+from profiles.versioning.environments import SafeChangeError
+from profiles.versioning.protection import profiles_affected
+from profiles.versioning.versions import profile_documents_get
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, document_etag, workspace_write
 from profiles.workspace.entity_changes import KINDS, OPS, EntityChange, canonical_entry

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from profiles.models import Scenario
-from profiles.safechange.environments import SafeChangeError
+from profiles.versioning.environments import SafeChangeError
 from profiles.workspace import cache
 from profiles.workspace.throttling import user_throttle_wait
 from resolver import CompiledWorkspace, ResolverError

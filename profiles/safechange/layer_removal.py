@@ -21,10 +21,10 @@ from profiles.material.layers import layer_delete
 from profiles.material.selectors import layer_rule_profiles_list
 from profiles.models import ChangeRequest
 from profiles.safechange.change_sets import change_set_create
-from profiles.safechange.environments import ChangeRequestRequired
 from profiles.safechange.impact import impact_throttle_check
-from profiles.safechange.protection import protected_environment_keys
 from profiles.safechange.reviews import change_request_open
+from profiles.versioning.environments import ChangeRequestRequired
+from profiles.versioning.protection import protected_environment_keys
 from profiles.workspace.concurrency import PreconditionFailed, workspace_write
 from profiles.workspace.origin import WriteOrigin, origin_of
 

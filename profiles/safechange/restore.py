@@ -4,7 +4,7 @@ from django.db import transaction
 
 from profiles.authoring.profiles import profile_write_document
 from profiles.models import ProfileVersion
-from profiles.safechange.versions import (
+from profiles.versioning.versions import (
     WriteOrigin,
     latest_versions_get,
     profile_version_number,

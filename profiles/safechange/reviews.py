@@ -50,12 +50,12 @@ from profiles.safechange.change_requests import (
     change_request_update,
 )
 from profiles.safechange.change_sets import change_set_text_without_items
-from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.verdicts import (
     ChangesRequested,
     changes_requested_by,
     check_no_changes_requested,
 )
+from profiles.versioning.environments import SafeChangeError
 from profiles.workspace.permissions import WRITE_RULES, user_can, users_with
 from resolver.validation import TEXT_RULE_MESSAGE, violates_text_rule
 

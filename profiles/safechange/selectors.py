@@ -1,26 +1,9 @@
-"""Reads of safe change for the doors: change requests by status and filters, open ones,
-whether a profile has a history, the documents of some of its versions, a change request with
-everything its record shows, the scenarios an impact names."""
+"""Reads of safe change for the doors: change requests by status and filters, open ones, a
+change request with everything its record shows, the scenarios an impact names (a profile's
+history is ``profiles.versioning.selectors``)."""
 
-from profiles.models import ChangeRequest, Profile, ProfileVersion, Scenario
+from profiles.models import ChangeRequest, Scenario
 from profiles.safechange.change_requests import change_request_list
-
-
-def profile_history_exists(*, profile_key: str) -> bool:
-    """Return whether the key names a profile or has versions (a deleted profile keeps them)."""
-    return (
-        ProfileVersion.objects.filter(profile_key=profile_key).exists()
-        or Profile.objects.filter(key=profile_key).exists()
-    )
-
-
-def version_documents_get(*, profile_key: str, numbers) -> dict[int, dict | None]:
-    """Return the document of each of these versions of the profile that exists, by number."""
-    return dict(
-        ProfileVersion.objects.filter(profile_key=profile_key, number__in=list(numbers))
-        .order_by("-number")
-        .values_list("number", "document")
-    )
 
 
 def change_request_record_get(*, pk: int) -> ChangeRequest:

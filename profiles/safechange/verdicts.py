@@ -10,7 +10,7 @@ Its own module, beside ``reviews``, because applying (``change_requests``) check
 """
 
 from profiles.models import ChangeRequest, ChangeRequestComment
-from profiles.safechange.environments import SafeChangeError
+from profiles.versioning.environments import SafeChangeError
 from profiles.workspace.permissions import WRITE_RULES, users_who_can
 
 VERDICTS = (ChangeRequestComment.Kind.APPROVED, ChangeRequestComment.Kind.CHANGES_REQUESTED)

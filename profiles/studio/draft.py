@@ -24,7 +24,6 @@ from profiles.resolution.services import (
     profile_resolve_with_reference_counts,
     workspace_resolve,
 )
-from profiles.safechange.versions import version_message_error
 from profiles.studio import presenters
 from profiles.studio.forms.editor import (
     BudgetForm,
@@ -33,6 +32,7 @@ from profiles.studio.forms.editor import (
     availability_field_name,
     input_field_name,
 )
+from profiles.versioning.versions import version_message_error
 from profiles.workspace import cache
 from profiles.workspace.mappers import canonical_string
 from resolver import RequestError, WorkspaceError

@@ -11,13 +11,13 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
-from profiles.safechange.environments import ChangeRequestRequired, SafeChangeError
 from profiles.studio.proposals import (
     PROPOSE_FIELD,
     proposal_context,
     proposal_open,
     read_choice_field,
 )
+from profiles.versioning.environments import ChangeRequestRequired, SafeChangeError
 from profiles.workspace.concurrency import PreconditionFailed
 from profiles.workspace.permissions import user_can
 from profiles.workspace.writing import Conflict, EntryInvalid

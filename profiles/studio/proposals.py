@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from profiles.models import ChangeRequest
 from profiles.safechange.change_sets import change_set_create
 from profiles.safechange.impact import impact_throttle_check
-from profiles.safechange.protection import protected_profiles_affected
 from profiles.safechange.reviews import change_request_open, reviewer_candidates_list
+from profiles.versioning.protection import protected_profiles_affected
 from profiles.workspace.entity_changes import EntityChange, canonical_entry
 
 TITLE_FIELD = "proposal_title"

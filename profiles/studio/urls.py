@@ -6,6 +6,7 @@ from profiles.studio.views import (
     bulk_ingest,
     compare,
     editor,
+    editor_save,
     import_export,
     material,
     pages,
@@ -15,6 +16,7 @@ from profiles.studio.views import (
     sweep,
     team,
     tokens,
+    versioning,
     webhooks,
 )
 
@@ -32,8 +34,7 @@ urlpatterns = [
     path("profiles/<slug:key>/delete/", authoring.profile_delete, name="profile-delete"),
     # The editor and its actions.
     path("profiles/<slug:key>/", editor.profile_editor, name="profile-editor"),
-    path("profiles/<slug:key>/save/", editor.profile_save, name="profile-save"),
-    path("profiles/<slug:key>/discard/", editor.profile_discard, name="profile-discard"),
+    *editor_save.urlpatterns,  # save, discard, save impact, propose
     path(
         "profiles/<slug:key>/scenario/load/",
         editor.profile_scenario_load,
@@ -105,7 +106,9 @@ urlpatterns = [
     ),
     # The activity log (profiles.studio.views.activity).
     path("activity/", activity.activity_log, name="activity"),
-    # Safe change: history, change requests, environments (profiles.studio.views.safechange).
+    # Versioning: history, restore, environments (profiles.studio.views.versioning).
+    *versioning.urlpatterns,
+    # Safe change: change requests, promotion (profiles.studio.views.safechange).
     *safechange.urlpatterns,
     # Outgoing webhooks, for staff (profiles.studio.views.webhooks).
     *webhooks.urlpatterns,

@@ -7,7 +7,7 @@ No ORM here: the history view reads a page of versions and the one before the pa
 import json
 
 from profiles.models import ActivityOrigin, ProfileVersion
-from profiles.safechange.versions import document_changes
+from profiles.versioning.versions import document_changes
 
 # How many changes a row names before "and N more" (the diff above lists them all).
 CHANGES_NAMED = 3

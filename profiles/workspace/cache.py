@@ -107,7 +107,7 @@ class CachedWorkspace:
     # The last item change log entry applied (None: the log was empty).
     last_change: int | None = field(default=None, compare=False)
     # Profile key -> number of its version in this snapshot (read with the profile rows), so
-    # a resolution names the version of the rules it resolved (profiles.safechange.versions).
+    # a resolution names the version of the rules it resolved (profiles.versioning.versions).
     profile_versions: dict[str, int] = field(default_factory=dict, compare=False)
 
 

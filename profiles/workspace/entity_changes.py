@@ -2,7 +2,7 @@
 
 An ``EntityChange`` is one entity's SPEC §2 entry before and after a write (``None``: it did
 not exist / no longer exists); a layer's entry leaves its items out (each item is an entity of
-its own). The same list serves the protection check (``profiles.safechange.protection``), the
+its own). The same list serves the protection check (``profiles.versioning.protection``), the
 activity log (``profiles.activity.records``), an import's dry run and a change set.
 
 Entries are compared in their canonical form, the one the mappers give for stored rows

@@ -1,7 +1,7 @@
 """On whose behalf, and through which door, a write happens (``WriteOrigin``).
 
 Every write service takes an ``origin`` and passes it down: profile versions record it, the
-protection checks (``profiles.safechange.protection``) let an applied change request through,
+protection checks (``profiles.versioning.protection``) let an applied change request through,
 and the activity log names the door and the request.
 """
 

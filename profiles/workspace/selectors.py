@@ -437,6 +437,11 @@ def profile_list_with_last_change() -> list[Profile]:
 # One profile, rule or row; the pickers and counts of the studio's pages; existence checks.
 
 
+def rule_list_of_profile(*, profile: Profile) -> list[Rule]:
+    """Return a saved profile's rules with their layers, in rule order."""
+    return list(profile.rules.select_related("layer"))
+
+
 def layer_exists(*, key: str) -> bool:
     """Return whether a layer has this key."""
     return Layer.objects.filter(key=key).exists()

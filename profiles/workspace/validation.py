@@ -25,7 +25,12 @@ from profiles.workspace.mappers import (
     map_layer_to_resolver,
     map_rule_to_resolver,
 )
-from profiles.workspace.selectors import consumer_keys_list, layer_keys_list, row_duplicate_get
+from profiles.workspace.selectors import (
+    consumer_keys_list,
+    layer_keys_list,
+    row_duplicate_get,
+    rule_list_of_profile,
+)
 from resolver import RequestError, ValidationIssue, validate_workspace
 from resolver.clock import system_clock
 from resolver.limits import MAX_METADATA_LEVELS, TEXT_RULE_MESSAGE, violates_text_rule
@@ -563,7 +568,7 @@ def profile_rules_issues(
     Used by the admin's rule inline, which saves a profile and all its rules at once.
     """
     if rules is None:
-        rules = list(profile.rules.select_related("layer")) if profile.pk else []
+        rules = rule_list_of_profile(profile=profile) if profile.pk else []
     layer_keys, consumer_keys = layer_keys_list(), consumer_keys_list()
     issues = validate_profile(
         _profile_document(profile, rules), layer_keys=layer_keys, consumer_keys=consumer_keys

@@ -21,7 +21,7 @@ from django.core.management import call_command
 
 from profiles.import_export.demo import DEMO_PRODUCTION_ENVIRONMENT
 from profiles.models import Activity, Environment, Profile
-from profiles.safechange.environments import environment_update
+from profiles.versioning.environments import environment_update
 from profiles.workspace.permissions import Role, user_role
 from resolver import compile_workspace, validate_workspace
 from resolver.cli import load_workspace_text

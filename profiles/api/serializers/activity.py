@@ -5,7 +5,7 @@ from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
 from profiles.activity.filters import ACTIVITY_KINDS, ACTIVITY_ORIGINS
-from profiles.api.serializers.safechange import ChangeSerializer
+from profiles.api.serializers.versioning import ChangeSerializer
 from profiles.models import Activity
 
 AT = "2026-12-02T08:15:00Z"

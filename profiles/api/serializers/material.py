@@ -11,6 +11,7 @@ from profiles.api.serializers.entries import (
     text_field,
     update_serializer,
 )
+from profiles.material.selectors import layer_item_count
 from profiles.workspace.mappers import (
     json_safe,
     map_consumer_to_resolver,
@@ -111,7 +112,7 @@ class LayerSerializer(EntrySerializer):
         document.pop("items")
         document["governed"] = layer.governed
         count = getattr(layer, "item_count", None)
-        document["itemCount"] = layer.items.count() if count is None else count
+        document["itemCount"] = layer_item_count(layer=layer) if count is None else count
         return document
 
 

@@ -18,7 +18,7 @@ from profiles.material.bulk_ingest import (
     items_bulk_ingest_in_parts,
 )
 from profiles.models import Layer
-from profiles.safechange.environments import ChangeRequestRequired
+from profiles.versioning.environments import ChangeRequestRequired
 from profiles.workspace.validation import issues_in_text
 
 

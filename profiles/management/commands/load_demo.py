@@ -17,9 +17,9 @@ from profiles.import_export.demo import (
 )
 from profiles.import_export.documents import WorkspaceImportError, workspace_parse
 from profiles.models import Profile
-from profiles.safechange.environments import SafeChangeError, protected_environments
-from profiles.safechange.versions import VersionConflict
 from profiles.team.members import member_role_set
+from profiles.versioning.environments import SafeChangeError, protected_environments
+from profiles.versioning.versions import VersionConflict
 from profiles.workspace.concurrency import WriteConflict
 from profiles.workspace.origin import CLI
 from profiles.workspace.permissions import Role

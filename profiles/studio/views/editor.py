@@ -3,22 +3,17 @@
 The page template owns its fragments (``profiles/editor.html#preview``, ``#sample-input``,
 ``#unsaved-badge``, ``#layer-rows``…). A change in the form posts to ``profile_preview`` and
 swaps only the preview; the form being edited is never replaced. Each action has its own
-view (save, discard, load or save a scenario), and each view checks permissions itself: a
-client can post to any of them.
+view (load or save a scenario; Save and Discard are ``editor_save``), and each view checks
+permissions itself: a client can post to any of them.
 """
 
-from dataclasses import replace
-
-from django.contrib import messages
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from profiles.authoring import profiles as authoring_profiles
 from profiles.models import Profile, Scenario
-from profiles.safechange.environments import ChangeRequestRequired, profile_write_refusal
 from profiles.safechange.selectors import change_request_open_count
 from profiles.studio import handoff, item_rows, presenters
 from profiles.studio.draft import (
@@ -39,8 +34,9 @@ from profiles.studio.draft import (
 )
 from profiles.studio.scenario_links import scenario_from_parameter, scenario_parameter
 from profiles.studio.throttling import throttled
+from profiles.versioning.environments import profile_write_refusal
 from profiles.workspace import cache
-from profiles.workspace.concurrency import PreconditionFailed, profile_etag
+from profiles.workspace.concurrency import profile_etag
 from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
@@ -199,56 +195,6 @@ def profile_preview(request, key):
     draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
     return _preview_response(request, profile, draft, cached, loaded=loaded)
-
-
-@capability_required(WRITE_RULES)
-@require_POST
-def profile_save(request, key):
-    """Save the rules and budget of the posted draft, unless someone saved since it was opened;
-    the save message (optional) becomes the new version's message in History."""
-    profile = _editor_profile(key)
-    cached = cache.workspace_get()
-    draft = draft_from_post(request.POST, cached.document, profile.key)
-    loaded = _loaded_scenario(request, profile)
-    message_valid = draft.save_message_is_valid()  # both checked: every error shows at once
-    if not (draft.is_valid() and message_valid):
-        messages.error(request, "Nothing was saved: fix the fields marked below.")
-        return editor_page(request, profile, draft, cached, loaded=loaded, status=400)
-    try:
-        authoring_profiles.profile_save_rules(
-            profile=profile,
-            rules=draft.rule_overrides(),
-            budget=draft.budget_value(),
-            user=request.user,
-            origin=replace(STUDIO_ORIGIN, message=draft.save_message),
-            if_match=draft.budget.cleaned_data.get("etag") or None,
-        )
-    except WorkspaceValidationError as exc:
-        draft.add_issues(exc.issues)
-        messages.error(request, "Nothing was saved: fix the fields marked below.")
-        return editor_page(request, profile, draft, cached, loaded=loaded, status=400)
-    except PreconditionFailed:
-        draft.general_errors.append(
-            "Someone else saved this profile after you opened it, so nothing was saved. "
-            "Your edits are still in the form: reload to see their change."
-        )
-        return editor_page(request, profile, draft, cached, loaded=loaded, status=409)
-    except ChangeRequestRequired as exc:
-        draft.general_errors.append(f"Nothing was saved: {exc}. Propose a change instead.")
-        return editor_page(request, profile, draft, cached, loaded=loaded, status=409)
-    messages.success(request, f"Saved {profile.key}.")
-    return redirect(_share_url(profile, draft, loaded))
-
-
-@capability_required(RESOLVE, READ_CONFIG)
-@require_POST
-def profile_discard(request, key):
-    """Drop the unsaved rule edits; keep the sample input."""
-    profile = _editor_profile(key)
-    cached = cache.workspace_get()
-    draft = draft_from_post(request.POST, cached.document, profile.key)
-    loaded = _loaded_scenario(request, profile)
-    return redirect(_share_url(profile, draft, loaded))
 
 
 def _sample_response(request, profile, draft, cached, *, loaded, scenarios, status=200):

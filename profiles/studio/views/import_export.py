@@ -28,11 +28,11 @@ from profiles.import_export.previews import (
     previewed_upload_get,
     previewed_upload_keep,
 )
-from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import impact_max_scenarios
 from profiles.studio.entity_rows import counts_rows, entity_change_rows, impact_rows
 from profiles.studio.forms.import_export import WorkspaceUploadForm
 from profiles.studio.throttling import throttle_refusal
+from profiles.versioning.environments import SafeChangeError
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,

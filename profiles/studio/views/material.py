@@ -18,15 +18,10 @@ from profiles.material.selectors import (
     layer_item_count,
 )
 from profiles.models import Consumer, Item, Layer
-from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.layer_removal import (
     layer_delete_removing_rules,
     layer_removal_title,
     layer_rule_users_list,
-)
-from profiles.safechange.protection import (
-    NewLayerJoiners,
-    new_layer_joiners,
 )
 from profiles.studio import proposals
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
@@ -39,6 +34,11 @@ from profiles.studio.proposals import (
     proposal_context,
 )
 from profiles.studio.views.activity import activity_url
+from profiles.versioning.environments import SafeChangeError
+from profiles.versioning.protection import (
+    NewLayerJoiners,
+    new_layer_joiners,
+)
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import (
     PreconditionFailed,

@@ -34,7 +34,6 @@ from profiles.safechange.change_requests import (
     draft_impact,
     promotion_planned,
 )
-from profiles.safechange.environments import SafeChangeError
 from profiles.safechange.impact import IMPACT_SCOPE, impact_gained_lost, impact_summary
 from profiles.safechange.reviews import (
     COMMENT_MAX_LENGTH,
@@ -47,14 +46,15 @@ from profiles.safechange.reviews import (
     changes_requested_by,
     reviewer_candidates_list,
 )
-from profiles.safechange.versions import (
+from profiles.studio.draft import draft_from_post
+from profiles.studio.throttling import throttle_refusal, throttled
+from profiles.studio.views.editor import editor_page
+from profiles.versioning.environments import SafeChangeError
+from profiles.versioning.versions import (
     document_changes,
     latest_versions_get,
     profile_documents_get,
 )
-from profiles.studio.draft import draft_from_post
-from profiles.studio.throttling import throttle_refusal, throttled
-from profiles.studio.views.editor import editor_page
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed
 from profiles.workspace.permissions import WRITE_RULES, capability_required, user_can

@@ -158,7 +158,7 @@ def webhook_delete_page(request, webhook_id: int):
         service.webhook_delete(user=request.user, webhook=webhook)
         messages.success(request, f"Webhook {webhook.url} deleted.")
         return redirect("webhook-list")
-    count = webhook.deliveries.count()
+    count = service.webhook_delivery_count(webhook=webhook)
     context = {
         "kind": "webhook",
         "key": webhook.url,

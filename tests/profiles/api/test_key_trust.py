@@ -12,7 +12,7 @@ from profiles.import_export.export_stream import workspace_document_read
 from profiles.material.layers import layer_update
 from profiles.models import ApiKey, Layer
 from profiles.models.keys import EXPIRY_LATEST
-from profiles.safechange.protection import GovernedByStaff
+from profiles.versioning.protection import GovernedByStaff
 from profiles.workspace.permissions import governance_refusal
 from resolver.documents import dump_yaml
 from tests.profiles.api.conftest import API, token_client

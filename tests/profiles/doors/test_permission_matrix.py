@@ -265,7 +265,8 @@ EXPECTATIONS: dict[str, Door] = {
     ),
     # IMPORT_EXPORT; the job is the editor's: staff see it too (ADMINISTER), others get 404.
     "workspace-import-job": Door({"GET": (LOGIN, 403, LOGIN, 200, 200)}),
-    # -- safe change (profiles.studio.views.safechange); the fixture's change request is the staff's
+    # -- versioning and safe change (profiles.studio.views.{versioning,safechange}); the
+    # fixture's change request is the staff's
     "profile-history": STUDIO_SIGNED_IN,
     "profile-version-restore": Door(  # WRITE_RULES; version 1 is current: "nothing to do"
         {"GET": (LOGIN, 403, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 302, 302)}
@@ -378,7 +379,8 @@ EXPECTATIONS: dict[str, Door] = {
     "api:import-job": Door({"GET": (401, 403, 403, 200, 200)}, api=True),  # as the studio's
     # A bulk ingest job (the editor's): WRITE_MATERIAL, its owner or an administrator.
     "api:item-bulk-job": Door({"GET": (401, 403, 403, 200, 200)}, api=True),
-    # Safe change (profiles.api.safechange). The fixture's change request is the staff's.
+    # Versioning and safe change (profiles.api.{versioning,safechange}). The fixture's change
+    # request is the staff's.
     "api:profile-version-list": API_READ_ONLY,
     "api/v1/profiles/(?P<key>[^/]+)/versions$": API_READ_ONLY,
     "api:profile-version-detail": API_READ_ONLY,

@@ -119,7 +119,8 @@ STUDIO_TEMPLATES = {
         403,
     ),
     "profiles/home.html": (lambda: reverse("home"), 302),  # signed in: on to the profiles
-    # Safe change (profiles.studio.views.safechange); the fixture's change request is the staff's.
+    # Versioning and safe change (profiles.studio.views.{versioning,safechange}); the fixture's
+    # change request is the staff's.
     "profiles/history.html": (lambda: reverse("profile-history", args=[PROFILE]), 200),
     "profiles/version_restore.html": (
         lambda: reverse("profile-version-restore", args=[PROFILE, 1]),

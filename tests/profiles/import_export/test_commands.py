@@ -341,7 +341,7 @@ def test_make_run__started_again_after_edits_and_an_applied_change_request__keep
     from profiles.authoring.profiles import profile_update
     from profiles.models import ProfileVersion
     from profiles.safechange.change_requests import change_request_apply, change_request_create
-    from profiles.safechange.environments import environment_update
+    from profiles.versioning.environments import environment_update
 
     # Given the studio started once (the demo loaded into the empty workspace),
     assert [command[0] for command in make_run_commands()] == ["migrate", "load_demo"]
@@ -377,7 +377,7 @@ def test_make_run__started_again_after_edits_and_an_applied_change_request__keep
 
 def production_unprotected() -> None:
     """Lift the protection the demo starts with, for a test that edits production directly."""
-    from profiles.safechange.environments import environment_update
+    from profiles.versioning.environments import environment_update
 
     environment_update(key="production", requires_change_request=False, approvals=1, user=None)
 
@@ -385,7 +385,7 @@ def production_unprotected() -> None:
 def test_load_demo__reset_with_production_protected__replaces_and_records_the_reset():
     from profiles.authoring.profiles import profile_update
     from profiles.models import ProfileVersion
-    from profiles.safechange.environments import environment_update
+    from profiles.versioning.environments import environment_update
 
     # Given the demo with an edit (made while production was not protected), a scenario of the
     # user's own and production protected,

@@ -80,7 +80,7 @@ def test_upgrade__existing_profiles__each_gets_version_1_equal_to_its_current_st
 def test_upgrade__version_1_document__equals_what_the_mapper_records_now():
     """A write right after the upgrade that changes nothing appends no version 2."""
     from profiles.import_export.imports import workspace_import
-    from profiles.safechange.versions import profile_versions_record
+    from profiles.versioning.versions import profile_versions_record
     from tests.profiles.conftest import small_workspace
 
     # Versions recorded by today's write (made at the latest schema, which it needs)…

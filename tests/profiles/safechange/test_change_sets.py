@@ -28,7 +28,7 @@ from profiles.safechange.change_sets import (
     change_set_from_entity_changes,
     document_with_changes,
 )
-from profiles.safechange.environments import ChangeRequestRequired
+from profiles.versioning.environments import ChangeRequestRequired
 from profiles.workspace.entity_changes import canonical_entry, workspace_entity_changes
 from resolver import validate_workspace
 from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace

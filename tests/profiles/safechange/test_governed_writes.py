@@ -23,8 +23,8 @@ from profiles.import_export.imports import workspace_import
 from profiles.material.items import item_update
 from profiles.material.layers import layer_create, layer_update
 from profiles.models import Activity, Environment, Item, Layer, ProfileVersion, WorkspaceVersion
-from profiles.safechange.environments import ChangeRequestRequired
-from profiles.safechange.protection import GovernedByStaff, profile_reads
+from profiles.versioning.environments import ChangeRequestRequired
+from profiles.versioning.protection import GovernedByStaff, profile_reads
 from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 
 pytestmark = pytest.mark.django_db

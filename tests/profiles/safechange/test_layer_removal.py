@@ -8,11 +8,11 @@ from profiles.import_export.documents import workspace_export
 from profiles.import_export.imports import workspace_import
 from profiles.models import Activity, ChangeRequest, Environment, Item, Layer, ProfileVersion
 from profiles.safechange.change_requests import change_request_apply
-from profiles.safechange.environments import ChangeRequestRequired
 from profiles.safechange.layer_removal import (
     layer_delete_removing_rules,
     layer_rule_users_list,
 )
+from profiles.versioning.environments import ChangeRequestRequired
 from profiles.workspace.concurrency import PreconditionFailed, layer_etag
 from profiles.workspace.origin import STUDIO
 from profiles.workspace.permissions import ROLE_CAPABILITIES, WRITE_RULES, Role

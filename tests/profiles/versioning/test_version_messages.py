@@ -2,7 +2,7 @@
 
 import pytest
 
-from profiles.safechange.versions import VERSION_MESSAGE_MAX, version_message_error
+from profiles.versioning.versions import VERSION_MESSAGE_MAX, version_message_error
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ appends a new one equal to the old, a deletion appends one without a document.
 Every write of a profile or its rules calls ``profile_versions_record`` inside its transaction,
 after writing. That one call compares the stored profile with its latest version, refuses
 the write when a protected environment requires a change request
-(``profiles.safechange.environments``; raising rolls the write back) and appends the new
+(``profiles.versioning.environments``; raising rolls the write back) and appends the new
 version. Its ``origin`` (a ``WriteOrigin``, which every profile write takes and passes down)
 says on whose behalf the change is made: a user's own write by default, an applied change
 request, a restore, an operator's reset.
@@ -22,7 +22,7 @@ from django.db.models import F, Max, Prefetch, Window
 from profiles.activity.records import activity_record_many
 from profiles.models import Profile, ProfileVersion, Rule
 from profiles.notifications.webhooks import profile_version_event, webhook_events_emit
-from profiles.safechange.environments import protected_environments, protected_write_check
+from profiles.versioning.environments import protected_environments, protected_write_check
 from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.fields import CURRENTNESS_FIELDS, PROFILE_FIELDS, RULE_FIELDS
 from profiles.workspace.mappers import map_profile_to_resolver

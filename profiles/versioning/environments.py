@@ -3,7 +3,7 @@
 An environment is a value of ``Profile.environment`` (``production``, ``staging``…). It is
 unprotected unless an ``Environment`` row says ``requires_change_request``; then a profile in
 it (or moving into or out of it) changes only by applying an approved change request. The
-check runs in one place, ``profiles.safechange.versions.profile_versions_record``, which
+check runs in one place, ``profiles.versioning.versions.profile_versions_record``, which
 every write of a profile or its rules calls inside its transaction, so no door (API, studio,
 admin, import) can skip it. ``profile_write_refusal`` lets a door refuse early, before it
 writes anything.

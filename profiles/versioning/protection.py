@@ -22,7 +22,7 @@ What needs a change request (``profiles_affected``), for the protected profiles 
 * creating, changing or deleting an item of a **governed** layer: those that read the layer;
   items of other layers (tickets, a fast-moving knowledge base) write directly;
 * a profile's own fields and rules: the profile (checked where its versions are recorded,
-  ``profiles.safechange.versions``).
+  ``profiles.versioning.versions``).
 """
 
 import logging
@@ -30,12 +30,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from profiles.models import Environment, Layer, Profile
-from profiles.safechange.environments import (
+from profiles.versioning.environments import (
     ChangeRequestRequired,
     SafeChangeError,
     staff_may_bypass,
 )
-from profiles.safechange.versions import profile_documents_get
+from profiles.versioning.versions import profile_documents_get
 from profiles.workspace.entity_changes import EntityChange
 from profiles.workspace.origin import WriteOrigin
 from profiles.workspace.permissions import governance_refusal, key_scopes

@@ -23,7 +23,7 @@ from profiles.models import (
     Rule,
     WorkspaceVersion,
 )
-from profiles.safechange.environments import ChangeRequestRequired
+from profiles.versioning.environments import ChangeRequestRequired
 from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 from tests.profiles.studio.formdata import editor_form_data
 
