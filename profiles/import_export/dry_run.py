@@ -17,11 +17,8 @@ from dataclasses import dataclass, field
 from profiles.import_export.documents import import_target, workspace_parse
 from profiles.import_export.imports import IMPORT_MODES
 from profiles.models import ChangeRequest
-from profiles.safechange.change_sets import (
-    change_set_create,
-    change_set_from_entity_changes,
-    set_affected_profiles,
-)
+from profiles.safechange.change_set_documents import set_affected_profiles
+from profiles.safechange.change_sets import change_set_create, change_set_from_entity_changes
 from profiles.safechange.impact import impact_summary, workspace_impact
 from profiles.versioning.protection import protected_profiles_affected
 from profiles.workspace import cache

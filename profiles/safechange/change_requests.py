@@ -27,12 +27,12 @@ from profiles.models import (
 )
 from profiles.notifications.email import change_request_applied_email
 from profiles.notifications.webhooks import change_request_event, webhook_event_emit
+from profiles.safechange.change_set_titles import title_one_line_check
 from profiles.safechange.change_sets import (
     change_set_rebase,
     change_set_revise,
     change_set_write,
     change_sets_approvals_required,
-    title_one_line_check,
 )
 from profiles.safechange.impact import profile_impact
 from profiles.safechange.verdicts import check_no_changes_requested

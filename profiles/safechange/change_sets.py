@@ -18,8 +18,6 @@ touches has its ETag recorded (``entity_bases``): applying it (``change_set_writ
 ordinary write services, in one transaction, in an order that makes dependencies work.
 """
 
-import json
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -47,70 +45,36 @@ from profiles.models import (
     ProfileVersion,
 )
 from profiles.notifications.webhooks import change_request_event, webhook_event_emit
+from profiles.safechange.change_set_documents import (
+    document_validated,
+    issue_of_change,
+    set_affected_profiles,
+    set_entity_changes,
+)
+from profiles.safechange.change_set_entries import (
+    ChangeSetInvalid,
+    SetEntry,
+    applied_order,
+    change_set_entries,
+    entry_at,
+)
+from profiles.safechange.change_set_titles import change_set_text_checked
 from profiles.safechange.impact import workspace_impact
 from profiles.versioning.environments import SafeChangeError
-from profiles.versioning.protection import profiles_affected
 from profiles.versioning.versions import profile_documents_get
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed, document_etag, workspace_write
-from profiles.workspace.entity_changes import KINDS, OPS, EntityChange, canonical_entry
+from profiles.workspace.entity_changes import KINDS, OPS, EntityChange
 from profiles.workspace.mappers import (
     map_consumer_to_resolver,
     map_item_to_resolver,
     map_layer_to_resolver,
 )
 from profiles.workspace.origin import WriteOrigin
-from profiles.workspace.validation import (
-    document_issues,
-    issues_body,
-    rules_merged,
-    validate_consumer,
-    validate_item,
-    validate_layer,
-    validate_profile,
-)
 from profiles.workspace.writing import Conflict, EntryInvalid
 from resolver import ValidationIssue, WorkspaceError, compile_workspace, merge_rule
-from resolver.validation import TEXT_RULE_MESSAGE, violates_text_rule
-
-# One set holds at most this many entries (an import's proposal of a larger file is refused).
-MAX_SET_CHANGES = 1_000
-# ... and at most this many bytes of JSON (UTF-8): what a reviewer reads and every read of
-# the request carries (an 8.7 MB set made each read 8.7 MB).
-MAX_SET_BYTES = 2_000_000
-ENTRY_FIELDS = ("kind", "op", "key", "layer", "path", "value")
-SECTIONS = {"consumer": "consumers", "layer": "layers", "profile": "profiles"}
-TITLE_MAX_LENGTH = ChangeRequest._meta.get_field("title").max_length
-DESCRIPTION_MAX_LENGTH = 10_000
-# The order entries are applied in: what others depend on first, what they stop using last.
-APPLY_ORDER = {
-    ("consumer", "create"): 0,
-    ("consumer", "update"): 0,
-    ("layer", "create"): 1,
-    ("layer", "update"): 1,
-    ("item", "create"): 2,
-    ("item", "update"): 2,
-    ("item", "delete"): 2,
-    ("profile", "create"): 3,
-    ("profile", "update"): 3,
-    ("profile", "delete"): 4,
-    ("layer", "delete"): 5,
-    ("consumer", "delete"): 6,
-}
-
 
 # --- errors --------------------------------------------------------------------------------
-
-
-class ChangeSetInvalid(SafeChangeError):
-    """The set would not make a valid workspace; every issue names ``changes[i]…``."""
-
-    code = "INVALID_WORKSPACE"
-
-    def __init__(self, issues: list[ValidationIssue]):
-        self.issues = issues
-        first = issues[0]
-        super().__init__(str(first), path=first.path, **issues_body(issues))
 
 
 class StaleChangeSet(SafeChangeError):
@@ -129,466 +93,7 @@ class StaleChangeSet(SafeChangeError):
         )
 
 
-# --- entries -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SetEntry:
-    """One validated entry of a set (``key``: an item's layer key, with ``path``)."""
-
-    index: int
-    kind: str
-    op: str
-    key: str
-    path: str | None
-    value: dict | None
-
-    @property
-    def ref(self) -> str:
-        return (
-            f"{self.kind}:{self.key}/{self.path}"
-            if self.kind == "item"
-            else f"{self.kind}:{self.key}"
-        )
-
-    def as_dict(self) -> dict:
-        """Return the entry in its wire shape."""
-        where = {"layer": self.key, "path": self.path} if self.kind == "item" else {"key": self.key}
-        entry = {"kind": self.kind, "op": self.op, **where}
-        if self.value is not None:
-            entry["value"] = self.value
-        return entry
-
-
-def _at(index: int, path: str = "") -> str:
-    return f"changes[{index}]" + (f".{path}" if path and not path.startswith("[") else path)
-
-
-def _name(value, index: int, field: str, issues: list) -> str | None:
-    if isinstance(value, str) and value:
-        if violates_text_rule(value):
-            issues.append(ValidationIssue(_at(index, field), TEXT_RULE_MESSAGE))
-            return None
-        return value
-    issues.append(ValidationIssue(_at(index, field), "is required (a string)"))
-    return None
-
-
-def _entry(index: int, raw, issues: list) -> SetEntry | None:
-    """Return the entry's shape checked, or None with ``issues`` saying why."""
-    if not isinstance(raw, dict):
-        issues.append(ValidationIssue(_at(index), "must be an object {kind, op, key, value}"))
-        return None
-    before = len(issues)
-    for name in raw:
-        if name not in ENTRY_FIELDS:
-            issues.append(
-                ValidationIssue(
-                    _at(index, str(name)),
-                    "unknown field (use kind, op, key, value; layer and path for an item)",
-                )
-            )
-    kind, op, value = raw.get("kind"), raw.get("op"), raw.get("value")
-    if kind not in KINDS:
-        issues.append(ValidationIssue(_at(index, "kind"), "must be one of " + ", ".join(KINDS)))
-    if op not in OPS:
-        issues.append(ValidationIssue(_at(index, "op"), "must be one of " + ", ".join(OPS)))
-    if len(issues) > before:
-        return None
-    if op == "delete":
-        if value is not None:
-            issues.append(ValidationIssue(_at(index, "value"), "a delete takes no value"))
-    elif not isinstance(value, dict):
-        issues.append(
-            ValidationIssue(_at(index, "value"), "must be an object (the entry's fields)")
-        )
-    elif op == "update" and not value:
-        issues.append(ValidationIssue(_at(index, "value"), "must change at least one field"))
-    if kind == "item":
-        if "key" in raw:
-            issues.append(ValidationIssue(_at(index, "key"), "an item is named by layer and path"))
-        key = _name(raw.get("layer"), index, "layer", issues)
-        given = raw.get("path")
-        if op == "create" and isinstance(value, dict):
-            if given is not None and given != value.get("path"):
-                issues.append(ValidationIssue(_at(index, "path"), "must equal value.path"))
-            given = value.get("path")
-            field = "value.path"
-        else:
-            field = "path"
-        path = _name(given, index, field, issues)
-    else:
-        for name in ("layer", "path"):
-            if name in raw:
-                issues.append(ValidationIssue(_at(index, name), f"only an item has a {name}"))
-        given = raw.get("key")
-        field = "key"
-        if op == "create" and isinstance(value, dict):
-            if given is not None and given != value.get("key"):
-                issues.append(ValidationIssue(_at(index, "key"), "must equal value.key"))
-            given, field = value.get("key"), "value.key"
-        key, path = _name(given, index, field, issues), None
-    if op == "update" and isinstance(value, dict):
-        own = "path" if kind == "item" else "key"
-        if own in value and value[own] != (path if kind == "item" else key):
-            issues.append(
-                ValidationIssue(
-                    _at(index, f"value.{own}"),
-                    f"a change set does not rename: delete and create, or leave {own} out",
-                )
-            )
-        if kind == "layer" and "items" in value:
-            issues.append(
-                ValidationIssue(_at(index, "value.items"), "change items with item entries")
-            )
-    if kind == "layer" and isinstance(value, dict) and "governed" in value:
-        issues.append(
-            ValidationIssue(
-                _at(index, "value.governed"),
-                "a change set does not change whether a layer is governed (staff do, directly)",
-            )
-        )
-    if kind == "profile" and op == "update" and isinstance(value, dict):
-        rules = value.get("rules")
-        if rules is not None and not isinstance(rules, dict):
-            issues.append(
-                ValidationIssue(_at(index, "value.rules"), "must be an object keyed by layer")
-            )
-        elif isinstance(rules, dict):
-            for layer_key, partial in rules.items():
-                if partial is not None and not isinstance(partial, dict):
-                    issues.append(
-                        ValidationIssue(_at(index, f"value.rules.{layer_key}"), "must be an object")
-                    )
-    if len(issues) > before or key is None or (kind == "item" and path is None):
-        return None
-    return SetEntry(index, kind, op, key, path, value if op != "delete" else None)
-
-
-def change_set_bytes(changes) -> int:
-    """Return the size of ``changes`` as compact JSON in UTF-8 (what a set's bound counts)."""
-    try:
-        text = json.dumps(changes, ensure_ascii=False, separators=(",", ":"), default=str)
-    except ValueError:  # a circular structure: not JSON a client could have sent
-        return MAX_SET_BYTES + 1
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def change_set_entries(changes) -> list[SetEntry]:
-    """Return the entries of a set's ``changes`` with their shape checked; raise
-    ChangeSetInvalid naming ``changes[i].<field>``. Two entries of one entity are refused, and
-    a set of more than ``MAX_SET_CHANGES`` entries or ``MAX_SET_BYTES`` bytes (at
-    ``changes``)."""
-    if not isinstance(changes, list):
-        raise ChangeSetInvalid([ValidationIssue("changes", "must be a list of changes")])
-    if not changes:
-        raise ChangeSetInvalid([ValidationIssue("changes", "must hold at least one change")])
-    if len(changes) > MAX_SET_CHANGES:
-        raise ChangeSetInvalid(
-            [
-                ValidationIssue(
-                    "changes",
-                    f"a change set holds at most {MAX_SET_CHANGES:,} changes "
-                    f"(got {len(changes):,})",
-                )
-            ]
-        )
-    size = change_set_bytes(changes)
-    if size > MAX_SET_BYTES:
-        raise ChangeSetInvalid(
-            [
-                ValidationIssue(
-                    "changes",
-                    f"a change set holds at most {MAX_SET_BYTES:,} bytes of JSON (got "
-                    f"{size:,}): propose it in smaller sets",
-                )
-            ]
-        )
-    issues: list[ValidationIssue] = []
-    entries: list[SetEntry] = []
-    seen: dict[str, int] = {}
-    for index, raw in enumerate(changes):
-        entry = _entry(index, raw, issues)
-        if entry is None:
-            continue
-        if entry.ref in seen:
-            issues.append(
-                ValidationIssue(
-                    _at(index),
-                    f"changes {entry.ref} again (changes[{seen[entry.ref]}] does): one entry "
-                    "per entity",
-                )
-            )
-            continue
-        seen[entry.ref] = index
-        entries.append(entry)
-    if issues:
-        raise ChangeSetInvalid(issues)
-    return entries
-
-
-def applied_order(entries: Iterable[SetEntry]) -> list[SetEntry]:
-    """Return the entries in the order they apply (stable within a step)."""
-    return sorted(entries, key=lambda entry: APPLY_ORDER[(entry.kind, entry.op)])
-
-
-# --- the document with the changes ---------------------------------------------------------
-
-
-def _without_nulls(entry: dict, value: dict) -> dict:
-    merged = {**entry, **value}
-    return {name: field for name, field in merged.items() if field is not None}
-
-
-def _profile_updated(entry: dict, value: dict) -> dict:
-    result = _without_nulls(entry, {name: v for name, v in value.items() if name != "rules"})
-    if "rules" in value and value["rules"] is None:
-        result.pop("rules", None)  # every layer back on the default rule
-    elif isinstance(value.get("rules"), dict):
-        rules = rules_merged(entry.get("rules"), value["rules"])
-        if rules:
-            result["rules"] = rules
-        else:
-            result.pop("rules", None)
-    return result
-
-
-def _position(entries: list, field: str, name: str) -> int | None:
-    for position, entry in enumerate(entries):
-        if isinstance(entry, dict) and entry.get(field) == name:
-            return position
-    return None
-
-
-def _applied(document: dict, entries: list[SetEntry]) -> tuple[dict, list[ValidationIssue]]:
-    """Return the document with the entries applied (in ``applied_order``) and the issues of
-    entries naming entities that do not exist (or creating ones that do)."""
-    result = dict(document)
-    sections = {
-        section: list(document.get(section) or [])
-        for section in ("consumers", "layers", "profiles")
-    }
-    result.update(sections)
-    layers = sections["layers"]
-    copied_layers: set[int] = set()  # positions of layers whose items list is this result's
-    issues = []
-    for entry in applied_order(entries):
-        if entry.kind == "item":
-            position = _position(layers, "key", entry.key)
-            if position is None:
-                issues.append(ValidationIssue(_at(entry.index, "layer"), f'no layer "{entry.key}"'))
-                continue
-            if position not in copied_layers:
-                layers[position] = {
-                    **layers[position],
-                    "items": list(layers[position].get("items") or []),
-                }
-                copied_layers.add(position)
-            target, field = layers[position]["items"], "path"
-            name = entry.path
-        else:
-            target, field, name = sections[SECTIONS[entry.kind]], "key", entry.key
-        where = _position(target, field, name)
-        noun = (
-            f'{entry.kind} "{entry.key}/{entry.path}"'
-            if entry.kind == "item"
-            else (f'{entry.kind} "{entry.key}"')
-        )
-        if entry.op == "create":
-            if where is not None:
-                issues.append(ValidationIssue(_at(entry.index), f"{noun} exists already"))
-                continue
-            created = dict(entry.value)
-            if entry.kind == "layer":
-                created["items"] = list(created.get("items") or [])
-            target.append(created)
-            if entry.kind == "layer":
-                copied_layers.add(len(target) - 1)
-        elif where is None:
-            issues.append(
-                ValidationIssue(
-                    _at(entry.index, "path" if entry.kind == "item" else "key"), f"no {noun}"
-                )
-            )
-        elif entry.op == "delete":
-            del target[where]
-            if entry.kind == "layer":
-                copied_layers = {p - 1 if p > where else p for p in copied_layers if p != where}
-        elif entry.kind == "profile":
-            target[where] = _profile_updated(target[where], entry.value)
-        else:
-            target[where] = _without_nulls(target[where], entry.value)
-    return result, issues
-
-
-_DOCUMENT_PATH = re.compile(r"^(consumers|layers|profiles)\[(\d+)\](?:\.items\[(\d+)\])?")
-
-
-def _entity_at(document: dict, match: re.Match) -> tuple[str | None, str | None]:
-    """Return the refs of the entity a document path points into (item, then its layer)."""
-    section, position, item = match.group(1), int(match.group(2)), match.group(3)
-    entries = document.get(section) or []
-    if position >= len(entries) or not isinstance(entries[position], dict):
-        return None, None
-    entry = entries[position]
-    kind = {"consumers": "consumer", "layers": "layer", "profiles": "profile"}[section]
-    own = f"{kind}:{entry.get('key')}"
-    if item is None:
-        return own, None
-    items = entry.get("items") or []
-    if int(item) < len(items) and isinstance(items[int(item)], dict):
-        return f"item:{entry.get('key')}/{items[int(item)].get('path')}", own
-    return None, own
-
-
-def _issue_of_change(issue: ValidationIssue, document: dict, indexes: dict[str, int]):
-    """Return the issue at ``changes[i].value…`` when it is in an entity the set writes."""
-    match = _DOCUMENT_PATH.match(issue.path or "")
-    if match is None:
-        return issue
-    item_ref, layer_ref = _entity_at(document, match)
-    if item_ref in indexes:
-        rest = issue.path[match.end() :]
-        return ValidationIssue(f"changes[{indexes[item_ref]}].value{rest}", issue.message)
-    ref = item_ref if layer_ref is None else layer_ref
-    if ref in indexes:
-        start = match.end(2) + 1
-        rest = issue.path[start:]
-        return ValidationIssue(f"changes[{indexes[ref]}].value{rest}", issue.message)
-    return issue
-
-
-def _entry_issues(entry: SetEntry, result_entry: dict, layer_keys, consumer_keys) -> list:
-    """Return the entry validators' issues of the entity as the set leaves it."""
-    if entry.kind == "consumer":
-        issues = validate_consumer(result_entry)
-    elif entry.kind == "layer":
-        issues = validate_layer(
-            result_entry
-            if entry.op == "create"
-            else {name: value for name, value in result_entry.items() if name != "items"}
-        )
-    elif entry.kind == "item":
-        issues = validate_item(result_entry)
-    else:
-        issues = validate_profile(result_entry, layer_keys=layer_keys, consumer_keys=consumer_keys)
-    return [
-        ValidationIssue(
-            _at(entry.index, f"value.{issue.path}" if issue.path else "value"), issue.message
-        )
-        for issue in issues
-    ]
-
-
-class _Index:
-    """The entities of a workspace document by ref (``layer:kb``, ``item:kb/a``)."""
-
-    def __init__(self, document: dict):
-        self.entries: dict[str, dict] = {}
-        for kind, section in SECTIONS.items():
-            for entry in document.get(section) or []:
-                if isinstance(entry, dict):
-                    self.entries[f"{kind}:{entry.get('key')}"] = entry
-        for layer in document.get("layers") or []:
-            if isinstance(layer, dict):
-                for item in layer.get("items") or []:
-                    if isinstance(item, dict):
-                        self.entries[f"item:{layer.get('key')}/{item.get('path')}"] = item
-
-    def get(self, ref: str) -> dict | None:
-        return self.entries.get(ref)
-
-
-def _validated(document: dict, entries: list[SetEntry]) -> dict:
-    """Return the document with the entries applied; raise ChangeSetInvalid naming each."""
-    result, issues = _applied(document, entries)
-    if issues:
-        raise ChangeSetInvalid(issues)
-    index = _Index(result)
-    layer_keys = {layer.get("key") for layer in result["layers"] if isinstance(layer, dict)}
-    consumer_keys = {c.get("key") for c in result["consumers"] if isinstance(c, dict)}
-    for entry in entries:
-        if entry.op != "delete":
-            issues += _entry_issues(entry, index.get(entry.ref), layer_keys, consumer_keys)
-    if issues:
-        raise ChangeSetInvalid(issues)
-    indexes = {entry.ref: entry.index for entry in entries}
-    issues = [_issue_of_change(issue, result, indexes) for issue in document_issues(result)]
-    if issues:
-        raise ChangeSetInvalid(issues)
-    return result
-
-
-def document_with_changes(document: dict, changes) -> dict:
-    """Return the workspace document with a set's ``changes`` made (neither is modified).
-
-    ``document`` is a stored workspace (``cache.workspace_get().document`` or
-    ``workspace_export()``); raise ChangeSetInvalid (paths ``changes[i]…``, or the document's
-    path of an issue in an entity the set does not write) when the set does not apply or the
-    result is not a valid workspace.
-    """
-    if isinstance(changes, list) and not changes:
-        return document  # nothing to change (a request must hold at least one change)
-    return _validated(document, change_set_entries(changes))
-
-
-# --- what a set changes ----------------------------------------------------------------------
-
-
-def _own(kind: str, entry: dict | None) -> dict | None:
-    if entry is None:
-        return None
-    if kind == "layer":
-        return {name: value for name, value in entry.items() if name != "items"}
-    return entry
-
-
-def set_entity_changes(before: dict, after: dict, entries: list[SetEntry]) -> list[EntityChange]:
-    """Return the ``EntityChange``s of the entries (the items of a created or deleted layer
-    included), from the stored document ``before`` to the set's result ``after``."""
-    old, new = _Index(before), _Index(after)
-    changes = []
-    for entry in entries:
-        was = _own(entry.kind, old.get(entry.ref))
-        will = new.get(entry.ref)
-        will = None if will is None else canonical_entry(entry.kind, _own(entry.kind, will))
-        changes.append(EntityChange(entry.kind, entry.key, was, will, path=entry.path))
-        if entry.kind == "layer" and entry.op in ("create", "delete"):
-            layer = (new if entry.op == "create" else old).get(entry.ref) or {}
-            for item in layer.get("items") or []:
-                entry_item = canonical_entry("item", item)
-                changes.append(
-                    EntityChange(
-                        "item",
-                        entry.key,
-                        entry_item if entry.op == "delete" else None,
-                        entry_item if entry.op == "create" else None,
-                        path=entry_item["path"],
-                    )
-                )
-    return changes
-
-
-def _profiles_by_key(document: dict) -> dict[str, dict]:
-    return {profile["key"]: profile for profile in document.get("profiles") or []}
-
-
-def _layers_by_key(document: dict) -> dict[str, dict]:
-    return {layer["key"]: layer for layer in document.get("layers") or []}
-
-
-def set_affected_profiles(before: dict, after: dict, changes: list[EntityChange]) -> list[str]:
-    """Return, sorted, every profile whose answer the changes may change: the profiles they
-    change, and those that read what they change before or after (every layer's items)."""
-    affected = {change.key for change in changes if change.kind == "profile"}
-    for document in (before, after):
-        affected |= profiles_affected(
-            changes,
-            profiles=_profiles_by_key(document),
-            layers=_layers_by_key(document),
-            governed=None,
-        )
-    return sorted(affected)
+# --- the preview --------------------------------------------------------------------------------
 
 
 def _compiled_after(snapshot, result: dict, entries: list[SetEntry]):
@@ -617,7 +122,7 @@ def change_set_preview(changes, *, offset: int = 0, snapshot=None) -> ChangeSetP
     snapshot = snapshot or cache.workspace_get()
     touched = {entry.key for entry in entries if entry.kind in ("layer", "item")}
     before = cache.document_with_items(snapshot, touched)
-    result = _validated(before, entries)
+    result = document_validated(before, entries)
     entity_changes = set_entity_changes(before, result, entries)
     affected = set_affected_profiles(before, result, entity_changes)
     try:
@@ -625,7 +130,7 @@ def change_set_preview(changes, *, offset: int = 0, snapshot=None) -> ChangeSetP
     except WorkspaceError as exc:  # checked above; the engine has the last word
         indexes = {entry.ref: entry.index for entry in entries}
         raise ChangeSetInvalid(
-            [_issue_of_change(issue, result, indexes) for issue in exc.issues]
+            [issue_of_change(issue, result, indexes) for issue in exc.issues]
         ) from exc
     impact = workspace_impact(
         profiles=affected, before=snapshot.compiled, after=compiled, offset=offset
@@ -677,7 +182,7 @@ def entity_etags_get(refs: Iterable[str]) -> dict[str, str | None]:
 def _bases(entries: list[SetEntry]) -> dict[str, str | None]:
     bases = entity_etags_get(entry.ref for entry in entries)
     issues = [
-        ValidationIssue(_at(entry.index), f"{entry.ref} exists already")
+        ValidationIssue(entry_at(entry.index), f"{entry.ref} exists already")
         for entry in entries
         if entry.op == "create" and bases[entry.ref] is not None
     ]
@@ -706,68 +211,7 @@ def change_set_stale(change_request: ChangeRequest) -> list[str]:
     return [ref for ref in refs if current[ref] != bases[ref]]
 
 
-# --- title and stored form ---------------------------------------------------------------------
-
-# What ``str.splitlines`` breaks a text at: a title is one line, the subject of every email
-# about its request (a mailer refuses a subject with a line break).
-LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
-
-
-def title_one_line_check(title: str) -> None:
-    """Raise SafeChangeError at ``title`` when the title holds a line break."""
-    if any(character in LINE_BREAKS for character in title):
-        raise SafeChangeError(
-            "title: must be one line (no line breaks: it is the subject of the request's emails)",
-            path="title",
-        )
-
-
-_VERBS = {"create": "create", "update": "change", "delete": "delete"}
-
-
-def change_set_title(entries: list[SetEntry]) -> str:
-    """Return a title saying what the set does ("Create layer release-notes; change
-    support-answer, support-staging; change 2 items in tickets")."""
-    groups: dict[tuple[str, str], list[str]] = {}
-    for entry in entries:
-        # An item is counted in its layer, never named: a title is read by everyone (lists,
-        # emails, webhooks' payloads), an item's path only by who may read material.
-        groups.setdefault((entry.op, entry.kind), []).append(entry.key)
-    parts = []
-    for (op, kind), names in groups.items():
-        if kind == "item":
-            layers = list(dict.fromkeys(names))
-            more = f" and {len(layers) - 3} more layers" if len(layers) > 3 else ""
-            noun = f"{len(names)} item" + ("s" if len(names) > 1 else "")
-            parts.append(f"{_VERBS[op]} {noun} in {', '.join(layers[:3])}{more}")
-            continue
-        noun = "" if kind == "profile" else (f"{kind}s " if len(names) > 1 else f"{kind} ")
-        listed = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        parts.append(f"{_VERBS[op]} {noun}{listed}")
-    title = "; ".join(parts)
-    title = title[0].upper() + title[1:]
-    return title if len(title) <= TITLE_MAX_LENGTH else title[: TITLE_MAX_LENGTH - 1] + "…"
-
-
-def _clean_text(title, description, entries) -> tuple[str, str]:
-    if title is None or (isinstance(title, str) and not title.strip()):
-        title = change_set_title(entries)
-    if not isinstance(title, str):
-        raise SafeChangeError("title: must be a string", path="title")
-    if description is None:
-        description = ""
-    if not isinstance(description, str):
-        raise SafeChangeError("description: must be a string", path="description")
-    for name, value, limit in (
-        ("title", title, TITLE_MAX_LENGTH),
-        ("description", description, DESCRIPTION_MAX_LENGTH),
-    ):
-        if violates_text_rule(value):
-            raise SafeChangeError(f"{name}: {TEXT_RULE_MESSAGE}", path=name)
-        if len(value) > limit:
-            raise SafeChangeError(f"{name}: must be at most {limit:,} characters", path=name)
-    title_one_line_check(title)
-    return title.strip(), description
+# --- stored form --------------------------------------------------------------------------------
 
 
 def _stored(preview: ChangeSetPreview) -> list[dict]:
@@ -932,7 +376,7 @@ def change_set_create(*, title=None, description="", changes, user) -> ChangeReq
     scenarios. ``title`` defaults to what the set does.
     """
     entries = change_set_entries(changes)
-    title, description = _clean_text(title, description, entries)
+    title, description = change_set_text_checked(title, description, entries)
     change_request = ChangeRequest(
         profile_key="", title=title, description=description, author=user, changes={}
     )
@@ -1036,13 +480,13 @@ def _failure(entry: SetEntry, exc: Exception) -> ChangeSetInvalid:
     """Return the refusal of a set whose entry the write path refused (nothing is written)."""
     if isinstance(exc, EntryInvalid):
         issues = [
-            ValidationIssue(_at(entry.index, f"value.{i.path}" if i.path else ""), i.message)
+            ValidationIssue(entry_at(entry.index, f"value.{i.path}" if i.path else ""), i.message)
             for i in exc.field_issues
         ]
     else:
         message = getattr(exc, "message", None) or str(exc) or exc.__class__.__name__
-        issues = [ValidationIssue(_at(entry.index), f"{entry.ref}: {message}")]
-    return ChangeSetInvalid(issues or [ValidationIssue(_at(entry.index), str(exc))])
+        issues = [ValidationIssue(entry_at(entry.index), f"{entry.ref}: {message}")]
+    return ChangeSetInvalid(issues or [ValidationIssue(entry_at(entry.index), str(exc))])
 
 
 def change_set_write(change_request: ChangeRequest, *, user, approvers: tuple[str, ...]) -> None:

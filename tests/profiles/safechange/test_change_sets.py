@@ -21,12 +21,12 @@ from profiles.safechange.change_requests import (
     change_request_rebase,
     change_request_update,
 )
+from profiles.safechange.change_set_documents import document_with_changes
+from profiles.safechange.change_set_entries import ChangeSetInvalid
 from profiles.safechange.change_sets import (
-    ChangeSetInvalid,
     StaleChangeSet,
     change_set_create,
     change_set_from_entity_changes,
-    document_with_changes,
 )
 from profiles.versioning.environments import ChangeRequestRequired
 from profiles.workspace.entity_changes import canonical_entry, workspace_entity_changes
