@@ -18,12 +18,12 @@ from profiles.api.serializers.safechange import ChangeRequestSerializer
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.api.versioning import ReadConfigWriteRules, _body
 from profiles.models import ChangeRequest
-from profiles.safechange.change_requests import change_request_get
 from profiles.safechange.reviews import (
     change_request_comment,
     change_request_comments_list,
     change_request_request_changes,
 )
+from profiles.safechange.selectors import change_request_get
 
 CHANGE_REQUEST_ID = OpenApiParameter(
     "id", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH, description="The request."

@@ -23,18 +23,13 @@ from profiles.api.throttling import ResolutionRateThrottle
 from profiles.api.versioning import NO_BODY, ReadConfigWriteRules, _body, _username
 from profiles.models import ChangeRequest, Profile
 from profiles.safechange.change_requests import (
-    ChangeRequestStanding,
     change_request_apply,
     change_request_close,
     change_request_create,
     change_request_diff,
-    change_request_etag,
-    change_request_get,
-    change_request_list,
     change_request_rebase,
     change_request_reject,
     draft_impact,
-    profile_promote,
 )
 from profiles.safechange.change_sets import (
     change_request_counts,
@@ -43,13 +38,20 @@ from profiles.safechange.change_sets import (
     change_set_stale,
 )
 from profiles.safechange.impact import IMPACT_SCOPE, impact_max_scenarios, impact_summary
+from profiles.safechange.promotion import profile_promote
 from profiles.safechange.reviews import (
     UNSET,
     change_request_approve_reviewed,
     change_request_edit,
     change_request_open,
 )
-from profiles.safechange.selectors import change_request_record_get
+from profiles.safechange.selectors import (
+    ChangeRequestStanding,
+    change_request_etag,
+    change_request_get,
+    change_request_list,
+    change_request_record_get,
+)
 from profiles.versioning.versions import latest_versions_get
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (

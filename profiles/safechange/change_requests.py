@@ -20,21 +20,36 @@ from profiles.models import (
     ActivityOrigin,
     ChangeRequest,
     ChangeRequestApproval,
-    Environment,
     Profile,
     ProfileVersion,
-    key_validator,
 )
 from profiles.notifications.email import change_request_applied_email
 from profiles.notifications.webhooks import change_request_event, webhook_event_emit
-from profiles.safechange.change_set_titles import title_one_line_check
 from profiles.safechange.change_sets import (
     change_set_rebase,
     change_set_revise,
     change_set_write,
     change_sets_approvals_required,
 )
+from profiles.safechange.errors import (
+    ApprovalsMissing,
+    ChangeRequestChanged,
+    ChangesInvalid,
+    NotAllowed,
+    NotOpen,
+    RevisionRequired,
+    SelfApproval,
+    StaleChangeRequest,
+)
 from profiles.safechange.impact import profile_impact
+from profiles.safechange.selectors import (
+    approvals_counted,
+    change_request_environments,
+    change_request_etag,
+    change_request_get,
+    environment_approvals_get,
+)
+from profiles.safechange.titles import change_request_text_checked, default_title
 from profiles.safechange.verdicts import check_no_changes_requested
 from profiles.versioning.environments import SafeChangeError
 from profiles.versioning.versions import (
@@ -46,108 +61,15 @@ from profiles.versioning.versions import (
     profile_documents_get,
 )
 from profiles.workspace import cache
-from profiles.workspace.concurrency import PreconditionFailed, check_if_match, profile_etag
-from profiles.workspace.mappers import canonical_string
-from profiles.workspace.permissions import WRITE_RULES, users_who_can
+from profiles.workspace.concurrency import check_if_match, profile_etag
 from profiles.workspace.validation import (
-    issues_body,
     rules_merged,
     unknown_layer_issues,
     validate_profile,
 )
 from resolver import ValidationIssue, WorkspaceError
-from resolver.validation import TEXT_RULE_MESSAGE, violates_text_rule
 
 CHANGE_FIELDS = ("name", "description", "budget", "rules")
-TITLE_MAX_LENGTH = 200
-# A review's description is prose, not material: ten thousand characters are pages of it.
-DESCRIPTION_MAX_LENGTH = 10_000
-
-# --- errors ------------------------------------------------------------------------------
-
-
-class ChangesInvalid(SafeChangeError):
-    """The changes would not make a valid profile; every issue names its field."""
-
-    code = "INVALID_WORKSPACE"
-
-    def __init__(self, issues: list[ValidationIssue]):
-        self.issues = issues
-        first = issues[0]
-        super().__init__(str(first), path=first.path, **issues_body(issues))
-
-
-class SelfApproval(SafeChangeError):
-    status_code = 403
-    code = "SELF_APPROVAL"
-
-    def __init__(self):
-        super().__init__("the author of a change request cannot approve it")
-
-
-class NotAllowed(SafeChangeError):
-    status_code = 403
-    code = "PERMISSION_DENIED"
-
-
-class NotOpen(SafeChangeError):
-    status_code = 409
-    code = "CHANGE_REQUEST_NOT_OPEN"
-    path = "status"
-
-    def __init__(self, change_request: ChangeRequest):
-        super().__init__(f"change request #{change_request.pk} is {change_request.status}")
-
-
-class ApprovalsMissing(SafeChangeError):
-    status_code = 409
-    code = "APPROVALS_REQUIRED"
-    path = "approvals"
-
-
-class StaleChangeRequest(SafeChangeError):
-    status_code = 409
-    code = "STALE_CHANGE_REQUEST"
-    path = "baseVersion"
-
-    def __init__(self, change_request: ChangeRequest, current: int | None):
-        super().__init__(
-            f'profile "{change_request.profile_key}" moved past version '
-            f"{change_request.base_version} (it is at version {current}): rebase the change "
-            "request to recompute its impact, then apply it",
-            baseVersion=change_request.base_version,
-            currentVersion=current,
-        )
-
-
-class NothingToChange(SafeChangeError):
-    path = "changes"
-
-
-class ChangeRequestChanged(PreconditionFailed):
-    """The request was edited or rebased after the reviewer read it (stale ``If-Match``)."""
-
-    def __init__(self, change_request: ChangeRequest):
-        super().__init__(change_request_etag(change_request))
-        self.args = (
-            f"change request #{change_request.pk} changed since you read it (it is at revision "
-            f"{change_request.revision}): review it again, then approve",
-        )
-
-
-class RevisionRequired(SafeChangeError):
-    """An approval that names no revision would approve whatever the request holds now."""
-
-    status_code = 428
-    code = "PRECONDITION_REQUIRED"
-    path = "If-Match"
-
-    def __init__(self, change_request: ChangeRequest):
-        super().__init__(
-            f"send the ETag of change request #{change_request.pk} as If-Match: an approval "
-            "approves the revision you reviewed",
-            etag=change_request_etag(change_request),
-        )
 
 
 # --- the changes -------------------------------------------------------------------------
@@ -307,118 +229,6 @@ def draft_impact(*, profile_key: str, changes, offset: int = 0) -> list[dict]:
     return _impact(key=profile_key, changes=changes, exists=True, snapshot=snapshot, offset=offset)
 
 
-# --- reading -----------------------------------------------------------------------------
-
-
-def change_request_etag(change_request: ChangeRequest) -> str:
-    """Return the ETag of what a reviewer reads: the request at its revision."""
-    return f'"cr{change_request.pk}.{change_request.revision}"'
-
-
-def change_request_environments(change_requests) -> dict[int, str | None]:
-    """Return, per request, the environment of its profile now (one query).
-
-    The profile may have moved since the request was opened; a request that creates a
-    profile creates it in ``creates.environment``; a deleted profile keeps the environment it
-    had.
-    """
-    keys = {cr.profile_key for cr in change_requests if cr.creates is None}
-    current = dict(Profile.objects.filter(key__in=keys).values_list("key", "environment"))
-    return {
-        cr.pk: (
-            cr.creates.get("environment")
-            if cr.creates is not None
-            else current.get(cr.profile_key, cr.environment)
-        )
-        for cr in change_requests
-    }
-
-
-def _approvals_of(environments: set[str | None]) -> dict[str | None, int]:
-    keys = environments - {None}
-    configured = dict(Environment.objects.filter(key__in=keys).values_list("key", "approvals"))
-    return {key: configured.get(key, 1) for key in environments}
-
-
-def approvals_counted(approvals) -> set[int]:
-    """Return the ids of the approvals that count now (one query): by a user who may still
-    review (active, with WRITE_RULES), not the author, of the request's current revision.
-
-    ``approvals``: ``(change request, approval)`` pairs.
-    """
-    approvals = list(approvals)
-    allowed = users_who_can(WRITE_RULES, {approval.user_id for _, approval in approvals})
-    return {
-        approval.pk
-        for change_request, approval in approvals
-        if approval.user_id in allowed
-        and approval.user_id != change_request.author_id
-        and approval.revision == change_request.revision
-    }
-
-
-class ChangeRequestStanding:
-    """Where requests stand now: their profile's environment, the approvals it asks for and
-    the approvals that count (three queries for any number of requests, approvals prefetched
-    as ``change_request_list`` does)."""
-
-    def __init__(self, change_requests):
-        change_requests = list(change_requests)
-        self.environments = change_request_environments(change_requests)
-        required = _approvals_of(set(self.environments.values()))
-        self.required = {pk: required[key] for pk, key in self.environments.items()}
-        # A change set asks for what the environments of the profiles it affects ask for.
-        self.required.update(change_sets_approvals_required(change_requests))
-        self.counted = approvals_counted(
-            (change_request, approval)
-            for change_request in change_requests
-            for approval in change_request.approvals.all()
-        )
-
-    def counted_for(self, change_request: ChangeRequest) -> list[ChangeRequestApproval]:
-        """Return the request's approvals that count now."""
-        return [a for a in change_request.approvals.all() if a.pk in self.counted]
-
-
-def change_request_get(*, pk: int, lock: bool = False) -> ChangeRequest:
-    """Return one change request with its approvals; raise ChangeRequest.DoesNotExist."""
-    queryset = ChangeRequest.objects.select_related("author", "resolved_by")
-    if lock:
-        queryset = ChangeRequest.objects.select_for_update()
-    change_request = queryset.get(pk=pk)
-    return change_request
-
-
-def change_request_list(
-    *,
-    status: str | None = None,
-    profile: str | None = None,
-    author=None,
-    reviewer=None,
-    requested_of=None,
-):
-    """Return change requests, newest first; ``reviewer``: open ones they may still approve;
-    ``requested_of``: those whose review is requested of this user."""
-    queryset = ChangeRequest.objects.select_related(
-        "author", "resolved_by", "apply_scheduled_by"
-    ).prefetch_related("approvals__user", "reviewers")
-    if requested_of is not None:
-        queryset = queryset.filter(reviewers=requested_of)
-    if status:
-        queryset = queryset.filter(status=status)
-    if profile:
-        queryset = queryset.filter(profile_key=profile)
-    if author is not None:
-        queryset = queryset.filter(author=author)
-    if reviewer is not None:
-        queryset = (
-            queryset.filter(status=ChangeRequest.Status.OPEN)
-            .exclude(author=reviewer)
-            .exclude(approvals__user=reviewer)
-        )
-    return queryset.order_by("-created_at", "-id")
-
-
 def change_request_proposed(change_request: ChangeRequest) -> tuple[dict | None, dict]:
     """Return (the document it was written against, the document it proposes)."""
     if change_request.creates is not None:
@@ -442,39 +252,6 @@ def change_request_diff(change_request: ChangeRequest) -> list[dict]:
 # --- writing -----------------------------------------------------------------------------
 
 
-def default_title(*, profile_key: str, paths) -> str:
-    """Return the title a proposal gets unless its author writes one: what it changes, by the
-    SPEC §2 paths of its diff ("Change support-answer: budget, rules.kb.maxItems")."""
-    paths = list(dict.fromkeys(paths))
-    title = f"Change {profile_key}" + (": " + ", ".join(paths) if paths else "")
-    if len(title) > TITLE_MAX_LENGTH:
-        title = title[: TITLE_MAX_LENGTH - 1].rstrip(", ") + "…"
-    return title
-
-
-def _clean_title(title, description) -> tuple[str, str]:
-    """Return the stripped title and the description; raise naming the field that breaks
-    the text rule of SPEC §2.2 or its length."""
-    if not isinstance(title, str):
-        raise SafeChangeError("title: must be a string", path="title")
-    if not title.strip():
-        raise SafeChangeError("title: is required", path="title")
-    if description is None:
-        description = ""
-    if not isinstance(description, str):
-        raise SafeChangeError("description: must be a string", path="description")
-    for name, value, limit in (
-        ("title", title, TITLE_MAX_LENGTH),
-        ("description", description, DESCRIPTION_MAX_LENGTH),
-    ):
-        if violates_text_rule(value):
-            raise SafeChangeError(f"{name}: {TEXT_RULE_MESSAGE}", path=name)
-        if len(value) > limit:
-            raise SafeChangeError(f"{name}: must be at most {limit:,} characters", path=name)
-    title_one_line_check(title)
-    return title.strip(), description
-
-
 def change_request_create(
     *,
     profile_key: str,
@@ -496,7 +273,7 @@ def change_request_create(
     whatever was saved since.
     """
     untitled = title is None or (isinstance(title, str) and not title.strip())
-    title, description = _clean_title("untitled" if untitled else title, description)
+    title, description = change_request_text_checked("untitled" if untitled else title, description)
     snapshot = cache.workspace_get()
     if creates is None:
         base_document = profile_documents_get([profile_key]).get(profile_key)
@@ -571,7 +348,7 @@ def change_request_update(*, pk: int, user, if_match: str | None = None, **field
             raise NotAllowed("only the author can edit a change request")
         if if_match is not None and if_match.strip() != "*":
             _check_revision(change_request, if_match)
-        title, description = _clean_title(
+        title, description = change_request_text_checked(
             fields.get("title", change_request.title),
             fields.get("description", change_request.description),
         )
@@ -732,7 +509,7 @@ def change_request_apply(*, pk: int, user) -> ProfileVersion | None:
         counted = approvals_counted((change_request, approval) for approval in given)
         approvals = [approval for approval in given if approval.pk in counted]
         environment = change_request_environments([change_request])[change_request.pk]
-        required = _approvals_of({environment})[environment]
+        required = environment_approvals_get({environment})[environment]
         if change_request.is_change_set:
             required = change_sets_approvals_required([change_request])[change_request.pk]
         if len(approvals) < required:
@@ -809,93 +586,3 @@ def _environment_words(environment: str | None, change_request=None) -> str:
     if change_request is not None and change_request.is_change_set:
         return "the environments of the profiles it affects"
     return f'environment "{environment}"' if environment else "a profile without environment"
-
-
-# --- promotion ---------------------------------------------------------------------------
-
-
-def _promoted_key(source_key: str, source_environment: str | None, to: str) -> str:
-    if source_environment and source_key.endswith("-" + source_environment):
-        return source_key[: -len(source_environment)] + to
-    return f"{source_key}-{to}"[:64]
-
-
-def promotion_planned(*, profile_key: str, to, key=None) -> dict:
-    """Return what promoting the profile to environment ``to`` would propose, writing nothing:
-    ``{"target", "changes", "creates"}`` (``creates``: the profile created on apply, None when
-    the target exists). Raises what ``profile_promote`` raises before it opens the request."""
-    source = profile_documents_get([profile_key]).get(profile_key)
-    if source is None:
-        raise Profile.DoesNotExist(profile_key)
-    if not isinstance(to, str):
-        raise SafeChangeError("to: must be an environment key", path="to")
-    try:
-        key_validator(to)
-    except Exception:
-        raise SafeChangeError(
-            "to: must be an environment key (lowercase letters, digits, '-' and '_')", path="to"
-        ) from None
-    if to == source.get("environment"):
-        raise SafeChangeError(f'to: profile "{profile_key}" is already in "{to}"', path="to")
-    target = (
-        Profile.objects.filter(
-            consumer__key=source["consumer"], objective=source["objective"], environment=to
-        )
-        .values_list("key", flat=True)
-        .first()
-    )
-    carried = {"budget": source["budget"], "rules": source.get("rules") or {}}
-    if target is not None:
-        current = profile_documents_get([target])[target]
-        changes = changes_to_reach(current, carried, fields=("budget", "rules"))
-        if not changes:
-            raise NothingToChange(
-                f'profile "{target}" in "{to}" already has the budget and rules of "{profile_key}"'
-            )
-        creates = None
-    else:
-        target = (
-            canonical_string(key)
-            if key is not None
-            else _promoted_key(profile_key, source.get("environment"), to)
-        )
-        try:
-            key_validator(target)
-        except Exception:
-            raise SafeChangeError("key: must be a profile key", path="key") from None
-        if Profile.objects.filter(key=target).exists():
-            raise SafeChangeError(
-                f'key: profile "{target}" already exists (in another environment); give "key"',
-                path="key",
-            )
-        creates = {
-            "key": target,
-            **({"name": source["name"]} if source.get("name") else {}),
-            "consumer": source["consumer"],
-            "objective": source["objective"],
-            "environment": to,
-        }
-        changes = {"budget": carried["budget"]}
-        if carried["rules"]:
-            changes["rules"] = carried["rules"]
-    return {"target": target, "changes": changes, "creates": creates}
-
-
-def profile_promote(
-    *, profile_key: str, to, user, title=None, description="", key=None
-) -> ChangeRequest:
-    """Open a change request that gives the profile of the same consumer and objective in
-    environment ``to`` this profile's budget and rules (creating that profile on apply when
-    it does not exist, under ``key`` or a key derived from this one)."""
-    plan = promotion_planned(profile_key=profile_key, to=to, key=key)
-    target, changes, creates = plan["target"], plan["changes"], plan["creates"]
-    title = title or f"Promote {profile_key} to {to}"
-    return change_request_create(
-        profile_key=target,
-        title=title,
-        description=description,
-        changes=changes,
-        user=user,
-        creates=creates,
-        promoted_from=profile_key,
-    )

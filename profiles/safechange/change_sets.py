@@ -58,8 +58,8 @@ from profiles.safechange.change_set_entries import (
     change_set_entries,
     entry_at,
 )
-from profiles.safechange.change_set_titles import change_set_text_checked
 from profiles.safechange.impact import workspace_impact
+from profiles.safechange.titles import change_set_text_checked
 from profiles.versioning.environments import SafeChangeError
 from profiles.versioning.versions import profile_documents_get
 from profiles.workspace import cache

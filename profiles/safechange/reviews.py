@@ -40,16 +40,13 @@ from profiles.notifications.email import (
 )
 from profiles.notifications.webhooks import change_request_event, webhook_event_emit
 from profiles.safechange.change_requests import (
-    ChangeRequestChanged,
-    NotAllowed,
-    NotOpen,
     change_request_apply,
     change_request_approve,
-    change_request_etag,
-    change_request_get,
     change_request_update,
 )
 from profiles.safechange.change_sets import change_set_text_without_items
+from profiles.safechange.errors import ChangeRequestChanged, NotAllowed, NotOpen
+from profiles.safechange.selectors import change_request_etag, change_request_get
 from profiles.safechange.verdicts import (
     ChangesRequested,
     changes_requested_by,

@@ -12,10 +12,10 @@ from profiles.safechange.change_requests import (
     change_request_apply,
     change_request_close,
     change_request_create,
-    change_request_etag,
     change_request_reject,
 )
 from profiles.safechange.reviews import change_request_approve_reviewed
+from profiles.safechange.selectors import change_request_etag
 from profiles.workspace import cache
 from profiles.workspace.permissions import EDITORS_GROUP
 from tests.browser.conftest import PASSWORD

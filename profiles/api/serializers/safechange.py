@@ -11,8 +11,8 @@ from profiles.api.serializers.authoring import RuleSerializer
 from profiles.api.serializers.entries import key_field
 from profiles.api.serializers.reviews import apply_at_field, reviewers_field
 from profiles.api.serializers.versioning import CREATED_AT, ChangeSerializer
-from profiles.safechange.change_requests import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH
 from profiles.safechange.change_set_entries import MAX_SET_CHANGES
+from profiles.safechange.titles import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH
 from profiles.workspace.entity_changes import KINDS, OPS
 
 # --- drafts and impact ---------------------------------------------------------------------

@@ -23,18 +23,14 @@ from django.views.decorators.http import require_POST
 
 from profiles.models import ChangeRequest, Profile
 from profiles.safechange.change_requests import (
-    DESCRIPTION_MAX_LENGTH,
-    TITLE_MAX_LENGTH,
-    ChangesInvalid,
-    change_request_get,
     change_request_update,
     changes_applied,
     changes_to_reach,
-    default_title,
     draft_impact,
-    promotion_planned,
 )
+from profiles.safechange.errors import ChangesInvalid
 from profiles.safechange.impact import IMPACT_SCOPE, impact_gained_lost, impact_summary
+from profiles.safechange.promotion import promotion_planned
 from profiles.safechange.reviews import (
     COMMENT_MAX_LENGTH,
     change_request_approve_reviewed,
@@ -46,6 +42,8 @@ from profiles.safechange.reviews import (
     changes_requested_by,
     reviewer_candidates_list,
 )
+from profiles.safechange.selectors import change_request_get
+from profiles.safechange.titles import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH, default_title
 from profiles.studio.draft import draft_from_post
 from profiles.studio.throttling import throttle_refusal, throttled
 from profiles.studio.views.editor import editor_page

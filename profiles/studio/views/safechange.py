@@ -18,28 +18,28 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from profiles.models import ChangeRequest, Profile
 from profiles.safechange.change_requests import (
-    ChangeRequestStanding,
-    ChangesInvalid,
     change_request_apply,
     change_request_close,
     change_request_diff,
-    change_request_etag,
-    change_request_get,
-    change_request_list,
     change_request_rebase,
     change_request_reject,
     changes_applied,
     draft_impact,
-    profile_promote,
 )
+from profiles.safechange.errors import ChangesInvalid
 from profiles.safechange.impact import (
     IMPACT_SCOPE,
     impact_gained_lost,
     impact_max_scenarios,
     impact_summary,
 )
+from profiles.safechange.promotion import profile_promote
 from profiles.safechange.reviews import change_request_approve_reviewed, change_request_open
 from profiles.safechange.selectors import (
+    ChangeRequestStanding,
+    change_request_etag,
+    change_request_get,
+    change_request_list,
     change_request_list_filtered,
     change_request_profile_keys_list,
     scenario_ids_by_name_get,

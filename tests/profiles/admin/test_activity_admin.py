@@ -13,8 +13,8 @@ from profiles.safechange.change_requests import (
     change_request_apply,
     change_request_approve,
     change_request_create,
-    change_request_etag,
 )
+from profiles.safechange.selectors import change_request_etag
 from profiles.workspace.origin import WriteOrigin
 from tests.profiles.conftest import small_workspace
 

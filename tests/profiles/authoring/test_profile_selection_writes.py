@@ -11,12 +11,9 @@ from django.contrib.auth.models import Group, User
 from profiles.authoring.profiles import profile_update, profile_write_document
 from profiles.import_export.imports import workspace_import
 from profiles.models import Profile
-from profiles.safechange.change_requests import (
-    change_request_apply,
-    change_request_approve,
-    change_request_etag,
-)
+from profiles.safechange.change_requests import change_request_apply, change_request_approve
 from profiles.safechange.change_sets import change_set_create
+from profiles.safechange.selectors import change_request_etag
 from resolver.documents import dump_yaml
 from tests.profiles.import_export.test_import_sequences import CASES, assert_stored_as_the_file
 

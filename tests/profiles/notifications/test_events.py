@@ -15,8 +15,8 @@ from profiles.safechange.change_requests import (
     change_request_apply,
     change_request_approve,
     change_request_create,
-    change_request_etag,
 )
+from profiles.safechange.selectors import change_request_etag
 from tests.profiles.conftest import small_workspace
 from tests.profiles.notifications.conftest import make_webhook
 from tests.profiles.notifications.receivers import receiver

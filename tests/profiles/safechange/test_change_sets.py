@@ -17,7 +17,6 @@ from profiles.models import Activity, ChangeRequest, Environment, Item, Layer, P
 from profiles.safechange.change_requests import (
     change_request_apply,
     change_request_approve,
-    change_request_etag,
     change_request_rebase,
     change_request_update,
 )
@@ -28,6 +27,7 @@ from profiles.safechange.change_sets import (
     change_set_create,
     change_set_from_entity_changes,
 )
+from profiles.safechange.selectors import change_request_etag
 from profiles.versioning.environments import ChangeRequestRequired
 from profiles.workspace.entity_changes import canonical_entry, workspace_entity_changes
 from resolver import validate_workspace

@@ -25,13 +25,11 @@ from profiles.models import (
     WebhookDelivery,
 )
 from profiles.safechange.change_requests import (
-    ChangesInvalid,
     change_request_apply,
     change_request_create,
-    change_request_etag,
     change_request_update,
-    default_title,
 )
+from profiles.safechange.errors import ChangesInvalid
 from profiles.safechange.reviews import (
     change_request_approve_reviewed,
     change_request_comment,
@@ -41,6 +39,8 @@ from profiles.safechange.reviews import (
     change_request_schedule_apply,
     scheduled_apply_run,
 )
+from profiles.safechange.selectors import change_request_etag
+from profiles.safechange.titles import default_title
 from profiles.safechange.verdicts import ChangesRequested, changes_requested_by
 from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
 

@@ -1,4 +1,5 @@
-"""A change request's title and description: checked, or the title said from the set's entries."""
+"""A change request's title and description: checked, or the title said from what it changes
+(a profile's diff, a set's entries)."""
 
 from profiles.models import ChangeRequest
 from profiles.safechange.change_set_entries import SetEntry
@@ -53,6 +54,39 @@ def change_set_text_checked(title, description, entries) -> tuple[str, str]:
         title = change_set_title(entries)
     if not isinstance(title, str):
         raise SafeChangeError("title: must be a string", path="title")
+    if description is None:
+        description = ""
+    if not isinstance(description, str):
+        raise SafeChangeError("description: must be a string", path="description")
+    for name, value, limit in (
+        ("title", title, TITLE_MAX_LENGTH),
+        ("description", description, DESCRIPTION_MAX_LENGTH),
+    ):
+        if violates_text_rule(value):
+            raise SafeChangeError(f"{name}: {TEXT_RULE_MESSAGE}", path=name)
+        if len(value) > limit:
+            raise SafeChangeError(f"{name}: must be at most {limit:,} characters", path=name)
+    title_one_line_check(title)
+    return title.strip(), description
+
+
+def default_title(*, profile_key: str, paths) -> str:
+    """Return the title a proposal gets unless its author writes one: what it changes, by the
+    SPEC §2 paths of its diff ("Change support-answer: budget, rules.kb.maxItems")."""
+    paths = list(dict.fromkeys(paths))
+    title = f"Change {profile_key}" + (": " + ", ".join(paths) if paths else "")
+    if len(title) > TITLE_MAX_LENGTH:
+        title = title[: TITLE_MAX_LENGTH - 1].rstrip(", ") + "…"
+    return title
+
+
+def change_request_text_checked(title, description) -> tuple[str, str]:
+    """Return the stripped title and the description; raise naming the field that breaks
+    the text rule of SPEC §2.2 or its length."""
+    if not isinstance(title, str):
+        raise SafeChangeError("title: must be a string", path="title")
+    if not title.strip():
+        raise SafeChangeError("title: is required", path="title")
     if description is None:
         description = ""
     if not isinstance(description, str):
