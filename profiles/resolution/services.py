@@ -105,6 +105,22 @@ def profile_draft_request(
     return compiled, request
 
 
+def profile_draft_compilations(
+    *,
+    profile_key: str,
+    rules: dict | None = None,
+    budget: int | None = None,
+    compiled: CompiledWorkspace | None = None,
+) -> tuple[CompiledWorkspace, CompiledWorkspace]:
+    """Return the compilation (``compiled``, default the current one) and the same with one
+    profile's draft (``rules`` and ``budget`` as ``with_profile_draft`` takes them): the two
+    sides an impact or a text diff resolves. Raises ``WorkspaceError`` for an invalid draft
+    and ``RequestError`` for an unknown profile."""
+    if compiled is None:
+        compiled = cache.workspace_get().compiled
+    return compiled, compiled.with_profile_draft(profile_key, rules=rules, budget=budget)
+
+
 def workspace_resolve(*, request: dict, compiled: CompiledWorkspace | None = None) -> dict:
     """Resolve a SPEC §3 request (selection by profile key or consumer + objective) as is.
 

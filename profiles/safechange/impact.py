@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from profiles.models import Scenario
+from profiles.resolution.services import profile_draft_compilations, workspace_resolve
 from profiles.versioning.environments import SafeChangeError
-from profiles.workspace import cache
 from profiles.workspace.throttling import user_throttle_wait
 from resolver import CompiledWorkspace, ResolverError
 
@@ -120,8 +120,8 @@ def _scenario_impact(
     request = scenario.as_request()
     request.setdefault("now", now)
     try:
-        before = saved.resolve(request)
-        after = draft.resolve(request)
+        before = workspace_resolve(request=request, compiled=saved)
+        after = workspace_resolve(request=request, compiled=draft)
     except ResolverError as exc:
         # The scenario no longer fits the workspace (e.g. a layer it names was removed).
         return {
@@ -160,9 +160,9 @@ def profile_impact(
     true`` and no before/after. Raises ``WorkspaceError`` (path under ``profiles[i]``) for an
     invalid draft and ``RequestError`` for an unknown profile. Writes nothing.
     """
-    if compiled is None:
-        compiled = cache.workspace_get().compiled
-    draft = compiled.with_profile_draft(profile_key, rules=rules, budget=budget)
+    compiled, draft = profile_draft_compilations(
+        profile_key=profile_key, rules=rules, budget=budget, compiled=compiled
+    )
     if now is None:
         now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     scenarios = Scenario.objects.filter(profile__key=profile_key).select_related("profile")

@@ -15,6 +15,7 @@ import difflib
 from dataclasses import dataclass
 
 from profiles.models import Scenario
+from profiles.resolution.services import profile_draft_compilations, workspace_resolve
 from profiles.safechange.change_requests import changes_to_reach
 from profiles.workspace import cache
 from resolver import CompiledWorkspace, ResolverError
@@ -157,10 +158,13 @@ def _version_text(
     changes = changes_to_reach(current, version, fields=("budget", "rules"))
     try:
         if changes:
-            compiled = compiled.with_profile_draft(
-                current["key"], rules=changes.get("rules"), budget=changes.get("budget")
+            _, compiled = profile_draft_compilations(
+                profile_key=current["key"],
+                rules=changes.get("rules"),
+                budget=changes.get("budget"),
+                compiled=compiled,
             )
-        return output_text(compiled.resolve(request)), ""
+        return output_text(workspace_resolve(request=request, compiled=compiled)), ""
     except ResolverError as exc:  # e.g. a rule for a layer that no longer exists
         return None, f"version {number} cannot be resolved on today's workspace: {exc}"
 
