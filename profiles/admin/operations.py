@@ -16,13 +16,13 @@ from profiles.resolution.decision_log import (
     decision_log_save_as_scenario,
     decision_log_scenario_name,
 )
+from profiles.workspace.keys import api_key_revoke
 from profiles.workspace.permissions import (
     ADMINISTER,
     WRITE_RULES,
     ReadOnlyAdminMixin,
     user_can,
 )
-from profiles.workspace.tokens import api_key_revoke
 from profiles.workspace.validation import WorkspaceValidationError
 from profiles.workspace.writing import Conflict
 
