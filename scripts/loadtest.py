@@ -402,7 +402,7 @@ def main() -> int:
             "shell",
             "-c",
             "from django.contrib.auth import get_user_model; "
-            "from profiles.workspace.tokens import token_replace; "
+            "from profiles.workspace.keys import token_replace; "
             "u, _ = get_user_model().objects.get_or_create(username='loadtest', "
             "defaults={'is_staff': True}); "
             "print(token_replace(user=u)[1])",

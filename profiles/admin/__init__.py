@@ -1,8 +1,8 @@
 """The admin, for staff: every model, its history (who changed which field, when), and a
 read-only "resolve" page per profile for people who never open the editor. One module per
-feature (material, authoring, versioning, safechange) and one for the records of operations,
-on what their pages share (``workspace``); importing this package registers them all (Django's
-admin autodiscovery).
+feature (activity, notifications, versioning, material, authoring, resolution, safechange,
+import_export) and one for API keys (``keys``), on what their pages share (``workspace``);
+importing this package registers them all (Django's admin autodiscovery).
 
 Who may use it is ``profiles.workspace.permissions`` (ADMINISTER), as in every other door, not
 Django's per-model permissions; Django's own rule that only ``is_staff`` users log in here
@@ -12,9 +12,11 @@ still holds.
 from profiles.admin import (
     activity,
     authoring,
+    import_export,
+    keys,
     material,
     notifications,
-    operations,
+    resolution,
     safechange,
     versioning,
 )
@@ -22,9 +24,11 @@ from profiles.admin import (
 __all__ = [
     "activity",
     "authoring",
+    "import_export",
+    "keys",
     "material",
     "notifications",
-    "operations",
+    "resolution",
     "safechange",
     "versioning",
 ]

@@ -1,6 +1,6 @@
 """API key authentication: ``Authorization: Token <key>`` (a user's token, as before) and
 ``Authorization: Bearer <key>`` (scoped keys). Both read the same hashed keys through
-``profiles.workspace.tokens.token_by_key_get`` (one query, the lookup compiled once per
+``profiles.workspace.keys.token_by_key_get`` (one query, the lookup compiled once per
 process) and accept either kind of key; the answers and the error messages are DRF's, and
 an expired or revoked key is refused like an unknown one (401).
 
@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
-from profiles.workspace.tokens import api_key_used, token_by_key_get
+from profiles.workspace.keys import api_key_used, token_by_key_get
 
 
 class TokenAuthentication(authentication.TokenAuthentication):

@@ -6,7 +6,6 @@ from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.filters import SearchFilter
 from rest_framework.response import Response
-from rest_framework.reverse import reverse
 
 from profiles.api.entries import KEY_REGEX, EntryViewSet, entry_schema
 from profiles.api.exceptions import not_found
@@ -35,39 +34,14 @@ class ProfileViewSet(EntryViewSet):
     update_serializer_class = s.ProfileUpdateSerializer
     lookup_field = "key"
     kind = "profile"
+    reads = (selectors.profile_list, selectors.profile_with_rules_get, None)
+    writes = (profile_create, profile_update, profile_delete)
     filter_backends = [DjangoFilterBackend, SearchFilter]
     filterset_class = ProfileFilterSet
     search_fields = ["key", "name"]
 
-    def get_queryset(self):
-        return selectors.profile_list()
-
-    def fetch(self, key):
-        return selectors.profile_with_rules_get(key=key)
-
     def etag(self, profile):
         return profile_etag(profile, profile.workspace_rules)
-
-    def location(self, profile):
-        return reverse("api:profile-detail", args=[profile.key], request=self.request)
-
-    def service_create(self, document):
-        return profile_create(document=document, user=self.request.user, origin=API_ORIGIN)
-
-    def service_update(self, changes, *, replace):
-        return profile_update(
-            key=self.lookup(),
-            changes=changes,
-            replace=replace,
-            user=self.request.user,
-            origin=API_ORIGIN,
-            if_match=self.if_match,
-        )
-
-    def service_delete(self):
-        profile_delete(
-            key=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
-        )
 
 
 @extend_schema_view(
@@ -174,36 +148,8 @@ class ScenarioViewSet(EntryViewSet):
     lookup_field = "name"
     lookup_value_regex = ".+"
     kind = "scenario"
+    reads = (selectors.scenario_list_all, selectors.scenario_get, scenario_etag)
+    writes = (scenario_create, scenario_update, scenario_delete)
     filter_backends = [DjangoFilterBackend, SearchFilter]
     filterset_class = ScenarioFilterSet
     search_fields = ["name"]
-
-    def get_queryset(self):
-        return selectors.scenario_list_all()
-
-    def fetch(self, name):
-        return selectors.scenario_get(name=name)
-
-    def etag(self, scenario):
-        return scenario_etag(scenario)
-
-    def location(self, scenario):
-        return reverse("api:scenario-detail", args=[scenario.name], request=self.request)
-
-    def service_create(self, document):
-        return scenario_create(document=document, user=self.request.user, origin=API_ORIGIN)
-
-    def service_update(self, changes, *, replace):
-        return scenario_update(
-            name=self.lookup(),
-            changes=changes,
-            replace=replace,
-            user=self.request.user,
-            origin=API_ORIGIN,
-            if_match=self.if_match,
-        )
-
-    def service_delete(self):
-        scenario_delete(
-            name=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
-        )

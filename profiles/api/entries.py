@@ -6,11 +6,13 @@ from django.core.exceptions import ObjectDoesNotExist
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 
 from profiles.api.conditional import none_match_fails, not_modified
 from profiles.api.exceptions import not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import entries as s
+from profiles.workspace.origin import API as API_ORIGIN
 
 # Object URLs end without a slash and keys never contain one.
 KEY_REGEX = "[^/]+"
@@ -31,7 +33,9 @@ class EntryViewSet(
     """
 
     schema = ApiAutoSchema()
+    lookup_field = "key"
     lookup_value_regex = KEY_REGEX
+    #: set with ``serializer_class`` by ``entry_schema``
     update_serializer_class: type[s.EntrySerializer]
     #: what the 404 calls an object ("consumer")
     kind = ""
@@ -41,12 +45,21 @@ class EntryViewSet(
             return self.update_serializer_class
         return self.serializer_class
 
+    #: the feature's selectors and ETag: ``(list_all, get_one, etag)``, ``get_one`` given the
+    #: lookup under ``lookup_field``'s name (a subclass may override the methods instead)
+    reads: tuple = ()
+    #: the feature's write services ``(create, update, delete)``, given the lookup the same way
+    writes: tuple = ()
+
+    def get_queryset(self):
+        return self.reads[0]()
+
     def lookup(self) -> str:
         return self.kwargs[self.lookup_field]
 
     def fetch(self, lookup: str):
         """Return the stored object the URL names; raise its model's DoesNotExist."""
-        raise NotImplementedError
+        return self.reads[1](**{self.lookup_field: lookup})
 
     def get_object(self):
         try:
@@ -55,7 +68,7 @@ class EntryViewSet(
             raise not_found(f'{self.kind} "{self.lookup()}"') from exc
 
     def etag(self, row) -> str:
-        raise NotImplementedError
+        return self.reads[2](row)
 
     def body(self, *, identity: str | None = None) -> dict:
         """Return the request body, checked by the serializer (an object, identity kept)."""
@@ -72,7 +85,8 @@ class EntryViewSet(
         return Response(self.get_serializer(row).data, status=status_code, headers=headers)
 
     def location(self, row) -> str:
-        raise NotImplementedError
+        lookup = getattr(row, self.lookup_field)
+        return reverse(f"api:{self.basename}-detail", args=[lookup], request=self.request)
 
     @property
     def if_match(self) -> str | None:
@@ -100,20 +114,33 @@ class EntryViewSet(
         self.service_delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+    # -- the feature's write services --------------------------------------------------------
+
+    def author(self) -> dict:
+        """Return on whose behalf a write runs, as every write service takes it."""
+        return {"user": self.request.user, "origin": API_ORIGIN}
+
+    def guarded(self) -> dict:
+        """Return ``author()`` with the request's ``If-Match`` (for a change or a delete)."""
+        return {**self.author(), "if_match": self.if_match}
+
     def service_create(self, document: dict):
-        raise NotImplementedError
+        return self.writes[0](document=document, **self.author())
 
     def service_update(self, changes: dict, *, replace: bool):
-        raise NotImplementedError
+        return self.writes[1](
+            **{self.lookup_field: self.lookup()}, changes=changes, replace=replace, **self.guarded()
+        )
 
     def service_delete(self) -> None:
-        raise NotImplementedError
+        self.writes[2](**{self.lookup_field: self.lookup()}, **self.guarded())
 
 
 def entry_schema(tag: str, name: str, *, create: type, update: type, read: type | None = None):
-    """Return the schema decorator of an entry viewset: tag, operation ids and bodies."""
+    """Return the decorator of an entry viewset: its serializers (``create`` reads and creates,
+    ``update`` changes) and its schema: tag, operation ids and bodies."""
     read = read or create
-    return extend_schema_view(
+    schema = extend_schema_view(
         list=extend_schema(operation_id=f"{name}_list", tags=[tag]),
         retrieve=extend_schema(operation_id=f"{name}_retrieve", responses={200: read}, tags=[tag]),
         create=extend_schema(
@@ -131,3 +158,9 @@ def entry_schema(tag: str, name: str, *, create: type, update: type, read: type 
         ),
         destroy=extend_schema(operation_id=f"{name}_destroy", responses={204: None}, tags=[tag]),
     )
+
+    def decorate(viewset: type) -> type:
+        viewset.serializer_class, viewset.update_serializer_class = create, update
+        return schema(viewset)
+
+    return decorate

@@ -1,26 +1,35 @@
-"""Scoped API keys: create one (the key is in this answer only), list them, revoke one.
+"""API keys: a user's token for a username and password (``auth/token``), and the scoped keys:
+create one (the key is in this answer only), list them, revoke one.
+
+Only a hash of each token is stored, so the token cannot be shown again: every successful call
+of ``auth/token`` makes a new token and revokes the user's previous one, as "Replace with a new
+token" does on the studio's API keys page (DRF's credentials check, axes' lockouts).
 
 Editors manage their own keys (``MANAGE_KEYS``), staff everyone's; a request signed with a
 scoped key never does (no scope grants ``MANAGE_KEYS``). A new key is its caller's.
 """
 
 from drf_spectacular.utils import extend_schema
+from rest_framework import parsers, renderers
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
+from rest_framework.views import APIView
 from rest_framework.viewsets import GenericViewSet
 
 from profiles.api.base import body_object, invalid
 from profiles.api.exceptions import not_found
 from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import keys as s
-from profiles.workspace.permissions import MANAGE_KEYS, capability_permission
-from profiles.workspace.tokens import (
+from profiles.workspace.keys import (
     ApiKeyInvalid,
     api_key_create,
     api_key_get,
     api_key_list,
     api_key_revoke,
+    token_replace,
 )
+from profiles.workspace.permissions import MANAGE_KEYS, capability_permission
 
 NEW_KEY_FIELDS = ("name", "scopes", "environments", "expiresAt")
 
@@ -94,3 +103,31 @@ class ApiKeyViewSet(GenericViewSet):
             raise not_found(f"API key {id}")
         api_key_revoke(key=key)
         return Response(status=204)
+
+
+class TokenView(APIView):
+    """Exchange a username and password for a new API token of the user."""
+
+    schema = ApiAutoSchema()
+    throttle_classes = ()
+    permission_classes = ()
+    parser_classes = (parsers.FormParser, parsers.MultiPartParser, parsers.JSONParser)
+    renderer_classes = (renderers.JSONRenderer,)
+
+    @extend_schema(
+        operation_id="auth_token",
+        summary="Get a new API token (send it as `Authorization: Token <key>`)",
+        description=(
+            "Each call makes a new token with your whole role and revokes your previous one. "
+            "For an application, prefer a scoped key (`POST /api/v1/keys`)."
+        ),
+        request=s.TokenRequestSerializer,
+        responses={200: s.TokenSerializer},
+        tags=["auth"],
+        auth=[],
+    )
+    def post(self, request, *args, **kwargs):
+        serializer = AuthTokenSerializer(data=request.data, context={"request": request})
+        serializer.is_valid(raise_exception=True)
+        _, key = token_replace(user=serializer.validated_data["user"])
+        return Response({"token": key})

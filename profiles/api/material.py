@@ -37,7 +37,6 @@ from profiles.models import ImportJob, Layer
 from profiles.safechange.layer_removal import layer_delete_removing_rules
 from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
-from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.origin import BULK as BULK_ORIGIN
 from profiles.workspace.permissions import (
     ADMINISTER,
@@ -59,38 +58,10 @@ class ConsumerViewSet(EntryViewSet):
     update_serializer_class = s.ConsumerUpdateSerializer
     lookup_field = "key"
     kind = "consumer"
+    reads = (selectors.consumer_list, selectors.consumer_get, consumer_etag)
+    writes = (consumer_create, consumer_update, consumer_delete)
     filter_backends = [SearchFilter]
     search_fields = ["key", "name"]
-
-    def get_queryset(self):
-        return selectors.consumer_list()
-
-    def fetch(self, key):
-        return selectors.consumer_get(key=key)
-
-    def etag(self, consumer):
-        return consumer_etag(consumer)
-
-    def location(self, consumer):
-        return reverse("api:consumer-detail", args=[consumer.key], request=self.request)
-
-    def service_create(self, document):
-        return consumer_create(document=document, user=self.request.user, origin=API_ORIGIN)
-
-    def service_update(self, changes, *, replace):
-        return consumer_update(
-            key=self.lookup(),
-            changes=changes,
-            replace=replace,
-            user=self.request.user,
-            origin=API_ORIGIN,
-            if_match=self.if_match,
-        )
-
-    def service_delete(self):
-        consumer_delete(
-            key=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
-        )
 
 
 REMOVE_RULES = "removeRules"
@@ -120,29 +91,17 @@ class LayerViewSet(EntryViewSet):
     update_serializer_class = s.LayerUpdateSerializer
     lookup_field = "key"
     kind = "layer"
+    reads = (selectors.layer_list, selectors.layer_get, layer_etag)
     filter_backends = [SearchFilter]
     search_fields = ["key", "name", "description"]
-
-    def get_queryset(self):
-        return selectors.layer_list()
-
-    def fetch(self, key):
-        return selectors.layer_get(key=key)
-
-    def etag(self, layer):
-        return layer_etag(layer)
-
-    def location(self, layer):
-        return reverse("api:layer-detail", args=[layer.key], request=self.request)
 
     def service_create(self, document):
         governed = bool(document.pop("governed", False))
         return layer_create(
             document=document,
             governed=governed,
-            user=self.request.user,
-            origin=API_ORIGIN,
             api_key=self.request.auth,
+            **self.author(),
         )
 
     def service_update(self, changes, *, replace):
@@ -152,20 +111,13 @@ class LayerViewSet(EntryViewSet):
             changes=changes,
             replace=replace,
             governed=governed,
-            user=self.request.user,
-            origin=API_ORIGIN,
-            if_match=self.if_match,
             api_key=self.request.auth,
+            **self.guarded(),
         )
 
     def service_delete(self):
         if not query_boolean(self.request.query_params, REMOVE_RULES):
-            layer_delete(
-                key=self.lookup(),
-                user=self.request.user,
-                origin=API_ORIGIN,
-                if_match=self.if_match,
-            )
+            layer_delete(key=self.lookup(), **self.guarded())
             return
         if not request_can(self.request, WRITE_RULES):
             raise ApiError(
@@ -176,9 +128,7 @@ class LayerViewSet(EntryViewSet):
             )
         # The studio's "Remove its rules and delete", through the same service; where
         # protection asks for a change request, 409 CHANGE_REQUEST_REQUIRED as every write.
-        layer_delete_removing_rules(
-            key=self.lookup(), user=self.request.user, origin=API_ORIGIN, if_match=self.if_match
-        )
+        layer_delete_removing_rules(key=self.lookup(), **self.guarded())
 
 
 @entry_schema("items", "items", create=s.ItemSerializer, update=s.ItemUpdateSerializer)
@@ -226,9 +176,7 @@ class ItemViewSet(EntryViewSet):
         return reverse("api:item-detail", args=[item.layer.key, item.path], request=self.request)
 
     def service_create(self, document):
-        return item_create(
-            layer=self.layer().key, document=document, user=self.request.user, origin=API_ORIGIN
-        )
+        return item_create(layer=self.layer().key, document=document, **self.author())
 
     def service_update(self, changes, *, replace):
         return item_update(
@@ -236,19 +184,11 @@ class ItemViewSet(EntryViewSet):
             path=self.lookup(),
             changes=changes,
             replace=replace,
-            user=self.request.user,
-            origin=API_ORIGIN,
-            if_match=self.if_match,
+            **self.guarded(),
         )
 
     def service_delete(self):
-        item_delete(
-            layer=self.layer().key,
-            path=self.lookup(),
-            user=self.request.user,
-            origin=API_ORIGIN,
-            if_match=self.if_match,
-        )
+        item_delete(layer=self.layer().key, path=self.lookup(), **self.guarded())
 
 
 BULK_EXAMPLE = [

@@ -10,12 +10,11 @@ from profiles.api import (
     import_export,
     keys,
     material,
+    notifications,
     resolution,
     reviews,
     safechange,
-    tokens,
     versioning,
-    webhooks,
 )
 from profiles.api.routers import ApiRouter
 from profiles.api.schema import ApiDocsView
@@ -38,7 +37,7 @@ router.register(
 router.register("environments", versioning.EnvironmentViewSet, basename="environment")
 router.register("change-requests", safechange.ChangeRequestViewSet, basename="change-request")
 router.register("keys", keys.ApiKeyViewSet, basename="key")  # scoped API keys
-router.register("webhooks", webhooks.WebhookViewSet, basename="webhook")  # staff only
+router.register("webhooks", notifications.WebhookViewSet, basename="webhook")  # staff only
 
 urlpatterns = [
     path("resolve", resolution.ResolveView.as_view(), name="resolve"),
@@ -60,7 +59,7 @@ urlpatterns = [
         "workspace/imports/<uuid:job_id>", import_export.ImportJobView.as_view(), name="import-job"
     ),
     path("activity", activity.ActivityView.as_view(), name="activity"),  # the activity log
-    path("auth/token", tokens.TokenView.as_view(), name="auth-token"),
+    path("auth/token", keys.TokenView.as_view(), name="auth-token"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves its start-up script as a file: no inline script, CSP allows it.
     path("docs/", ApiDocsView.as_view(url_name="api:schema"), name="docs"),

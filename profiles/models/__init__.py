@@ -25,10 +25,11 @@ from profiles.models.base import (
     key_validator,
     new_token,
 )
+from profiles.models.import_export import ImportJob, PreviewedUpload
 from profiles.models.keys import ApiKey, KeyScope
 from profiles.models.material import Consumer, Item, ItemChange, ItemKey, ItemTerms, Layer
 from profiles.models.notifications import WEBHOOK_EVENTS, Webhook, WebhookDelivery
-from profiles.models.operations import DecisionLog, ImportJob, PreviewedUpload, WorkspaceVersion
+from profiles.models.resolution import DecisionLog
 from profiles.models.safechange import (
     ENVIRONMENT_MAX_APPROVALS,
     ChangeRequest,
@@ -45,6 +46,7 @@ from profiles.models.team import (
     invitation_token_hash,
 )
 from profiles.models.workers import TaskWorker
+from profiles.models.workspace import WorkspaceVersion
 
 __all__ = [
     "ENVIRONMENT_MAX_APPROVALS",

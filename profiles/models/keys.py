@@ -38,7 +38,7 @@ def new_key() -> str:
 
 # The latest moment a key may expire, in UTC. A later one cannot be read back: year 10000 (as
 # "9999-12-31T23:59:59-14:00" is in UTC) is past what Python's datetime holds, so the driver
-# fails on the row. ``profiles.workspace.tokens`` refuses a later expiry at every door.
+# fails on the row. ``profiles.workspace.keys`` refuses a later expiry at every door.
 EXPIRY_LATEST = datetime.datetime(9999, 12, 31, 23, 59, 59, tzinfo=datetime.UTC)
 
 

@@ -8,16 +8,16 @@ from profiles.studio.views import (
     editor,
     editor_save,
     import_export,
+    keys,
     material,
+    notifications,
     pages,
     playground,
     reviews,
     safechange,
     sweep,
     team,
-    tokens,
     versioning,
-    webhooks,
 )
 
 urlpatterns = [
@@ -91,11 +91,11 @@ urlpatterns = [
         name="item-delete",
     ),
     # The signed-in user's API token and scoped keys.
-    path("tokens/", tokens.token_list, name="token-list"),
-    path("tokens/create/", tokens.token_create, name="token-create"),
-    path("tokens/revoke/", tokens.token_revoke, name="token-revoke"),
-    path("tokens/keys/create/", tokens.key_create, name="key-create"),
-    path("tokens/keys/<int:key_id>/revoke/", tokens.key_revoke, name="key-revoke"),
+    path("tokens/", keys.token_list, name="token-list"),
+    path("tokens/create/", keys.token_create, name="token-create"),
+    path("tokens/revoke/", keys.token_revoke, name="token-revoke"),
+    path("tokens/keys/create/", keys.key_create, name="key-create"),
+    path("tokens/keys/<int:key_id>/revoke/", keys.key_revoke, name="key-revoke"),
     # The workspace file.
     path("workspace/download/", import_export.workspace_download, name="workspace-download"),
     path("workspace/upload/", import_export.workspace_upload, name="workspace-upload"),
@@ -110,8 +110,8 @@ urlpatterns = [
     *versioning.urlpatterns,
     # Safe change: change requests, promotion (profiles.studio.views.safechange).
     *safechange.urlpatterns,
-    # Outgoing webhooks, for staff (profiles.studio.views.webhooks).
-    *webhooks.urlpatterns,
+    # Outgoing webhooks, for staff (profiles.studio.views.notifications).
+    *notifications.urlpatterns,
     # The team, for staff, and the page an invitation opens (profiles.studio.views.team).
     *team.urlpatterns,
     # Reviews: confirming a proposal, the thread, verdicts, reviewers, scheduled apply.

@@ -193,7 +193,7 @@ class Site:
         self.token, self.session = self.python(
             "from django.contrib.auth import get_user_model\n"
             "from django.test import Client\n"
-            "from profiles.workspace.tokens import token_replace\n"
+            "from profiles.workspace.keys import token_replace\n"
             "user, _ = get_user_model().objects.get_or_create(username='bench', defaults="
             "{'is_staff': True, 'is_superuser': True})\n"
             "client = Client()\n"

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from profiles.workspace import cache
-from profiles.workspace.tokens import (
+from profiles.workspace.keys import (
     api_key_create,
     api_key_used,
     token_by_key_get,

@@ -60,7 +60,7 @@ QUERYING = (
     "profiles.workspace.task_workers",
     "profiles.workspace.item_change_log",
     "profiles.workspace.permissions",
-    "profiles.workspace.tokens",
+    "profiles.workspace.keys",
     "profiles.management",
     "profiles.migrations",
 )

@@ -1,5 +1,5 @@
 """Shapes and examples of the scoped API keys (``/api/v1/keys``), for the OpenAPI schema. The
-service (``profiles.workspace.tokens.api_key_create``) validates the body; these serializers
+service (``profiles.workspace.keys.api_key_create``) validates the body; these serializers
 describe it."""
 
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
@@ -67,3 +67,15 @@ NEW_KEY_EXAMPLE = OpenApiExample(
     request_only=True,
     value={"name": "support assistant", "scopes": ["resolve"], "environments": ["production"]},
 )
+
+
+# Obtaining an API token with a username and password (POST /api/v1/auth/token).
+class TokenRequestSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    password = serializers.CharField(style={"input_type": "password"})
+
+
+class TokenSerializer(serializers.Serializer):
+    token = serializers.CharField(
+        help_text="Send it as `Authorization: Token <token>`. Shown this once."
+    )

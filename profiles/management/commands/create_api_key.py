@@ -4,8 +4,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from profiles.models import KeyScope
+from profiles.workspace.keys import ApiKeyInvalid, api_key_create, token_replace
 from profiles.workspace.permissions import user_role
-from profiles.workspace.tokens import ApiKeyInvalid, api_key_create, token_replace
 
 
 class Command(BaseCommand):

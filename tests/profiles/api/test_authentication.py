@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from profiles.models import ApiKey
-from profiles.workspace.tokens import (
+from profiles.workspace.keys import (
     LAST_USED_INTERVAL,
     api_key_create,
     api_key_revoke,

@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 
 from profiles.import_export.jobs import import_job_run
 from profiles.models import ApiKey, Consumer, ImportJob, Item, Layer
-from profiles.workspace.tokens import token_replace
+from profiles.workspace.keys import token_replace
 from resolver.documents import dump_yaml
 from tests.profiles.api.conftest import API
 from tests.profiles.api.test_bulk_ingest import BULK, NDJSON, ndjson, ticket

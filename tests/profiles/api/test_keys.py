@@ -9,8 +9,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from profiles.models import ApiKey, ImportJob, KeyScope
+from profiles.workspace.keys import ApiKeyInvalid
 from profiles.workspace.permissions import SCOPE_CAPABILITIES
-from profiles.workspace.tokens import ApiKeyInvalid
 from tests.profiles.api.conftest import API, NOW, token_client
 from tests.profiles.conftest import api_key_for
 

@@ -302,7 +302,7 @@ EXPECTATIONS: dict[str, Door] = {
         {"GET": (LOGIN, 200, LOGIN, 200, 200), "POST": (LOGIN, 403, LOGIN, 403, 302)}
     ),
     "help-safe-change": STUDIO_SIGNED_IN,
-    # -- webhooks (profiles.studio.views.webhooks): an empty form is refused beside its fields
+    # -- webhooks (profiles.studio.views.notifications): an empty form is refused beside its fields
     "webhook-list": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 400)}),
     "webhook": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 400)}),
     "webhook-delete": Door({"GET": (LOGIN, *STAFF_ONLY, 200), "POST": (LOGIN, *STAFF_ONLY, 302)}),

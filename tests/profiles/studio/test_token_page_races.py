@@ -20,7 +20,7 @@ from django.test import Client
 
 from profiles.models import ApiKey
 from profiles.models.keys import key_hash
-from profiles.workspace.tokens import token_replace
+from profiles.workspace.keys import token_replace
 from tests.profiles.api.test_parallel_writes import ParallelWSGIServer, in_parallel
 
 pytestmark = [

@@ -11,7 +11,7 @@ from rest_framework.viewsets import GenericViewSet
 from profiles.api.base import body_object, invalid
 from profiles.api.exceptions import ApiError, not_found
 from profiles.api.schema import ApiAutoSchema
-from profiles.api.serializers import webhooks as s
+from profiles.api.serializers import notifications as s
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.notifications.webhooks import (
     FIELDS,

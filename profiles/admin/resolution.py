@@ -1,5 +1,4 @@
-"""The records staff read in the admin (workspace version, decision log), API keys and task
-results, for administrators only."""
+"""The decision log, read-only for staff, with "Save as scenario"; the workspace version."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -7,22 +6,14 @@ from django.http import Http404, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 from django.views.decorators.http import require_POST
-from django_tasks_db.admin import DBTaskResultAdmin
-from django_tasks_db.models import DBTaskResult
 
-from profiles.models import ApiKey, DecisionLog, WorkspaceVersion
+from profiles.models import DecisionLog, WorkspaceVersion
 from profiles.resolution.decision_log import (
     decision_log_growth,
     decision_log_save_as_scenario,
     decision_log_scenario_name,
 )
-from profiles.workspace.permissions import (
-    ADMINISTER,
-    WRITE_RULES,
-    ReadOnlyAdminMixin,
-    user_can,
-)
-from profiles.workspace.tokens import api_key_revoke
+from profiles.workspace.permissions import WRITE_RULES, ReadOnlyAdminMixin, user_can
 from profiles.workspace.validation import WorkspaceValidationError
 from profiles.workspace.writing import Conflict
 
@@ -124,54 +115,3 @@ def scenario_error(exc) -> str:
             f"{issue.path}: {issue.message}" if issue.path else issue.message for issue in issues
         )
     return str(exc)
-
-
-# API keys (other users' too) are ADMINISTER, like the rest of this admin. Accounts — users
-# and groups — keep Django's model permissions (superusers): being staff must not be enough to
-# make oneself superuser.
-@admin.register(ApiKey)
-class ApiKeyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    """Read-only, and without any secret: only the hash is stored, and it is not shown either.
-    Keys are made where they can be shown once (the studio, the API, ``create_api_key``);
-    here staff revoke them."""
-
-    list_display = (
-        "name",
-        "prefix",
-        "owner",
-        "kind",
-        "scopes",
-        "environments",
-        "last_used_at",
-        "expires_at",
-        "created_at",
-        "revoked_at",
-    )
-    list_filter = ("kind", "revoked_at", "created_at")
-    search_fields = ("name", "prefix", "owner__username")
-    fields = list_display
-    readonly_fields = list_display
-    list_select_related = ("owner",)
-    actions = ["revoke"]
-
-    @admin.action(description="Revoke the selected keys")
-    def revoke(self, request, queryset):
-        revoked = 0
-        for key in queryset.filter(revoked_at=None):
-            api_key_revoke(key=key)
-            revoked += 1
-        self.message_user(request, f"Revoked {revoked} key(s): requests sending them now get 401.")
-
-
-# Background task results (workspace imports) are shown to staff; nobody adds, changes or
-# deletes them here (the package's own rule).
-admin.site.unregister(DBTaskResult)
-
-
-@admin.register(DBTaskResult)
-class AdministeredTaskResultAdmin(DBTaskResultAdmin):
-    def has_module_permission(self, request) -> bool:
-        return user_can(request.user, ADMINISTER)
-
-    def has_view_permission(self, request, obj=None) -> bool:
-        return user_can(request.user, ADMINISTER)

@@ -2,7 +2,7 @@
 their scoped keys (create one, shown once; revoke one). Staff see and revoke everyone's keys.
 
 The rules of a key (names, scopes, environments, expiry) are
-``profiles.workspace.tokens.api_key_create``'s, as in the API and ``create_api_key``.
+``profiles.workspace.keys.api_key_create``'s, as in the API and ``create_api_key``.
 """
 
 from django import forms
@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from profiles.models import KeyScope
 from profiles.models.keys import NAME_MAX_LENGTH
-from profiles.workspace import tokens as api_tokens
+from profiles.workspace import keys as api_keys
 from profiles.workspace.permissions import (
     ADMINISTER,
     MANAGE_KEYS,
@@ -62,7 +62,7 @@ class ApiKeyForm(forms.Form):
 
 
 def _page(request, *, new_token: str | None = None, new_key=None, form=None, status=200):
-    token = api_tokens.user_token_get(user=request.user)
+    token = api_keys.user_token_get(user=request.user)
     manages_keys = user_can(request.user, MANAGE_KEYS)
     context = {
         "token": token,
@@ -72,8 +72,8 @@ def _page(request, *, new_token: str | None = None, new_key=None, form=None, sta
         "new_key": new_key,
     }
     if manages_keys:
-        context["keys"] = list(api_tokens.api_key_list(viewer=request.user))
-        context["form"] = form or ApiKeyForm(environments=api_tokens.environment_keys())
+        context["keys"] = list(api_keys.api_key_list(viewer=request.user))
+        context["form"] = form or ApiKeyForm(environments=api_keys.environment_keys())
     response = render(request, "profiles/tokens.html", context, status=status)
     # A page that shows a secret is never kept by the browser or a proxy.
     add_never_cache_headers(response)
@@ -90,14 +90,14 @@ def token_list(request):
 @require_POST
 def token_create(request):
     """Create a new token (replacing the old one) and show it this once."""
-    _, key = api_tokens.token_replace(user=request.user)
+    _, key = api_keys.token_replace(user=request.user)
     return _page(request, new_token=key)
 
 
 @capability_required(RESOLVE)
 @require_POST
 def token_revoke(request):
-    if api_tokens.token_revoke(user=request.user):
+    if api_keys.token_revoke(user=request.user):
         messages.success(request, "Token revoked: requests that send it are refused from now on.")
     return redirect("token-list")
 
@@ -106,19 +106,19 @@ def token_revoke(request):
 @require_POST
 def key_create(request):
     """Create a scoped key of the signed-in user and show it this once."""
-    form = ApiKeyForm(request.POST, environments=api_tokens.environment_keys())
+    form = ApiKeyForm(request.POST, environments=api_keys.environment_keys())
     if not form.is_valid():
         return _page(request, form=form, status=400)
     expires = form.cleaned_data["expires"]
     try:
-        made = api_tokens.api_key_create(
+        made = api_keys.api_key_create(
             owner=request.user,
             name=form.cleaned_data["name"],
             scopes=form.cleaned_data["scopes"],
             environments=form.cleaned_data["environments"],
             expires_at=None if expires is None else f"{expires.isoformat()}T23:59:59Z",
         )
-    except api_tokens.ApiKeyInvalid as exc:
+    except api_keys.ApiKeyInvalid as exc:
         field = exc.field.partition("[")[0]
         form.add_error(FORM_FIELDS.get(field, "expires"), exc.message)
         return _page(request, form=form, status=400)
@@ -128,9 +128,9 @@ def key_create(request):
 @capability_required(RESOLVE, unsafe=MANAGE_KEYS)
 @require_POST
 def key_revoke(request, key_id: int):
-    key = api_tokens.api_key_get(viewer=request.user, key_id=key_id)
+    key = api_keys.api_key_get(viewer=request.user, key_id=key_id)
     if key is None:
         raise Http404("no such API key")
-    api_tokens.api_key_revoke(key=key)
+    api_keys.api_key_revoke(key=key)
     messages.success(request, f"Key “{key.name}” revoked: requests that send it get 401 now.")
     return redirect("token-list")
