@@ -50,24 +50,11 @@ def change_set_title(entries: list[SetEntry]) -> str:
 
 
 def change_set_text_checked(title, description, entries) -> tuple[str, str]:
+    """Return a change set's stripped title (its default title when none is given) and its
+    description; raise as ``change_request_text_checked`` does."""
     if title is None or (isinstance(title, str) and not title.strip()):
         title = change_set_title(entries)
-    if not isinstance(title, str):
-        raise SafeChangeError("title: must be a string", path="title")
-    if description is None:
-        description = ""
-    if not isinstance(description, str):
-        raise SafeChangeError("description: must be a string", path="description")
-    for name, value, limit in (
-        ("title", title, TITLE_MAX_LENGTH),
-        ("description", description, DESCRIPTION_MAX_LENGTH),
-    ):
-        if violates_text_rule(value):
-            raise SafeChangeError(f"{name}: {TEXT_RULE_MESSAGE}", path=name)
-        if len(value) > limit:
-            raise SafeChangeError(f"{name}: must be at most {limit:,} characters", path=name)
-    title_one_line_check(title)
-    return title.strip(), description
+    return change_request_text_checked(title, description)
 
 
 def default_title(*, profile_key: str, paths) -> str:
