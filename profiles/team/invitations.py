@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model, password_validation
-from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.mail import EmailMessage, mailers
 from django.core.validators import validate_email
@@ -30,9 +29,9 @@ from django.utils import timezone
 from profiles.activity.records import activity_record
 from profiles.models import INVITATION_EMAIL_MAX_LENGTH, Invitation, invitation_token_hash
 from profiles.team import selectors
-from profiles.team.members import MEMBER_ROLES, member_entry
+from profiles.team.members import MEMBER_ROLES, member_create
 from profiles.workspace.origin import WriteOrigin
-from profiles.workspace.permissions import EDITORS_GROUP, Role
+from profiles.workspace.permissions import Role
 
 logger = logging.getLogger("profiles.notifications")
 
@@ -168,6 +167,24 @@ def _send_invitation_email(invitation: Invitation, token: str, *, actor) -> None
     transaction.on_commit(send)
 
 
+def _invitation_recorded(invitation: Invitation, before: dict | None, *, actor, origin) -> None:
+    activity_record(
+        kind="invitation",
+        key=invitation.email,
+        before=before,
+        after=invitation_entry(invitation),
+        user=actor,
+        origin=origin,
+    )
+
+
+def _revoked(invitation: Invitation, *, at, actor, origin: WriteOrigin) -> None:
+    before = invitation_entry(invitation)
+    invitation.revoked_at = at
+    invitation.save(update_fields=["revoked_at"])
+    _invitation_recorded(invitation, before, actor=actor, origin=origin)
+
+
 def invitation_create(*, email: str, role, actor, origin: WriteOrigin) -> InvitationSent:
     """Invite ``email`` to join with ``role``; email them the link; return the invitation.
 
@@ -198,17 +215,7 @@ def invitation_create(*, email: str, role, actor, origin: WriteOrigin) -> Invita
                 }
             )
         for old in previous:
-            before = invitation_entry(old)
-            old.revoked_at = now
-            old.save(update_fields=["revoked_at"])
-            activity_record(
-                kind="invitation",
-                key=old.email,
-                before=before,
-                after=invitation_entry(old),
-                user=actor,
-                origin=origin,
-            )
+            _revoked(old, at=now, actor=actor, origin=origin)
         invitation = Invitation.objects.create(
             email=email,
             role=str(role),
@@ -217,14 +224,7 @@ def invitation_create(*, email: str, role, actor, origin: WriteOrigin) -> Invita
             created_at=now,
             expires_at=now + dt.timedelta(days=settings.INVITATION_MAX_AGE_DAYS),
         )
-        activity_record(
-            kind="invitation",
-            key=email,
-            before=None,
-            after=invitation_entry(invitation),
-            user=actor,
-            origin=origin,
-        )
+        _invitation_recorded(invitation, None, actor=actor, origin=origin)
         _send_invitation_email(invitation, token, actor=actor)
     return InvitationSent(invitation=invitation, token=token, renewed=bool(previous))
 
@@ -235,17 +235,7 @@ def invitation_revoke(*, invitation: Invitation, actor, origin: WriteOrigin) -> 
         invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
         if invitation.accepted or invitation.revoked:
             return False
-        before = invitation_entry(invitation)
-        invitation.revoked_at = timezone.now()
-        invitation.save(update_fields=["revoked_at"])
-        activity_record(
-            kind="invitation",
-            key=invitation.email,
-            before=before,
-            after=invitation_entry(invitation),
-            user=actor,
-            origin=origin,
-        )
+        _revoked(invitation, at=timezone.now(), actor=actor, origin=origin)
     return True
 
 
@@ -314,7 +304,6 @@ def invitation_accept(*, token: str, username: str, password: str, origin: Write
     """
     invitation = invitation_open(token)
     username = _account_checked(invitation, username, password)
-    users = get_user_model()
     try:
         with transaction.atomic():
             invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
@@ -323,31 +312,18 @@ def invitation_accept(*, token: str, username: str, password: str, origin: Write
                 raise InvitationRefused(reason)
             if selectors.member_get_by_email(invitation.email) is not None:
                 raise InvitationRefused("taken")  # made by other means since the invitation
-            user = users.objects.create_user(
-                username, invitation.email, password, is_staff=invitation.role == Role.STAFF
+            user = member_create(
+                username=username,
+                email=invitation.email,
+                password=password,
+                role=invitation.role,
+                origin=origin,
             )
-            if invitation.role == Role.EDITOR:
-                user.groups.add(Group.objects.get_or_create(name=EDITORS_GROUP)[0])
             before = invitation_entry(invitation)
             invitation.accepted_at = timezone.now()
             invitation.accepted_user = user
             invitation.save(update_fields=["accepted_at", "accepted_user"])
-            activity_record(
-                kind="member",
-                key=username,
-                before=None,
-                after=member_entry(user),
-                user=user,
-                origin=origin,
-            )
-            activity_record(
-                kind="invitation",
-                key=invitation.email,
-                before=before,
-                after=invitation_entry(invitation),
-                user=user,
-                origin=origin,
-            )
+            _invitation_recorded(invitation, before, actor=user, origin=origin)
     except IntegrityError:  # the same username, created by another request meanwhile
         raise InvitationInvalid(
             {"username": [f"The username {username} is taken: choose another."]}

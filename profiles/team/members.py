@@ -55,6 +55,31 @@ def _other_active_staff(user) -> bool:
     return get_user_model().objects.filter(staff, is_active=True).exclude(pk=user.pk).exists()
 
 
+def _role_store(user, role: Role) -> None:
+    # Where permissions.user_role reads a role: is_staff (staff), the editors group (editor).
+    editors, _ = Group.objects.get_or_create(name=EDITORS_GROUP)
+    user.is_staff = role == Role.STAFF
+    if role != Role.STAFF:
+        user.is_superuser = False
+    user.save(update_fields=["is_staff", "is_superuser"])
+    if role == Role.EDITOR:
+        user.groups.add(editors)
+    else:
+        user.groups.remove(editors)
+    _forget_role(user)
+
+
+def _member_recorded(user, before: dict | None, *, actor, origin: WriteOrigin) -> None:
+    activity_record(
+        kind="member",
+        key=user.get_username(),
+        before=before,
+        after=member_entry(user),
+        user=actor,
+        origin=origin,
+    )
+
+
 def _check_actor(user, actor, what: str) -> None:
     if actor is not None and getattr(actor, "pk", None) == user.pk:
         raise MemberChangeError(f"You cannot {what} yourself: ask another staff member.")
@@ -82,24 +107,8 @@ def member_role_set(user, role: Role | str, *, actor, origin: WriteOrigin) -> bo
                 f"{user.get_username()} is the last active staff member: make someone else "
                 "staff first."
             )
-        editors, _ = Group.objects.get_or_create(name=EDITORS_GROUP)
-        user.is_staff = role == Role.STAFF
-        if role != Role.STAFF:
-            user.is_superuser = False
-        user.save(update_fields=["is_staff", "is_superuser"])
-        if role == Role.EDITOR:
-            user.groups.add(editors)
-        else:
-            user.groups.remove(editors)
-        _forget_role(user)
-        activity_record(
-            kind="member",
-            key=user.get_username(),
-            before=before,
-            after=member_entry(user),
-            user=actor,
-            origin=origin,
-        )
+        _role_store(user, role)
+        _member_recorded(user, before, actor=actor, origin=origin)
     return True
 
 
@@ -124,21 +133,26 @@ def member_active_set(user, active: bool, *, actor, origin: WriteOrigin) -> bool
         user.is_active = active
         user.save(update_fields=["is_active"])
         _forget_role(user)
-        activity_record(
-            kind="member",
-            key=user.get_username(),
-            before=before,
-            after=member_entry(user),
-            user=actor,
-            origin=origin,
-        )
+        _member_recorded(user, before, actor=actor, origin=origin)
     return True
+
+
+def member_create(*, username: str, email: str, password: str, role, origin: WriteOrigin):
+    """Create a member with the role and return them: the account an invitee makes when they
+    join. The activity entry (a ``member`` create) names the new member as its actor. Raises
+    ``IntegrityError`` for a username taken meanwhile; call it inside a transaction."""
+    role = Role(role)
+    user = get_user_model().objects.create_user(username, email, password)
+    _role_store(user, role)
+    _member_recorded(user, None, actor=user, origin=origin)
+    return user
 
 
 __all__ = [
     "MEMBER_ROLES",
     "MemberChangeError",
     "member_active_set",
+    "member_create",
     "member_entry",
     "member_role_set",
 ]
