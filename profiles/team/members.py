@@ -16,7 +16,12 @@ from django.db.models import Q
 
 from profiles.activity.records import activity_record
 from profiles.workspace.origin import WriteOrigin
-from profiles.workspace.permissions import EDITORS_GROUP, Role
+from profiles.workspace.permissions import (
+    EDITORS_GROUP,
+    Role,
+    account_role,
+    user_role_forget,
+)
 
 #: The roles a member can be given (anonymous is no role).
 MEMBER_ROLES = (Role.READER, Role.EDITOR, Role.STAFF)
@@ -31,23 +36,9 @@ def member_entry(user) -> dict:
     return {
         "username": user.get_username(),
         "email": user.email,
-        "role": str(_stored_role(user)),
+        "role": str(account_role(user)),
         "active": user.is_active,
     }
-
-
-def _stored_role(user) -> Role:
-    # The role the account holds, active or not (user_role says anonymous for the inactive).
-    if user.is_staff or user.is_superuser:
-        return Role.STAFF
-    if user.groups.filter(name=EDITORS_GROUP).exists():
-        return Role.EDITOR
-    return Role.READER
-
-
-def _forget_role(user) -> None:
-    # user_role caches the role on the object: a changed member is read anew.
-    user.__dict__.pop("_ctxstudio_role", None)
 
 
 def _other_active_staff(user) -> bool:
@@ -66,7 +57,7 @@ def _role_store(user, role: Role) -> None:
         user.groups.add(editors)
     else:
         user.groups.remove(editors)
-    _forget_role(user)
+    user_role_forget(user)
 
 
 def _member_recorded(user, before: dict | None, *, actor, origin: WriteOrigin) -> None:
@@ -132,7 +123,7 @@ def member_active_set(user, active: bool, *, actor, origin: WriteOrigin) -> bool
                 )
         user.is_active = active
         user.save(update_fields=["is_active"])
-        _forget_role(user)
+        user_role_forget(user)
         _member_recorded(user, before, actor=actor, origin=origin)
     return True
 

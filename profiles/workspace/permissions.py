@@ -98,14 +98,24 @@ def user_role(user) -> Role:
         return Role.ANONYMOUS
     role = getattr(user, _ROLE_ATTRIBUTE, None)
     if role is None:
-        if user.is_staff or user.is_superuser:
-            role = Role.STAFF
-        elif user.groups.filter(name=EDITORS_GROUP).exists():
-            role = Role.EDITOR
-        else:
-            role = Role.READER
+        role = account_role(user)
         setattr(user, _ROLE_ATTRIBUTE, role)
     return role
+
+
+def user_role_forget(user) -> None:
+    """Forget the role ``user_role`` holds on this user object (after the role changed)."""
+    user.__dict__.pop(_ROLE_ATTRIBUTE, None)
+
+
+def account_role(user) -> Role:
+    """Return the role the account holds, active or not (one query unless staff, not cached):
+    staff (``is_staff``/``is_superuser``), editor (the ``editors`` group), else reader."""
+    if user.is_staff or user.is_superuser:
+        return Role.STAFF
+    if user.groups.filter(name=EDITORS_GROUP).exists():
+        return Role.EDITOR
+    return Role.READER
 
 
 def user_capabilities(user) -> frozenset[Capability]:
