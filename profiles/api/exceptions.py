@@ -47,7 +47,7 @@ class ErrorCode(NamedTuple):
 
 
 # code -> (typical status, meaning, retryable). One line per code; keep docs/api.md's table
-# ("Errors") in step: tests/profiles/api/test_error_codes.py compares them.
+# ("Errors") in step: tests/profiles/api/test_schema_contract.py compares them.
 ERROR_CODES: dict[str, ErrorCode] = {
     "INVALID_REQUEST": ErrorCode(400, "bad request fields, malformed JSON, unknown field"),
     "INVALID_WORKSPACE": ErrorCode(400, "a write or a draft the engine rejects"),

@@ -40,7 +40,7 @@ WRITE_ERRORS = (
 
 # --- headers -------------------------------------------------------------------------------
 # Which operations read which request header and send which response header: one table, so
-# that the schema says what the views do (tests/profiles/api/test_schema.py checks a few).
+# that the schema says what the views do (tests/profiles/api/test_schema_contract.py checks a few).
 
 ENTRIES = ("consumers", "layers", "items", "profiles", "scenarios")
 ENTRY_WRITES = [f"{name}_{action}" for name in ENTRIES for action in ("update", "partial_update")]

@@ -17,7 +17,7 @@ from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Scenario
 from profiles.workspace import cache
 from profiles.workspace.permissions import EDITORS_GROUP
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
+from tests.profiles.conftest import RELEASE_SCENARIOS, release_workspace
 
 # The sync API runs an event loop in this thread; Django's ORM calls from the tests are safe.
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"

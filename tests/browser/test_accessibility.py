@@ -22,7 +22,7 @@ from profiles.safechange.change_requests import change_request_close, change_req
 from profiles.team.invitations import invitation_create
 from profiles.workspace.origin import STUDIO
 from tests.browser.conftest import ARTIFACTS, sign_in
-from tests.profiles.studio.conftest import stopped_bulk_job
+from tests.profiles.studio.fixtures import stopped_bulk_job
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

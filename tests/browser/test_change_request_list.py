@@ -20,7 +20,7 @@ from profiles.workspace import cache
 from profiles.workspace.permissions import EDITORS_GROUP
 from tests.browser.conftest import PASSWORD
 from tests.browser.test_accessibility import check, report
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
+from tests.profiles.conftest import RELEASE_SCENARIOS, release_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,7 +12,7 @@ from profiles.models import ChangeRequest, Environment, Layer
 from resolver.documents import dump_yaml
 from tests.browser.conftest import sign_in
 from tests.browser.test_accessibility import blocking_violations
-from tests.profiles.api.conftest import release_workspace
+from tests.profiles.conftest import release_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -17,7 +17,7 @@ from tests.processes import (
     stop,
 )
 from tests.profiles.conftest import small_workspace
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.formdata import editor_form_data
 
 PASSWORD = "a-long-admin-password-1"
 

@@ -41,7 +41,7 @@ from profiles.resolution.services import profile_resolve  # noqa: E402
 from profiles.studio import draft as studio  # noqa: E402
 from profiles.workspace import cache  # noqa: E402
 from profiles.workspace.selectors import scenario_get_default  # noqa: E402
-from tests.profiles.studio.formdata import editor_form_data  # noqa: E402
+from tests.profiles.formdata import editor_form_data  # noqa: E402
 
 PROFILE = "support-answer"
 

@@ -10,8 +10,7 @@ from profiles.activity.records import activity_record
 from profiles.models import Activity, ActivityOrigin
 from profiles.safechange.change_requests import change_request_create
 from profiles.workspace.origin import WriteOrigin
-from tests.profiles.api.conftest import API, token_client
-from tests.profiles.conftest import api_key_for
+from tests.profiles.conftest import API, api_key_for, token_client
 
 pytestmark = pytest.mark.django_db
 

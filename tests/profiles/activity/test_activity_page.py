@@ -2,6 +2,8 @@
 filters as a GET form, keyset pages, an empty state; item rows only for who may read
 material; each entity's page links to its activity."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 from urllib.parse import quote
 
 import pytest
@@ -14,6 +16,7 @@ from profiles.models import Activity, ActivityOrigin, ChangeRequest, Item
 from profiles.studio.views.activity import ACTIVITY_PER_PAGE
 from profiles.workspace.origin import WriteOrigin
 from tests.profiles.doors.test_rendered_pages import assert_no_template_syntax
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,7 @@ from profiles.models import (
     Rule,
     WorkspaceVersion,
 )
-from tests.profiles.api.conftest import API, NOW
+from tests.profiles.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
 

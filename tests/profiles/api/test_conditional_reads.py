@@ -5,7 +5,7 @@ unchanged."""
 import pytest
 
 from profiles.models import Item
-from tests.profiles.api.conftest import API, NOW
+from tests.profiles.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
 

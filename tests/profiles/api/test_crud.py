@@ -5,8 +5,7 @@ import pytest
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.imports import workspace_import
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
-from tests.profiles.api.conftest import API, NOW
-from tests.profiles.conftest import small_workspace
+from tests.profiles.conftest import API, NOW, small_workspace
 
 pytestmark = pytest.mark.django_db
 

@@ -28,8 +28,7 @@ import pytest
 from django.test import Client
 
 from ctxstudio.wsgi import application
-from tests.profiles.api.conftest import connections_kept_open
-from tests.profiles.conftest import api_key_for
+from tests.profiles.conftest import api_key_for, connections_kept_open
 
 pytestmark = pytest.mark.django_db
 

@@ -7,7 +7,7 @@ import pytest
 
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.models import Consumer, Item, Scenario
-from tests.profiles.api.conftest import API, NOW
+from tests.profiles.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.cache import cache as django_cache
 
 from profiles.api.exceptions import _DRF_CODES, ERROR_CODES, STATUS_CODES, error_body
-from tests.profiles.api.conftest import API, NOW
+from tests.profiles.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
 

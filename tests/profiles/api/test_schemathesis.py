@@ -29,8 +29,7 @@ from schemathesis.checks import CHECKS as REGISTERED_CHECKS
 from schemathesis.generation.modes import GenerationMode
 
 from ctxstudio.wsgi import application
-from tests.profiles.api.conftest import connections_kept_open
-from tests.profiles.conftest import api_key_for
+from tests.profiles.conftest import api_key_for, connections_kept_open
 
 pytestmark = pytest.mark.django_db
 

@@ -1,14 +1,17 @@
 """The editor's forms: one rule form per layer prefixed by its key, errors beside the fields,
 sample-input fields from the layers, numbers no database column holds refused in words."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import re
 
 import pytest
 
 from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Rule, Scenario
-from tests.profiles.studio.conftest import load_case_01
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.conftest import load_case_01
+from tests.profiles.formdata import editor_form_data
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 EDITOR = "/profiles/support-answer/"
 PREVIEW = "/profiles/support-answer/preview/"

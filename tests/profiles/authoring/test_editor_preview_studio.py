@@ -2,6 +2,8 @@
 time with filters, the cut units, the scenario picker's state, the shareable link and the
 handoff snippets."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import html as html_module
 import json
 import re
@@ -11,8 +13,9 @@ import pytest
 
 from profiles.import_export.imports import workspace_import
 from profiles.models import Scenario
-from tests.profiles.studio.conftest import load_case_01
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.conftest import load_case_01
+from tests.profiles.formdata import editor_form_data
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 EDITOR = "/profiles/support-answer/"
 PREVIEW = EDITOR + "preview/"

@@ -1,13 +1,15 @@
 """The editor's views through the Django test client: fragments, drafts, saves, queries."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Rule
-from tests.profiles.studio.conftest import join_editors
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.formdata import editor_form_data
+from tests.profiles.studio.fixtures import editor, editor_client, join_editors  # noqa: F401 (the studio's)
 
 EDITOR = "/profiles/support-answer/"
 PREVIEW = "/profiles/support-answer/preview/"
@@ -143,7 +145,7 @@ def test_preview__query_count__constant_whatever_the_edit_and_workspace_size(
 
 
 def workspace_import_bigger() -> dict:
-    from tests.profiles.studio.conftest import load_case_01
+    from tests.profiles.conftest import load_case_01
 
     document = load_case_01()["workspace"]
     kb = next(layer for layer in document["layers"] if layer["key"] == "kb")

@@ -1,6 +1,8 @@
 """The "Use this request from code" snippets: the sample's ``now`` only when the user pins it,
 and a Python snippet formatted as ruff formats code (one line per item past 88 columns)."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import ast
 import html as html_module
 import json
@@ -10,7 +12,8 @@ import sys
 import pytest
 
 from profiles.studio import handoff
-from tests.profiles.studio.test_editor_preview import HANDOFF, HTMX, saved_form
+from tests.profiles.authoring.test_editor_preview_studio import HANDOFF, HTMX, saved_form
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

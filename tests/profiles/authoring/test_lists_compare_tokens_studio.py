@@ -1,5 +1,7 @@
 """The profile list's search, filters and sort; two profiles compared; the API token page."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import re
 
 import pytest
@@ -7,6 +9,7 @@ import pytest
 from profiles.models import ApiKey, Profile, Rule
 from profiles.models.keys import key_hash
 from tests.profiles.conftest import api_key_for
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

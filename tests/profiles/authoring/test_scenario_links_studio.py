@@ -1,12 +1,15 @@
 """Issue 38: one convention for naming a saved scenario in a studio URL (``?scenario=``): the
 links carry its id; the editor, History and Compare accept its id or its name."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 from urllib.parse import urlencode
 
 import pytest
 from django.urls import reverse
 
 from profiles.models import Scenario
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

@@ -1,11 +1,14 @@
 """Starting right in the studio: what a new profile's rules start from, and the editor's
 count of the layers on the default rule."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import re
 
 import pytest
 
 from profiles.models import Consumer, Item, Rule
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

@@ -28,7 +28,7 @@ from tests.profiles.doors.roles import (
     load_workspace,
     make_people,
 )
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.formdata import editor_form_data
 
 TEMPLATES = Path(settings.BASE_DIR) / "templates"
 

@@ -17,8 +17,7 @@ from profiles.import_export.jobs import (
 from profiles.models import ImportJob
 from profiles.workspace.permissions import EDITORS_GROUP
 from resolver.documents import dump_yaml
-from tests.profiles.api.conftest import API, token_client
-from tests.profiles.conftest import small_workspace
+from tests.profiles.conftest import API, small_workspace, token_client
 
 TEXT = dump_yaml(small_workspace())
 

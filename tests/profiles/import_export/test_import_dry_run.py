@@ -28,7 +28,7 @@ from profiles.workspace.entity_changes import workspace_entity_changes
 from profiles.workspace.mappers import map_values_to_document
 from profiles.workspace.selectors import workspace_values_get
 from resolver.documents import dump_yaml
-from tests.profiles.api.conftest import API
+from tests.profiles.conftest import API
 
 pytestmark = pytest.mark.django_db
 

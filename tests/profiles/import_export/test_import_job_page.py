@@ -1,5 +1,7 @@
 """The studio's import page: a progress bar that polls itself (htmx), then the result."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 from pathlib import Path
 
 import pytest
@@ -8,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from profiles.models import ImportJob
 from resolver.documents import dump_yaml
 from tests.profiles.conftest import small_workspace
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

@@ -14,8 +14,7 @@ from profiles.import_export.imports import workspace_import
 from profiles.import_export.jobs import import_job_start
 from profiles.models import ImportJob, Item, Layer, Profile
 from resolver.documents import dump_yaml
-from tests.profiles.api.conftest import API, token_client
-from tests.profiles.conftest import small_workspace
+from tests.profiles.conftest import API, small_workspace, token_client
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,8 @@ from profiles.import_export.jobs import import_job_run
 from profiles.models import ApiKey, Consumer, ImportJob, Item, Layer
 from profiles.workspace.keys import token_replace
 from resolver.documents import dump_yaml
-from tests.profiles.api.conftest import API
-from tests.profiles.api.test_bulk_ingest import BULK, NDJSON, ndjson, ticket
-from tests.profiles.conftest import api_key_for, small_workspace
+from tests.profiles.conftest import API, api_key_for, small_workspace
+from tests.profiles.material.test_bulk_ingest_api import BULK, NDJSON, ndjson, ticket
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from profiles.models import Activity, Environment, Item, Layer, WorkspaceVersion
-from tests.profiles.api.conftest import API, NOW
-from tests.profiles.conftest import api_key_for
+from tests.profiles.conftest import API, NOW, api_key_for
 
 pytestmark = pytest.mark.django_db
 

@@ -3,6 +3,8 @@ checked whole on the form, then written by the API's background bulk job, whose 
 progress and then what it did. The same rules as ``POST /api/v1/layers/<key>/bulk``: who may,
 the per-user rate, the job queue's bounds, governed layers."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import json
 import time
 
@@ -17,9 +19,9 @@ from profiles.import_export.jobs import import_job_run
 from profiles.models import Activity, Environment, ImportJob, Item, Layer
 from profiles.workspace.permissions import ROLE_CAPABILITIES, WRITE_MATERIAL, Role
 from profiles.workspace.throttling import throttle_key
-from tests.profiles.api.conftest import release_workspace, token_client
+from tests.profiles.conftest import release_workspace, token_client
 from tests.profiles.doors.test_rendered_pages import leaked_syntax
-from tests.profiles.studio.conftest import join_editors, stopped_bulk_job
+from tests.profiles.studio.fixtures import editor, editor_client, join_editors, stopped_bulk_job  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,8 @@ from django.contrib.auth.models import Group, User
 
 from profiles.import_export.job_workers import import_jobs_fail_stopped, worker_identity
 from profiles.models import Activity, Environment, ImportJob, Item, ItemChange, ItemTerms, Layer
-from tests.profiles.api.conftest import API, token_client
-from tests.profiles.api.test_bulk_ingest import BULK, NDJSON, Unchanged, ndjson, ticket
+from tests.profiles.conftest import API, token_client
+from tests.profiles.material.test_bulk_ingest_api import BULK, NDJSON, Unchanged, ndjson, ticket
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from django.core import mail
 
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.imports import workspace_import
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
+from tests.profiles.conftest import RELEASE_SCENARIOS, release_workspace
 from tests.profiles.safechange.test_reviews import editor_named, opened
 
 ROOT = Path(__file__).resolve().parents[3]

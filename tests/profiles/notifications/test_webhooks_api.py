@@ -2,6 +2,8 @@
 path, the SSRF refusal, the delivery log, "send test" (throttled), and a receiver that never
 answers never holding up the request that announced the event."""
 
+# ruff: noqa: F811 (editor and staff: the API's fixtures, imported over this folder's)
+
 import time
 
 import pytest
@@ -10,8 +12,7 @@ from rest_framework.test import APIClient
 
 from profiles.models import Webhook, WebhookDelivery
 from profiles.notifications.delivery import webhook_delivery_task
-from tests.profiles.api.conftest import API
-from tests.profiles.conftest import api_key_for
+from tests.profiles.conftest import API, api_key_for, editor, staff  # noqa: F401 (fixtures)
 from tests.profiles.notifications.receivers import (
     receiver,
     run_worker,

@@ -11,8 +11,8 @@ from profiles.authoring.scenarios import ScenarioInvalid
 from profiles.import_export.imports import workspace_import
 from profiles.models import DecisionLog, Scenario
 from profiles.resolution.decision_log import decision_log_save_as_scenario
+from tests.profiles.conftest import load_case_01
 from tests.profiles.doors.test_rendered_pages import assert_no_template_syntax
-from tests.profiles.studio.conftest import load_case_01
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
-from tests.profiles.api.conftest import API, NOW
+from tests.profiles.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
 

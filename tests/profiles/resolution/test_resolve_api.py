@@ -9,8 +9,7 @@ from django.test import override_settings
 from profiles.import_export.imports import workspace_import
 from profiles.models import Item
 from resolver import cli
-from tests.profiles.api.conftest import API, NOW
-from tests.profiles.conftest import WORKSPACE_CASES, small_workspace
+from tests.profiles.conftest import API, NOW, WORKSPACE_CASES, small_workspace
 
 pytestmark = pytest.mark.django_db
 

@@ -2,6 +2,8 @@
 retrieved item (cut or not), separates budget cuts from the rules' limits, collapses what
 did not matter, links reason codes to their explanation and shows scores with 3 decimals."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import re
 
 import pytest
@@ -9,7 +11,8 @@ import pytest
 from profiles.models import Scenario
 from profiles.resolution import explain
 from profiles.studio import item_rows, presenters
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.formdata import editor_form_data
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 EDITOR = "/profiles/support-answer/"
 PREVIEW = EDITOR + "preview/"

@@ -1,6 +1,8 @@
 """The editor's budget sweep (one pass of the engine, shown as a partial) and the playground
 (one sample input against every profile, a page of rows, counted per profile resolved)."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import re
 
 import pytest
@@ -11,8 +13,9 @@ from django.test.utils import CaptureQueriesContext
 from profiles.import_export.imports import workspace_import
 from profiles.studio.views.playground import PLAYGROUND_PAGE
 from profiles.studio.views.sweep import budget_ticks
-from tests.profiles.studio.conftest import load_case_01
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.conftest import load_case_01
+from tests.profiles.formdata import editor_form_data
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 EDITOR = "/profiles/support-answer/"
 SWEEP = EDITOR + "preview/sweep/"

@@ -9,7 +9,7 @@ import pytest
 
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.models import ChangeRequest, Profile
-from tests.profiles.api.conftest import API, NOW
+from tests.profiles.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
 

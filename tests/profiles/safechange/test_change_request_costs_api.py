@@ -10,7 +10,7 @@ from django.core import mail
 from django.urls import reverse
 
 from profiles.models import ChangeRequest, Environment, Item, Layer
-from tests.profiles.api.conftest import API
+from tests.profiles.conftest import API
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import pytest
 from django.db import connection, connections
 
 from profiles.models import ChangeRequest, Environment, ProfileVersion
-from tests.profiles.api.conftest import API, token_client
+from tests.profiles.conftest import API, token_client
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

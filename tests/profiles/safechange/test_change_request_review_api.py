@@ -8,7 +8,7 @@ import json
 import pytest
 
 from profiles.models import ChangeRequest, ChangeRequestApproval, Environment, Profile, Scenario
-from tests.profiles.api.conftest import API
+from tests.profiles.conftest import API
 
 pytestmark = pytest.mark.django_db
 

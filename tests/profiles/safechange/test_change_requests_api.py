@@ -13,7 +13,7 @@ from profiles.models import (
     Rule,
     WorkspaceVersion,
 )
-from tests.profiles.api.conftest import API
+from tests.profiles.conftest import API
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,6 @@ list, not on the studio's page, not in the default title, nor in the thread, ema
 webhooks' payloads of a scheduled apply that failed.
 """
 
-# ruff: noqa: F811 (the API's fixtures, imported)
-
 import json
 
 import pytest
@@ -17,18 +15,7 @@ from django.urls import reverse
 
 from profiles.models import ChangeRequest, ChangeRequestComment, Item, Webhook, WebhookDelivery
 from profiles.safechange.reviews import scheduled_apply_failed
-from tests.profiles.api.conftest import (  # noqa: F401 (fixtures)
-    API,
-    editor,
-    editor_client,
-    fast_passwords,
-    fresh_caches,
-    reader,
-    reader_client,
-    release,
-    staff,
-    staff_client,
-)
+from tests.profiles.conftest import API
 
 pytestmark = pytest.mark.django_db
 

@@ -31,8 +31,7 @@ from profiles.safechange.selectors import change_request_etag
 from profiles.versioning.environments import ChangeRequestRequired
 from profiles.workspace.entity_changes import canonical_entry, workspace_entity_changes
 from resolver import validate_workspace
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
-from tests.profiles.conftest import small_workspace
+from tests.profiles.conftest import RELEASE_SCENARIOS, release_workspace, small_workspace
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from profiles.models import (
     Webhook,
     WebhookDelivery,
 )
-from tests.profiles.api.conftest import API, token_client
+from tests.profiles.conftest import API, token_client
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,6 @@ from profiles.import_export.imports import workspace_import
 from profiles.material.layers import layer_update
 from profiles.models import Consumer, Environment, ImportJob, Item, Layer
 from profiles.versioning.environments import ChangeRequestRequired
-from tests.profiles.safechange.conftest import reviewer  # noqa: F401 (a fixture)
 from tests.profiles.safechange.test_governed_writes import (  # noqa: F401 (fixtures)
     Unchanged,
     admin_client,

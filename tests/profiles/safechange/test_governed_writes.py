@@ -25,7 +25,7 @@ from profiles.material.layers import layer_create, layer_update
 from profiles.models import Activity, Environment, Item, Layer, ProfileVersion, WorkspaceVersion
 from profiles.versioning.environments import ChangeRequestRequired
 from profiles.versioning.protection import GovernedByStaff, profile_reads
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
+from tests.profiles.conftest import RELEASE_SCENARIOS, release_workspace
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,8 @@ from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.imports import workspace_import
 from profiles.safechange.change_requests import change_request_create
 from profiles.workspace.permissions import EDITORS_GROUP
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.conftest import RELEASE_SCENARIOS, release_workspace
+from tests.profiles.formdata import editor_form_data
 
 pytestmark = pytest.mark.django_db
 

@@ -42,7 +42,7 @@ from profiles.safechange.reviews import (
 from profiles.safechange.selectors import change_request_etag
 from profiles.safechange.titles import default_title
 from profiles.safechange.verdicts import ChangesRequested, changes_requested_by
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
+from tests.profiles.conftest import RELEASE_SCENARIOS, release_workspace
 
 DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 

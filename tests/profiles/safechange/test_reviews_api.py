@@ -11,7 +11,7 @@ from django.core import mail
 from django.utils import timezone
 
 from profiles.models import ChangeRequest, ChangeRequestComment, Profile
-from tests.profiles.api.conftest import API, token_client
+from tests.profiles.conftest import API, token_client
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ from django.urls import reverse
 from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Scenario
 from profiles.safechange.text_diff import TEXT_DIFF_MAX_LINES, text_diff
-from tests.profiles.api.conftest import API, NOW, token_client
-from tests.profiles.conftest import small_workspace
+from tests.profiles.conftest import API, NOW, small_workspace, token_client
 
 pytestmark = pytest.mark.django_db
 

@@ -1,21 +1,27 @@
-"""Fixtures of the studio's view tests: conformance case 01 imported, a scenario, users."""
-
-from pathlib import Path
+"""The studio's editor, signed in: a superuser (the staff role), where the API's ``editor`` of
+``tests/profiles/conftest.py`` is a member of the editors group with a token. A studio test
+module imports both fixtures (``from tests.profiles.studio.fixtures import editor,
+editor_client``) to use them under those names; and the studio's helpers."""
 
 import pytest
-import yaml
 from django.contrib.auth.models import Group, User
 
-from profiles.import_export.imports import workspace_import
-from profiles.models import ImportJob, Profile, Scenario
-from profiles.workspace import cache
-
-CASE_01 = next((Path(__file__).resolve().parents[2] / "resolver" / "conformance").glob("01-*.yaml"))
-PROFILE = "support-answer"
+from profiles.models import ImportJob
 
 
-def load_case_01() -> dict:
-    return yaml.safe_load(CASE_01.read_text(encoding="utf-8"))
+@pytest.fixture
+def editor(db) -> User:
+    return User.objects.create_superuser("editor", "", "editor-pass-123")
+
+
+@pytest.fixture
+def editor_client(client, editor):
+    client.force_login(editor)
+    return client
+
+
+def join_editors(user: User) -> None:
+    user.groups.add(Group.objects.get_or_create(name="editors")[0])
 
 
 def stopped_bulk_job(*, user, layer: str) -> ImportJob:
@@ -44,48 +50,3 @@ def stopped_bulk_job(*, user, layer: str) -> ImportJob:
             "path": "",
         },
     )
-
-
-@pytest.fixture(autouse=True)
-def fresh_workspace_cache():
-    cache.workspace_cache_clear()
-    yield
-    cache.workspace_cache_clear()
-
-
-@pytest.fixture
-def workspace(db) -> Profile:
-    """Import conformance case 01 and save its request as the profile's default scenario."""
-    case = load_case_01()
-    workspace_import(document=case["workspace"], mode="replace")
-    profile = Profile.objects.get(key=PROFILE)
-    request = case["request"]
-    Scenario.objects.create(
-        name="Dana's card refund",
-        profile=profile,
-        input=request["input"],
-        now=request["now"],
-        is_default=True,
-    )
-    return profile
-
-
-@pytest.fixture
-def editor(db) -> User:
-    return User.objects.create_superuser("editor", "", "editor-pass-123")
-
-
-@pytest.fixture
-def viewer(db) -> User:
-    """A reader (signed in, not in the editors group): may look, may not write."""
-    return User.objects.create_user("viewer", "", "viewer-pass-123")
-
-
-@pytest.fixture
-def editor_client(client, editor):
-    client.force_login(editor)
-    return client
-
-
-def join_editors(user: User) -> None:
-    user.groups.add(Group.objects.get_or_create(name="editors")[0])

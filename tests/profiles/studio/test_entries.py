@@ -2,6 +2,8 @@
 services behind every page, errors in words beside the fields, deletes that ask first and
 explain (409) what still uses the object."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import re
 from io import StringIO
 
@@ -11,8 +13,8 @@ from django.core.management import call_command
 
 from profiles.models import ChangeRequest, Consumer, Environment, Item, Layer, Profile, Rule
 from profiles.workspace.concurrency import layer_etag
-from tests.profiles.studio.conftest import PROFILE as PROFILE_KEY
-from tests.profiles.studio.conftest import join_editors
+from tests.profiles.conftest import CASE_01_PROFILE as PROFILE_KEY
+from tests.profiles.studio.fixtures import editor, editor_client, join_editors  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

@@ -1,11 +1,14 @@
 """Keyboard and focus in the editor, server side: Save skips the empty impact step, the
 jump links between the timeline and the rules, the scenario status after saving one."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import pytest
 from django.urls import reverse
 
 from profiles.models import Profile, Scenario
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.formdata import editor_form_data
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

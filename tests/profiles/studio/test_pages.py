@@ -1,5 +1,7 @@
 """Profiles list, create/duplicate/delete, layers, items and the workspace file."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import json
 
 import pytest
@@ -8,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 import resolver.reasons as reasons
 from profiles.models import Item, Layer, Profile, Rule
 from profiles.resolution.explain import REASON_SENTENCES, explain
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

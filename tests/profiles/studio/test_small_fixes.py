@@ -1,5 +1,7 @@
 """The small things a new user trips over: icon, login button, field shapes, names, admin."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import json
 import re
 
@@ -7,7 +9,8 @@ import pytest
 from django.contrib.staticfiles import finders
 
 from profiles.models import Item, Rule
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.formdata import editor_form_data
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

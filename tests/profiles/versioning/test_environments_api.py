@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from profiles.models import Environment, Profile, ProfileVersion, Rule, WorkspaceVersion
-from tests.profiles.api.conftest import API
+from tests.profiles.conftest import API
 
 pytestmark = pytest.mark.django_db
 

@@ -24,8 +24,8 @@ from profiles.models import (
     WorkspaceVersion,
 )
 from profiles.versioning.environments import ChangeRequestRequired
-from tests.profiles.api.conftest import RELEASE_SCENARIOS, release_workspace
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.conftest import RELEASE_SCENARIOS, release_workspace
+from tests.profiles.formdata import editor_form_data
 
 pytestmark = pytest.mark.django_db
 
@@ -336,7 +336,7 @@ def test_services__rules_and_create__refused_in_protected_environment(protected)
 
 def editor_form_data_admin(html: str) -> dict:
     """Read the admin's change form (id profile_form) as a browser would submit it."""
-    from tests.profiles.studio.formdata import _FormReader
+    from tests.profiles.formdata import _FormReader
 
     reader = _FormReader("profile_form")
     reader.feed(html)

@@ -4,7 +4,7 @@ and a resolution names the version that answered it."""
 import pytest
 
 from profiles.models import DecisionLog, Profile, ProfileVersion
-from tests.profiles.api.conftest import API, NOW
+from tests.profiles.conftest import API, NOW
 
 pytestmark = pytest.mark.django_db
 

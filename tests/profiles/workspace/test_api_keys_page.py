@@ -1,6 +1,8 @@
 """The studio's API keys page: scoped keys made (shown once), listed without the key, revoked;
 errors beside their fields; readers manage only their own token; staff see everyone's keys."""
 
+# ruff: noqa: F811 (the studio's editor fixtures, imported: the tests' arguments)
+
 import re
 
 import pytest
@@ -9,7 +11,7 @@ from django.contrib.auth.models import User
 from profiles.models import ApiKey, Environment
 from profiles.models.keys import key_hash
 from tests.profiles.conftest import api_key_for
-from tests.profiles.studio.conftest import join_editors
+from tests.profiles.studio.fixtures import editor, editor_client, join_editors  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

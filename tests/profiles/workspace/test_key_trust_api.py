@@ -15,8 +15,7 @@ from profiles.models.keys import EXPIRY_LATEST
 from profiles.versioning.protection import GovernedByStaff
 from profiles.workspace.permissions import governance_refusal
 from resolver.documents import dump_yaml
-from tests.profiles.api.conftest import API, token_client
-from tests.profiles.conftest import api_key_for
+from tests.profiles.conftest import API, api_key_for, token_client
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,7 @@ from rest_framework.test import APIClient
 from profiles.models import ApiKey, ImportJob, KeyScope
 from profiles.workspace.keys import ApiKeyInvalid
 from profiles.workspace.permissions import SCOPE_CAPABILITIES
-from tests.profiles.api.conftest import API, NOW, token_client
-from tests.profiles.conftest import api_key_for
+from tests.profiles.conftest import API, NOW, api_key_for, token_client
 
 pytestmark = pytest.mark.django_db
 

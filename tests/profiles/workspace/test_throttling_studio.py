@@ -10,9 +10,8 @@ from rest_framework.test import APIClient
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.imports import workspace_import
 from profiles.workspace.permissions import EDITORS_GROUP
-from tests.profiles.api.conftest import API, RELEASE_SCENARIOS, release_workspace
-from tests.profiles.conftest import api_key_for
-from tests.profiles.studio.formdata import editor_form_data
+from tests.profiles.conftest import API, RELEASE_SCENARIOS, api_key_for, release_workspace
+from tests.profiles.formdata import editor_form_data
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from django.test import Client
 from profiles.models import ApiKey
 from profiles.models.keys import key_hash
 from profiles.workspace.keys import token_replace
-from tests.profiles.api.test_parallel_writes import ParallelWSGIServer, in_parallel
+from tests.profiles.workspace.test_parallel_writes_api import ParallelWSGIServer, in_parallel
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
