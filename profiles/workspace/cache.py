@@ -32,7 +32,7 @@ whenever the copy changes), so the engine reuses exactly the layers this worker 
 
 After the first compilation the surviving objects are frozen (``gc.freeze()``, once per
 process; see ``_freeze_once``), so the collector does not walk the compiled workspace again.
-A worker's memory stays flat over edits (``tests/profiles/test_cache_and_queries.py``
+A worker's memory stays flat over edits (``tests/profiles/workspace/test_cache_and_queries.py``
 measures it with request-like reference cycles alive during each recompile; the web
 benchmark measures the gunicorn worker's RSS).
 

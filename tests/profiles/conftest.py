@@ -229,12 +229,20 @@ def reader(db) -> User:
     return User.objects.create_user("reader", password="reader-password-1")
 
 
+def join_editors(user: User) -> None:
+    user.groups.add(Group.objects.get_or_create(name="editors")[0])
+
+
+def editors_member(name: str) -> User:
+    """Return a new member of the editors group, whose password is ``<name>-password-1``."""
+    user = User.objects.create_user(name, password=f"{name}-password-1")
+    join_editors(user)
+    return user
+
+
 @pytest.fixture
 def editor(db) -> User:
-    user = User.objects.create_user("editor", password="editor-password-1")
-    group, _ = Group.objects.get_or_create(name="editors")
-    user.groups.add(group)
-    return user
+    return editors_member("editor")
 
 
 @pytest.fixture
@@ -334,10 +342,7 @@ def release(db) -> dict:
 
 @pytest.fixture
 def reviewer(db) -> User:
-    user = User.objects.create_user("reviewer", password="reviewer-password-1")
-    group, _ = Group.objects.get_or_create(name="editors")
-    user.groups.add(group)
-    return user
+    return editors_member("reviewer")
 
 
 @pytest.fixture

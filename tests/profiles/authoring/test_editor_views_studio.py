@@ -8,8 +8,9 @@ from django.test.utils import CaptureQueriesContext
 
 from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Rule
+from tests.profiles.conftest import join_editors
 from tests.profiles.formdata import editor_form_data
-from tests.profiles.studio.fixtures import editor, editor_client, join_editors  # noqa: F401 (the studio's)
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 EDITOR = "/profiles/support-answer/"
 PREVIEW = "/profiles/support-answer/preview/"

@@ -19,9 +19,9 @@ from profiles.import_export.jobs import import_job_run
 from profiles.models import Activity, Environment, ImportJob, Item, Layer
 from profiles.workspace.permissions import ROLE_CAPABILITIES, WRITE_MATERIAL, Role
 from profiles.workspace.throttling import throttle_key
-from tests.profiles.conftest import release_workspace, token_client
+from tests.profiles.conftest import join_editors, release_workspace, token_client
 from tests.profiles.doors.test_rendered_pages import leaked_syntax
-from tests.profiles.studio.fixtures import editor, editor_client, join_editors, stopped_bulk_job  # noqa: F401 (the studio's)
+from tests.profiles.studio.fixtures import editor, editor_client, stopped_bulk_job  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,8 @@ from django.test import Client
 
 from profiles.models import Webhook, WebhookDelivery
 from profiles.notifications.delivery import webhook_delivery_task
+from tests.profiles.conftest import join_editors
 from tests.profiles.notifications.receivers import receiver
-from tests.profiles.studio.fixtures import join_editors
 
 pytestmark = pytest.mark.django_db
 

@@ -1,10 +1,10 @@
 """The studio's editor, signed in: a superuser (the staff role), where the API's ``editor`` of
 ``tests/profiles/conftest.py`` is a member of the editors group with a token. A studio test
 module imports both fixtures (``from tests.profiles.studio.fixtures import editor,
-editor_client``) to use them under those names; and the studio's helpers."""
+editor_client``) to use them under those names; and a bulk upload that stopped."""
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 
 from profiles.models import ImportJob
 
@@ -18,10 +18,6 @@ def editor(db) -> User:
 def editor_client(client, editor):
     client.force_login(editor)
     return client
-
-
-def join_editors(user: User) -> None:
-    user.groups.add(Group.objects.get_or_create(name="editors")[0])
 
 
 def stopped_bulk_job(*, user, layer: str) -> ImportJob:

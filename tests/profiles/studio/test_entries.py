@@ -14,7 +14,8 @@ from django.core.management import call_command
 from profiles.models import ChangeRequest, Consumer, Environment, Item, Layer, Profile, Rule
 from profiles.workspace.concurrency import layer_etag
 from tests.profiles.conftest import CASE_01_PROFILE as PROFILE_KEY
-from tests.profiles.studio.fixtures import editor, editor_client, join_editors  # noqa: F401 (the studio's)
+from tests.profiles.conftest import join_editors
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 

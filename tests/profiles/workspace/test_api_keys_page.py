@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 
 from profiles.models import ApiKey, Environment
 from profiles.models.keys import key_hash
-from tests.profiles.conftest import api_key_for
-from tests.profiles.studio.fixtures import editor, editor_client, join_editors  # noqa: F401 (the studio's)
+from tests.profiles.conftest import api_key_for, join_editors
+from tests.profiles.studio.fixtures import editor, editor_client  # noqa: F401 (the studio's)
 
 pytestmark = pytest.mark.django_db
 
