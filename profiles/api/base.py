@@ -1,11 +1,17 @@
-"""What the API's views outside the entry viewsets share (resolution, import and export): the
-``ApiView`` base, the 400 of an invalid request (``invalid``) and the body check."""
+"""What the API's views share: the ``ApiView`` and ``ApiViewSet`` bases (the API's schema, a
+page of records, on whose behalf a write runs), the 400 of an invalid request (``invalid``),
+the body check and a whole number of the query."""
 
 from django.http import QueryDict
+from rest_framework.response import Response
 from rest_framework.views import APIView
+from rest_framework.viewsets import GenericViewSet
 
 from profiles.api.exceptions import ApiError
 from profiles.api.schema import ApiAutoSchema
+from profiles.api.throttling import ResolutionRateThrottle
+from profiles.workspace.origin import API as API_ORIGIN
+from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import DefaultApiPermission
 
 
@@ -28,6 +34,48 @@ def body_object(request, allowed: tuple[str, ...] | None = None) -> dict:
     return data
 
 
+def query_whole_number(request, name: str) -> int:
+    """Return the query's whole number ``name`` (an offset), 0 when not given."""
+    text = request.query_params.get(name)
+    if text in (None, ""):
+        return 0
+    number = whole_number(text)
+    if number is None:
+        raise invalid(name, "must be a whole number (0-9)")
+    return number
+
+
 class ApiView(APIView):
     schema = ApiAutoSchema()
     permission_classes = [DefaultApiPermission]
+
+
+# A viewset of the API on its services (an entry's: ``EntryViewSet``). No docstring: the
+# schema would describe every operation without one of its own with it.
+class ApiViewSet(GenericViewSet):
+    schema = ApiAutoSchema()
+    #: the actions counted like the costly doors (``ResolutionRateThrottle`` in
+    #: ``throttle_scope``), the others not at all; ``None``: the project's default throttles
+    throttled_actions: tuple[str, ...] | None = None
+
+    def get_throttles(self):
+        if self.throttled_actions is None:
+            return super().get_throttles()
+        return [ResolutionRateThrottle()] if self.action in self.throttled_actions else []
+
+    @property
+    def if_match(self) -> str | None:
+        return self.request.headers.get("If-Match")
+
+    def author(self) -> dict:
+        """Return on whose behalf a write runs, as every write service takes it."""
+        return {"user": self.request.user, "origin": API_ORIGIN}
+
+    def guarded(self) -> dict:
+        """Return ``author()`` with the request's ``If-Match`` (for a change or a delete)."""
+        return {**self.author(), "if_match": self.if_match}
+
+    def page_of(self, rows, record) -> Response:
+        """Answer the page of ``rows`` the query asks for, each row as ``record`` shows it."""
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response([record(row) for row in page])

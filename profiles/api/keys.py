@@ -14,12 +14,9 @@ from rest_framework import parsers, renderers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
-from rest_framework.views import APIView
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.base import body_object, invalid
-from profiles.api.exceptions import not_found
-from profiles.api.schema import ApiAutoSchema
+from profiles.api.base import ApiView, ApiViewSet, body_object, invalid
+from profiles.api.exceptions import or_404
 from profiles.api.serializers import keys as s
 from profiles.workspace.keys import (
     ApiKeyInvalid,
@@ -50,8 +47,7 @@ def key_record(key) -> dict:
 
 
 @extend_schema(tags=["keys"])
-class ApiKeyViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+class ApiKeyViewSet(ApiViewSet):
     permission_classes = [capability_permission(MANAGE_KEYS)]
     lookup_url_kwarg = "id"
     lookup_value_regex = "[0-9]+"
@@ -62,8 +58,7 @@ class ApiKeyViewSet(GenericViewSet):
         responses={200: s.ApiKeySerializer(many=True)},
     )
     def list(self, request):
-        page = self.paginate_queryset(api_key_list(viewer=request.user))
-        return self.get_paginated_response([key_record(key) for key in page])
+        return self.page_of(api_key_list(viewer=request.user), key_record)
 
     @extend_schema(
         operation_id="keys_create",
@@ -98,17 +93,13 @@ class ApiKeyViewSet(GenericViewSet):
         responses={204: None},
     )
     def destroy(self, request, id):
-        key = api_key_get(viewer=request.user, key_id=id)
-        if key is None:
-            raise not_found(f"API key {id}")
-        api_key_revoke(key=key)
+        api_key_revoke(key=or_404(f"API key {id}", api_key_get, viewer=request.user, key_id=id))
         return Response(status=204)
 
 
-class TokenView(APIView):
+class TokenView(ApiView):
     """Exchange a username and password for a new API token of the user."""
 
-    schema = ApiAutoSchema()
     throttle_classes = ()
     permission_classes = ()
     parser_classes = (parsers.FormParser, parsers.MultiPartParser, parsers.JSONParser)

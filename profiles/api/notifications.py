@@ -6,12 +6,11 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.base import body_object, invalid
-from profiles.api.exceptions import ApiError, not_found
-from profiles.api.schema import ApiAutoSchema
+from profiles.api.base import ApiViewSet, body_object, invalid
+from profiles.api.exceptions import ApiError, or_404
 from profiles.api.serializers import notifications as s
+from profiles.api.serializers.entries import username
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.notifications.webhooks import (
     FIELDS,
@@ -40,7 +39,7 @@ def webhook_record(webhook) -> dict:
         "active": webhook.active,
         "description": webhook.description,
         "createdAt": webhook.created_at,
-        "createdBy": webhook.created_by.get_username() if webhook.created_by else None,
+        "createdBy": username(webhook.created_by),
         "deliveriesUrl": reverse("api:webhook-deliveries", kwargs={"webhook_id": webhook.pk}),
     }
 
@@ -67,8 +66,7 @@ def refused(exc: WebhookInvalid) -> ApiError:
 
 
 @extend_schema(tags=["webhooks"])
-class WebhookViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+class WebhookViewSet(ApiViewSet):
     permission_classes = [capability_permission(MANAGE_WEBHOOKS)]
     lookup_url_kwarg = "webhook_id"
     lookup_value_regex = "[0-9]+"
@@ -79,10 +77,9 @@ class WebhookViewSet(GenericViewSet):
         return [ResolutionRateThrottle()] if self.action == "test" else []
 
     def _webhook(self, request, webhook_id):
-        webhook = webhook_get(user=request.user, webhook_id=webhook_id)
-        if webhook is None:
-            raise not_found(f"webhook {webhook_id}")
-        return webhook
+        return or_404(
+            f"webhook {webhook_id}", webhook_get, user=request.user, webhook_id=webhook_id
+        )
 
     @extend_schema(
         operation_id="webhooks_list",
@@ -90,8 +87,7 @@ class WebhookViewSet(GenericViewSet):
         responses={200: s.WebhookSerializer(many=True)},
     )
     def list(self, request):
-        page = self.paginate_queryset(webhook_list(user=request.user))
-        return self.get_paginated_response([webhook_record(webhook) for webhook in page])
+        return self.page_of(webhook_list(user=request.user), webhook_record)
 
     @extend_schema(
         operation_id="webhooks_create",
@@ -159,8 +155,8 @@ class WebhookViewSet(GenericViewSet):
     @action(detail=True, methods=["get"])
     def deliveries(self, request, webhook_id):
         webhook = self._webhook(request, webhook_id)
-        page = self.paginate_queryset(webhook_deliveries_list(user=request.user, webhook=webhook))
-        return self.get_paginated_response([delivery_record(delivery) for delivery in page])
+        deliveries = webhook_deliveries_list(user=request.user, webhook=webhook)
+        return self.page_of(deliveries, delivery_record)
 
     @extend_schema(
         operation_id="webhooks_test",

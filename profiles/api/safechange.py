@@ -11,16 +11,16 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.exceptions import ApiError, not_found
+from profiles.api.base import ApiViewSet, body_object, query_whole_number
+from profiles.api.exceptions import ApiError, not_found, or_404
 from profiles.api.filters import query_boolean
-from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import reviews as review_shapes
 from profiles.api.serializers import safechange as s
+from profiles.api.serializers.entries import username
 from profiles.api.serializers.reviews import review_record
 from profiles.api.throttling import ResolutionRateThrottle
-from profiles.api.versioning import NO_BODY, ReadConfigWriteRules, _body, _username
+from profiles.api.versioning import NO_BODY, ReadConfigWriteRules
 from profiles.models import ChangeRequest, Profile
 from profiles.safechange.change_requests import (
     change_request_apply,
@@ -53,7 +53,6 @@ from profiles.safechange.selectors import (
     change_request_record_get,
 )
 from profiles.versioning.versions import latest_versions_get
-from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
@@ -78,40 +77,23 @@ IF_MATCH_APPROVE = OpenApiParameter(
 Resolves = capability_permission(RESOLVE, READ_CONFIG)
 
 
-# --- helpers -------------------------------------------------------------------------------
-
-
-def _offset(request) -> int:
-    """Return the impact's ``offset`` (the first scenario to resolve), 0 when not given."""
-    text = request.query_params.get("offset")
-    if text in (None, ""):
-        return 0
-    offset = whole_number(text)
-    if offset is None:
-        raise ApiError(400, "INVALID_REQUEST", "offset: must be a whole number (0-9)", "offset")
-    return offset
-
-
 # --- impact and promotion ------------------------------------------------------------------
 
 
 @extend_schema(tags=["change requests"])
-class ProfileDraftViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+class ProfileDraftViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
 
+    # Throttled like the preview, in its own scope (each call resolves up to
+    # IMPACT_MAX_RESOLUTIONS times); a promotion opens a change request, whose impact
+    # resolves as many times: it counts in the same scope.
     throttle_scope = IMPACT_SCOPE
+    throttled_actions = ("impact", "promote")
 
     def get_permissions(self):
         if self.action == "impact":  # a dry run resolves, like the preview
             return [Resolves()]
         return super().get_permissions()
-
-    def get_throttles(self):
-        # Throttled like the preview, in its own scope (each call resolves up to
-        # IMPACT_MAX_RESOLUTIONS times); a promotion opens a change request, whose impact
-        # resolves as many times: it counts in the same scope.
-        return [ResolutionRateThrottle()] if self.action in ("impact", "promote") else []
 
     @extend_schema(
         operation_id="profile_impact",
@@ -133,8 +115,8 @@ class ProfileDraftViewSet(GenericViewSet):
     )
     def impact(self, request, key):
         require_key_profile(request.auth, key)  # it resolves the profile, as a preview does
-        changes = _body(request, ("name", "description", "budget", "rules"))
-        offset = _offset(request)
+        changes = body_object(request, ("name", "description", "budget", "rules"))
+        offset = query_whole_number(request, "offset")
         try:
             impact = draft_impact(profile_key=key, changes=changes, offset=offset)
         except Profile.DoesNotExist:
@@ -166,7 +148,7 @@ class ProfileDraftViewSet(GenericViewSet):
         examples=[s.PROMOTE_EXAMPLE, s.CHANGE_REQUEST_EXAMPLE],
     )
     def promote(self, request, key):
-        body = _body(request, ("to", "title", "description", "key", "reviewers"))
+        body = body_object(request, ("to", "title", "description", "key", "reviewers"))
         # The schema's types: the service would take a number as its canonical string.
         for name in ("title", "description", "key"):
             if name in body and not isinstance(body[name], str):
@@ -188,7 +170,7 @@ class ProfileDraftViewSet(GenericViewSet):
             )
         except Profile.DoesNotExist:
             raise not_found(f'profile "{key}"') from None
-        return _change_request_response(request, change_request, 201)
+        return change_request_response(request, change_request, 201)
 
 
 # --- change requests -----------------------------------------------------------------------
@@ -214,7 +196,7 @@ def change_request_record(
         "environment": standing.environments[change_request.pk],
         "title": change_request.title,
         "status": change_request.status,
-        "author": _username(change_request.author),
+        "author": username(change_request.author),
         "baseVersion": change_request.base_version,
         "currentVersion": current,
         "stale": change_request.status == ChangeRequest.Status.OPEN
@@ -235,7 +217,7 @@ def change_request_record(
         "createdAt": change_request.created_at,
         "updatedAt": change_request.updated_at,
         "resolvedAt": change_request.resolved_at,
-        "resolvedBy": _username(change_request.resolved_by),
+        "resolvedBy": username(change_request.resolved_by),
         "appliedVersion": change_request.applied_version,
     }
     record["affectedProfiles"] = list(change_request.affected_profiles) or [
@@ -267,7 +249,8 @@ def _current_versions(keys) -> dict[str, int | None]:
     return {key: version.number for key, version in latest_versions_get(set(keys)).items()}
 
 
-def _change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
+def change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
+    """Answer with a change request's record (its detail) and ETag."""
     change_request = change_request_record_get(pk=change_request.pk)
     record = change_request_record(
         change_request,
@@ -302,14 +285,20 @@ def _declared_environments(record: dict) -> dict[str, set]:
     return declared
 
 
-def change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
-    """Answer with a change request's record (its detail) and ETag (the import's proposal)."""
-    return _change_request_response(request, change_request, status)
+def change_request_or_404(pk: int) -> ChangeRequest:
+    return or_404(f"change request #{pk}", change_request_get, pk=pk)
+
+
+def change_request_act(request, pk: int, service, **arguments) -> Response:
+    """Run ``service`` on change request ``pk`` (404 when there is none) on the request's
+    behalf, and answer with the change request as it is then."""
+    change_request_or_404(pk)
+    service(pk=pk, user=request.user, **arguments)
+    return change_request_response(request, change_request_or_404(pk))
 
 
 @extend_schema(tags=["change requests"])
-class ChangeRequestViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+class ChangeRequestViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
     lookup_value_regex = "[0-9]+"
 
@@ -324,12 +313,6 @@ class ChangeRequestViewSet(GenericViewSet):
             and "changes" in self.request.data
         )
         return [ResolutionRateThrottle()] if computes else []
-
-    def _get(self, pk: int) -> ChangeRequest:
-        try:
-            return change_request_get(pk=pk)
-        except ChangeRequest.DoesNotExist:
-            raise not_found(f"change request #{pk}") from None
 
     @extend_schema(
         operation_id="change_requests_list",
@@ -414,7 +397,7 @@ class ChangeRequestViewSet(GenericViewSet):
         ],
     )
     def create(self, request):
-        body = _body(request, ("profile", "title", "description", "changes", "reviewers"))
+        body = body_object(request, ("profile", "title", "description", "changes", "reviewers"))
         if isinstance(body.get("changes"), list):
             if "profile" in body:
                 raise ApiError(
@@ -431,7 +414,7 @@ class ChangeRequestViewSet(GenericViewSet):
                 changes=body["changes"],
                 user=request.user,
             )
-            return _change_request_response(request, change_request, 201)
+            return change_request_response(request, change_request, 201)
         key = body.get("profile")
         if not isinstance(key, str) or not key:
             raise ApiError(400, "INVALID_REQUEST", "profile: is required", "profile")
@@ -444,11 +427,11 @@ class ChangeRequestViewSet(GenericViewSet):
                 description=body.get("description") or "",
                 changes=body.get("changes"),
                 user=request.user,
-                if_match=request.headers.get("If-Match"),
+                if_match=self.if_match,
             )
         except Profile.DoesNotExist:
             raise not_found(f'profile "{key}"', "profile") from None
-        return _change_request_response(request, change_request, 201)
+        return change_request_response(request, change_request, 201)
 
     @extend_schema(
         operation_id="change_requests_retrieve",
@@ -456,7 +439,7 @@ class ChangeRequestViewSet(GenericViewSet):
         examples=[s.CHANGE_REQUEST_EXAMPLE],
     )
     def retrieve(self, request, pk):
-        return _change_request_response(request, self._get(pk))
+        return change_request_response(request, change_request_or_404(pk))
 
     @extend_schema(
         operation_id="change_requests_partial_update",
@@ -469,27 +452,25 @@ class ChangeRequestViewSet(GenericViewSet):
         responses={200: s.ChangeRequestSerializer},
     )
     def partial_update(self, request, pk):
-        body = _body(request, ("title", "description", "changes", "reviewers", "applyAt"))
-        self._get(pk)
+        body = body_object(request, ("title", "description", "changes", "reviewers", "applyAt"))
+        change_request_or_404(pk)
         reviewers = body.pop("reviewers", UNSET)
         apply_at = body.pop("applyAt", UNSET)
-        return _change_request_response(
+        return change_request_response(
             request,
             change_request_edit(
                 pk=pk,
                 user=request.user,
-                if_match=request.headers.get("If-Match"),
+                if_match=self.if_match,
                 reviewers=reviewers,
                 apply_at=apply_at,
                 **body,
             ),
         )
 
-    def _action(self, request, pk, service, **arguments):
-        _body(request, ())
-        self._get(pk)
-        service(pk=pk, user=request.user, **arguments)
-        return _change_request_response(request, self._get(pk))
+    def _action(self, request, pk, service):
+        body_object(request, ())  # takes no fields
+        return change_request_act(request, pk, service)
 
     @extend_schema(
         operation_id="change_requests_approve",
@@ -504,15 +485,14 @@ class ChangeRequestViewSet(GenericViewSet):
     )
     @action(detail=True, methods=["post"])
     def approve(self, request, pk):
-        body = _body(request, ("body",))
-        self._get(pk)
-        change_request_approve_reviewed(
-            pk=pk,
-            user=request.user,
-            if_match=request.headers.get("If-Match"),
+        body = body_object(request, ("body",))
+        return change_request_act(
+            request,
+            pk,
+            change_request_approve_reviewed,
+            if_match=self.if_match,
             body=body.get("body", ""),
         )
-        return _change_request_response(request, self._get(pk))
 
     @extend_schema(
         operation_id="change_requests_reject",

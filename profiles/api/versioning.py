@@ -6,18 +6,19 @@ change's: it writes through authoring) and answers. The services raise ``SafeCha
 which the API's exception handler answers in the one error shape.
 """
 
+from operator import methodcaller
+
 from django.core.exceptions import ValidationError
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.exceptions import ApiError, not_found
-from profiles.api.schema import ApiAutoSchema
+from profiles.api.base import ApiViewSet, body_object, invalid
+from profiles.api.exceptions import ApiError, not_found, or_404
 from profiles.api.serializers import versioning as s
-from profiles.api.serializers.entries import NoBodySerializer
+from profiles.api.serializers.entries import NoBodySerializer, username
 from profiles.api.serializers.text_diff import DIFF_TEXT_EXAMPLE
 from profiles.api.text_diff import SCENARIO_PARAMETER, version_text_record
 from profiles.models import ProfileVersion
@@ -60,25 +61,11 @@ ReadConfigAdminister = capability_permission(READ_CONFIG, unsafe=ADMINISTER)
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _body(request, allowed: tuple[str, ...]) -> dict:
-    data = request.data
-    if not isinstance(data, dict):
-        raise ApiError(400, "INVALID_REQUEST", "the request body must be a JSON object")
-    for name in data:
-        if name not in allowed:
-            raise ApiError(400, "INVALID_REQUEST", f"{name}: unknown field", str(name))
-    return dict(data)
-
-
-def _username(user) -> str | None:
-    return None if user is None else user.get_username()
-
-
 def version_record(version: ProfileVersion, *, with_document: bool = False) -> dict:
     """Return a version as the API shows it (with ``profile``, its document, on detail)."""
     record = {
         "number": version.number,
-        "author": _username(version.author),
+        "author": username(version.author),
         "createdAt": version.created_at,
         "message": version.message,
         "source": version.source,
@@ -107,8 +94,7 @@ def _number(request, name: str) -> int | None:
 
 
 @extend_schema(tags=["versions"])
-class ProfileVersionViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+class ProfileVersionViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
     lookup_field = "number"
     lookup_value_regex = "[0-9]+"
@@ -120,14 +106,7 @@ class ProfileVersionViewSet(GenericViewSet):
     )
     def list(self, request, key):
         _history_or_404(key)
-        page = self.paginate_queryset(version_list(profile_key=key))
-        return self.get_paginated_response([version_record(version) for version in page])
-
-    def _get(self, key: str, number: int) -> ProfileVersion:
-        try:
-            return version_get(profile_key=key, number=number)
-        except ProfileVersion.DoesNotExist:
-            raise not_found(f'version {number} of profile "{key}"') from None
+        return self.page_of(version_list(profile_key=key), version_record)
 
     @extend_schema(
         operation_id="profile_versions_retrieve",
@@ -136,7 +115,11 @@ class ProfileVersionViewSet(GenericViewSet):
         examples=[s.VERSION_EXAMPLE],
     )
     def retrieve(self, request, key, number):
-        return Response(version_record(self._get(key, int(number)), with_document=True))
+        number = int(number)
+        version = or_404(
+            f'version {number} of profile "{key}"', version_get, profile_key=key, number=number
+        )
+        return Response(version_record(version, with_document=True))
 
     @extend_schema(
         operation_id="profile_versions_restore",
@@ -220,8 +203,7 @@ class ProfileVersionViewSet(GenericViewSet):
 
 
 @extend_schema(tags=["environments"])
-class EnvironmentViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+class EnvironmentViewSet(ApiViewSet):
     permission_classes = [ReadConfigAdminister]
     lookup_field = "key"
     lookup_value_regex = "[^/]+"
@@ -232,9 +214,7 @@ class EnvironmentViewSet(GenericViewSet):
         responses={200: s.EnvironmentSerializer(many=True)},
     )
     def list(self, request):
-        environments = environment_list()
-        page = self.paginate_queryset(environments)
-        return self.get_paginated_response([environment.as_dict() for environment in page])
+        return self.page_of(environment_list(), methodcaller("as_dict"))
 
     @extend_schema(
         operation_id="environments_retrieve",
@@ -242,10 +222,7 @@ class EnvironmentViewSet(GenericViewSet):
         examples=[s.ENVIRONMENT_EXAMPLE],
     )
     def retrieve(self, request, key):
-        environment = environment_get(key=key)
-        if environment is None:
-            raise not_found(f'environment "{key}"')
-        return Response(environment.as_dict())
+        return Response(or_404(f'environment "{key}"', environment_get, key=key).as_dict())
 
     @extend_schema(
         operation_id="environments_update",
@@ -256,9 +233,9 @@ class EnvironmentViewSet(GenericViewSet):
         examples=[s.ENVIRONMENT_EXAMPLE],
     )
     def update(self, request, key):
-        body = _body(request, ("key", "requiresChangeRequest", "approvals"))
+        body = body_object(request, ("key", "requiresChangeRequest", "approvals"))
         if "key" in body and body["key"] != key:
-            raise ApiError(400, "INVALID_REQUEST", "key: cannot be changed", "key")
+            raise invalid("key", "cannot be changed")
         try:
             environment = environment_update(
                 key=key,

@@ -5,6 +5,7 @@ from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
 from profiles.api.exceptions import error_body
+from profiles.api.serializers.entries import username
 from profiles.models import ChangeRequest, ChangeRequestComment
 from profiles.safechange.reviews import COMMENT_MAX_LENGTH, MAX_REVIEWERS, changes_requested_by
 
@@ -30,16 +31,12 @@ def apply_at_field(**kwargs):
     )
 
 
-def _username(user) -> str | None:
-    return None if user is None else user.get_username()
-
-
 def review_record(change_request: ChangeRequest, *, detail: bool) -> dict:
     """Return the review fields of a request's API record (reviewers prefetched)."""
     record = {
         "reviewers": sorted(user.get_username() for user in change_request.reviewers.all()),
         "applyAt": change_request.apply_at,
-        "applyScheduledBy": _username(change_request.apply_scheduled_by)
+        "applyScheduledBy": username(change_request.apply_scheduled_by)
         if change_request.apply_at is not None
         else None,
     }
@@ -52,7 +49,7 @@ def comment_record(comment: ChangeRequestComment, *, revision: int) -> dict:
     """Return a thread entry as the API shows it; ``revision``: the request's current one."""
     return {
         "id": comment.pk,
-        "author": _username(comment.author),
+        "author": username(comment.author),
         "kind": comment.kind,
         "body": comment.body,
         "revision": comment.revision,
