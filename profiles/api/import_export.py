@@ -3,7 +3,7 @@
 /api/v1/workspace/imports/<id>`` (status, progress, result)."""
 
 from django.http import Http404, StreamingHttpResponse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
@@ -17,6 +17,7 @@ from profiles.api.safechange import change_request_response
 from profiles.api.serializers import import_export as s
 from profiles.api.serializers import safechange as safechange_shapes
 from profiles.api.serializers.entries import KEY_PATTERN
+from profiles.api.serializers.examples import response_example
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.import_export.documents import WorkspaceImportError, workspace_export
 from profiles.import_export.dry_run import (
@@ -236,11 +237,7 @@ class WorkspaceView(ApiView):
             200: s.ImportDryRunSerializer,
             201: safechange_shapes.ChangeRequestSerializer,
         },
-        examples=[
-            OpenApiExample(
-                "A dry run", value=s.DRY_RUN_EXAMPLE, response_only=True, status_codes=["200"]
-            )
-        ],
+        examples=[response_example("A dry run", s.DRY_RUN_EXAMPLE, 200)],
         tags=["workspace"],
     )
     def post(self, request):

@@ -3,7 +3,6 @@ item's URL ends with its path, slashes and all), and a layer's bulk ingest."""
 
 from django.http import Http404
 from drf_spectacular.utils import (
-    OpenApiExample,
     OpenApiParameter,
     PolymorphicProxySerializer,
     extend_schema,
@@ -19,6 +18,7 @@ from profiles.api.filters import ItemSearchFilter, MetadataFilter, query_boolean
 from profiles.api.import_export import job_response, queue_full_response
 from profiles.api.parsers import BATCH_PARSERS, BatchText
 from profiles.api.serializers import material as s
+from profiles.api.serializers.examples import request_example
 from profiles.api.serializers.import_export import BulkJobSerializer
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.import_export.job_status import bulk_job_document, import_job_get
@@ -242,7 +242,7 @@ class ItemBulkView(ApiView):
         ),
         responses={200: s.BulkIngestSummarySerializer, 202: BulkJobSerializer},
         examples=[
-            OpenApiExample("An upsert and a delete", value=BULK_EXAMPLE, request_only=True),
+            request_example("An upsert and a delete", BULK_EXAMPLE),
         ],
     )
     def post(self, request, key):

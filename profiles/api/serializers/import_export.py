@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from profiles.api.serializers.authoring import ProfileSerializer
+from profiles.api.serializers.examples import counts_example
 from profiles.api.serializers.material import (
     BulkIngestSummarySerializer,
     ConsumerSerializer,
@@ -178,12 +179,7 @@ class ImportDryRunSerializer(serializers.Serializer):
 
 DRY_RUN_EXAMPLE = {
     "mode": "merge",
-    "counts": {
-        "consumer": {"create": 0, "update": 0, "delete": 0},
-        "layer": {"create": 1, "update": 1, "delete": 0},
-        "item": {"create": 12, "update": 0, "delete": 0},
-        "profile": {"create": 0, "update": 0, "delete": 0},
-    },
+    "counts": counts_example(layer={"create": 1, "update": 1}, item={"create": 12}),
     "changes": [
         {
             "kind": "layer",

@@ -2,9 +2,10 @@
 service (``profiles.workspace.keys.api_key_create``) validates the body; these serializers
 describe it."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from profiles.api.serializers.examples import request_example
 from profiles.models import KeyScope
 from profiles.models.keys import NAME_MAX_LENGTH
 
@@ -62,10 +63,9 @@ class NewApiKeySerializer(ApiKeySerializer):
     )
 
 
-NEW_KEY_EXAMPLE = OpenApiExample(
+NEW_KEY_EXAMPLE = request_example(
     "A resolve-only key for production",
-    request_only=True,
-    value={"name": "support assistant", "scopes": ["resolve"], "environments": ["production"]},
+    {"name": "support assistant", "scopes": ["resolve"], "environments": ["production"]},
 )
 
 

@@ -1,11 +1,10 @@
 """Shapes and examples of reviews (requested reviewers, the thread, verdicts, scheduled apply)
 for the OpenAPI schema, and how a request's review fields and a thread entry are shown."""
 
-from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
-from profiles.api.exceptions import error_body
 from profiles.api.serializers.entries import username
+from profiles.api.serializers.examples import error_example, request_example, response_example
 from profiles.models import ChangeRequest, ChangeRequestComment
 from profiles.safechange.reviews import COMMENT_MAX_LENGTH, MAX_REVIEWERS, changes_requested_by
 
@@ -91,15 +90,13 @@ class ApproveSerializer(serializers.Serializer):
     )
 
 
-COMMENT_CREATE_EXAMPLE = OpenApiExample(
-    "Comment",
-    value={"body": "Does the third KB article fit in the budget of the mobile consumer?"},
-    request_only=True,
+COMMENT_CREATE_EXAMPLE = request_example(
+    "Comment", {"body": "Does the third KB article fit in the budget of the mobile consumer?"}
 )
 
-COMMENT_EXAMPLE = OpenApiExample(
+COMMENT_EXAMPLE = response_example(
     "A request for changes",
-    value={
+    {
         "id": 31,
         "author": "lee",
         "kind": "changes-requested",
@@ -108,24 +105,18 @@ COMMENT_EXAMPLE = OpenApiExample(
         "outdated": False,
         "createdAt": CREATED_AT,
     },
-    response_only=True,
 )
 
-REQUEST_CHANGES_EXAMPLE = OpenApiExample(
-    "Request changes",
-    value={"body": "Keep maxItems at 2 for the mobile consumer."},
-    request_only=True,
+REQUEST_CHANGES_EXAMPLE = request_example(
+    "Request changes", {"body": "Keep maxItems at 2 for the mobile consumer."}
 )
 
-CHANGES_REQUESTED_EXAMPLE = OpenApiExample(
+CHANGES_REQUESTED_EXAMPLE = error_example(
     "Changes requested",
-    value=error_body(
-        "CHANGES_REQUESTED",
-        "change request #12: lee requested changes on revision 1; edit the request (a new "
-        "revision) and have it reviewed again",
-        "reviews",
-        changesRequestedBy=["lee"],
-    ),
-    response_only=True,
-    status_codes=["409"],
+    409,
+    "CHANGES_REQUESTED",
+    "change request #12: lee requested changes on revision 1; edit the request (a new "
+    "revision) and have it reviewed again",
+    "reviews",
+    changesRequestedBy=["lee"],
 )
