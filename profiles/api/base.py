@@ -3,12 +3,15 @@ page of records, on whose behalf a write runs), the 400 of an invalid request (`
 the body check and a whole number of the query."""
 
 from django.http import QueryDict
+from drf_spectacular.utils import extend_schema
+from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.viewsets import GenericViewSet
 
 from profiles.api.exceptions import ApiError
 from profiles.api.schema import ApiAutoSchema
+from profiles.api.serializers.entries import NoBodySerializer
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.parameters import whole_number
@@ -19,8 +22,11 @@ def invalid(path: str, message: str) -> ApiError:
     return ApiError(400, "INVALID_REQUEST", f"{path}: {message}" if path else message, path)
 
 
-def body_object(request, allowed: tuple[str, ...] | None = None) -> dict:
-    """Return the request body as a dict; reject a non-object body and unknown fields."""
+def body_object(
+    request, allowed: tuple[str, ...] | None = None, required: tuple[str, ...] = ()
+) -> dict:
+    """Return the request body as a dict; reject a non-object body, unknown fields and a
+    missing ``required`` one."""
     data = request.data
     if isinstance(data, QueryDict):  # a form post from the browsable API
         data = data.dict()
@@ -31,6 +37,9 @@ def body_object(request, allowed: tuple[str, ...] | None = None) -> dict:
         for key in data:
             if key not in allowed:
                 raise invalid(str(key), "unknown field")
+    for field in required:
+        if field not in data:
+            raise invalid(field, "is required")
     return data
 
 
@@ -43,6 +52,29 @@ def query_whole_number(request, name: str) -> int:
     if number is None:
         raise invalid(name, "must be a whole number (0-9)")
     return number
+
+
+def no_body_action(**schema):
+    """Return the decorator of a POST action on one object that takes no fields (send ``{}``
+    or nothing); ``schema``: the rest of its ``extend_schema``."""
+
+    def decorate(function):
+        function = action(detail=True, methods=["post"])(function)
+        return extend_schema(request=NoBodySerializer, **schema)(function)
+
+    return decorate
+
+
+def viewset_schema(tag: str, *, operations: str = "", record: type | None = None, **schema):
+    """Return the decorator of an ``ApiViewSet``: its schema's ``tag`` (and the rest of its
+    ``extend_schema``), the prefix of its operation ids (``operations``, the tag by default)
+    and the record its actions answer with (``ApiAutoSchema`` derives both)."""
+
+    def decorate(viewset: type) -> type:
+        viewset.operation_prefix, viewset.record_serializer = operations or tag, record
+        return extend_schema(tags=[tag], **schema)(viewset)
+
+    return decorate
 
 
 class ApiView(APIView):

@@ -15,7 +15,7 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from profiles.api.base import ApiView, ApiViewSet, body_object, invalid
+from profiles.api.base import ApiView, ApiViewSet, body_object, invalid, viewset_schema
 from profiles.api.exceptions import or_404
 from profiles.api.serializers import keys as s
 from profiles.workspace.keys import (
@@ -46,32 +46,24 @@ def key_record(key) -> dict:
     }
 
 
-@extend_schema(tags=["keys"])
+@viewset_schema("keys", record=s.ApiKeySerializer)
 class ApiKeyViewSet(ApiViewSet):
     permission_classes = [capability_permission(MANAGE_KEYS)]
     lookup_url_kwarg = "id"
     lookup_value_regex = "[0-9]+"
 
-    @extend_schema(
-        operation_id="keys_list",
-        summary="Your scoped API keys (staff: everyone's), newest first; never the keys",
-        responses={200: s.ApiKeySerializer(many=True)},
-    )
+    @extend_schema(summary="Your scoped API keys (staff: everyone's), newest first; never the keys")
     def list(self, request):
         return self.page_of(api_key_list(viewer=request.user), key_record)
 
     @extend_schema(
-        operation_id="keys_create",
         summary="Create a scoped API key; the answer holds the key, shown this once",
         request=s.ApiKeyCreateSerializer,
         responses={201: s.NewApiKeySerializer},
         examples=[s.NEW_KEY_EXAMPLE],
     )
     def create(self, request):
-        body = body_object(request, NEW_KEY_FIELDS)
-        for field in ("name", "scopes"):
-            if field not in body:
-                raise invalid(field, "is required")
+        body = body_object(request, NEW_KEY_FIELDS, required=("name", "scopes"))
         try:
             made = api_key_create(
                 owner=request.user,
@@ -90,7 +82,6 @@ class ApiKeyViewSet(ApiViewSet):
     @extend_schema(
         operation_id="keys_revoke",
         summary="Revoke a key: requests that send it get 401 from now on",
-        responses={204: None},
     )
     def destroy(self, request, id):
         api_key_revoke(key=or_404(f"API key {id}", api_key_get, viewer=request.user, key_id=id))

@@ -7,11 +7,10 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from profiles.api.base import ApiViewSet, body_object, invalid
+from profiles.api.base import ApiViewSet, body_object, invalid, viewset_schema
 from profiles.api.exceptions import ApiError, or_404
 from profiles.api.serializers import notifications as s
 from profiles.api.serializers.entries import username
-from profiles.api.throttling import ResolutionRateThrottle
 from profiles.notifications.webhooks import (
     FIELDS,
     WebhookInvalid,
@@ -65,42 +64,31 @@ def refused(exc: WebhookInvalid) -> ApiError:
     return ApiError(400, exc.code, f"{exc.field}: {exc.message}", exc.field)
 
 
-@extend_schema(tags=["webhooks"])
+@viewset_schema("webhooks", record=s.WebhookSerializer)
 class WebhookViewSet(ApiViewSet):
     permission_classes = [capability_permission(MANAGE_WEBHOOKS)]
     lookup_url_kwarg = "webhook_id"
     lookup_value_regex = "[0-9]+"
+    # Each test makes the worker send a request: counted per user like the costly doors.
     throttle_scope = "webhook-test"
-
-    def get_throttles(self):
-        # Each test makes the worker send a request: counted per user like the costly doors.
-        return [ResolutionRateThrottle()] if self.action == "test" else []
+    throttled_actions = ("test",)
 
     def _webhook(self, request, webhook_id):
         return or_404(
             f"webhook {webhook_id}", webhook_get, user=request.user, webhook_id=webhook_id
         )
 
-    @extend_schema(
-        operation_id="webhooks_list",
-        summary="Every webhook, oldest first (staff)",
-        responses={200: s.WebhookSerializer(many=True)},
-    )
+    @extend_schema(summary="Every webhook, oldest first (staff)")
     def list(self, request):
         return self.page_of(webhook_list(user=request.user), webhook_record)
 
     @extend_schema(
-        operation_id="webhooks_create",
         summary="Create a webhook: the events it receives, signed with its secret (staff)",
         request=s.WebhookCreateSerializer,
-        responses={201: s.WebhookSerializer},
         examples=[s.NEW_WEBHOOK_EXAMPLE, s.WEBHOOK_EXAMPLE],
     )
     def create(self, request):
-        body = body_object(request, FIELDS)
-        for field in ("url", "events", "secret"):
-            if field not in body:
-                raise invalid(field, "is required")
+        body = body_object(request, FIELDS, required=("url", "events", "secret"))
         try:
             webhook = webhook_create(user=request.user, **body)
         except WebhookInvalid as exc:
@@ -112,20 +100,13 @@ class WebhookViewSet(ApiViewSet):
             headers={"Location": request.build_absolute_uri(location)},
         )
 
-    @extend_schema(
-        operation_id="webhooks_retrieve",
-        summary="One webhook (its secret masked)",
-        responses={200: s.WebhookSerializer},
-        examples=[s.WEBHOOK_EXAMPLE],
-    )
+    @extend_schema(summary="One webhook (its secret masked)", examples=[s.WEBHOOK_EXAMPLE])
     def retrieve(self, request, webhook_id):
         return Response(webhook_record(self._webhook(request, webhook_id)))
 
     @extend_schema(
-        operation_id="webhooks_partial_update",
         summary="Change some of a webhook's fields (a new secret replaces the old)",
         request=s.WebhookUpdateSerializer,
-        responses={200: s.WebhookSerializer},
         examples=[s.WEBHOOK_EXAMPLE],
     )
     def partial_update(self, request, webhook_id):
@@ -137,17 +118,12 @@ class WebhookViewSet(ApiViewSet):
             raise refused(exc) from None
         return Response(webhook_record(webhook))
 
-    @extend_schema(
-        operation_id="webhooks_destroy",
-        summary="Delete a webhook and its delivery log",
-        responses={204: None},
-    )
+    @extend_schema(summary="Delete a webhook and its delivery log")
     def destroy(self, request, webhook_id):
         webhook_delete(user=request.user, webhook=self._webhook(request, webhook_id))
         return Response(status=204)
 
     @extend_schema(
-        operation_id="webhooks_deliveries",
         summary="The webhook's deliveries, newest first: status, attempts, last answer",
         responses={200: s.WebhookDeliverySerializer(many=True)},
         examples=[s.DELIVERY_EXAMPLE],
@@ -159,7 +135,6 @@ class WebhookViewSet(ApiViewSet):
         return self.page_of(deliveries, delivery_record)
 
     @extend_schema(
-        operation_id="webhooks_test",
         summary="Send the webhook a `ping` delivery now (throttled: `webhook-test`)",
         description="Enqueues a delivery of the event `ping` (which no webhook subscribes "
         "to), whatever the webhook's events and even when it is inactive; the answer is the "

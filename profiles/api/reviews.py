@@ -11,7 +11,7 @@ from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from profiles.api.base import ApiViewSet, body_object
+from profiles.api.base import ApiViewSet, body_object, viewset_schema
 from profiles.api.safechange import change_request_act, change_request_or_404
 from profiles.api.serializers import reviews as s
 from profiles.api.serializers.safechange import ChangeRequestSerializer
@@ -35,7 +35,12 @@ IF_MATCH_OPTIONAL = OpenApiParameter(
 )
 
 
-@extend_schema(tags=["change requests"], parameters=[CHANGE_REQUEST_ID])
+@viewset_schema(
+    "change requests",
+    operations="change_request_comments",
+    record=s.CommentSerializer,
+    parameters=[CHANGE_REQUEST_ID],
+)
 class ChangeRequestReviewViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
     # Each entry emails the request's author: writes are throttled at a person's pace (only
@@ -44,11 +49,9 @@ class ChangeRequestReviewViewSet(ApiViewSet):
     throttled_actions = ("create", "request_changes")
 
     @extend_schema(
-        operation_id="change_request_comments_list",
         summary="The request's review thread, oldest first: comments and verdicts",
         description="Each entry names the revision of the request it was written on; "
         "`outdated` is true once the request has a newer one.",
-        responses={200: s.CommentSerializer(many=True)},
     )
     def list(self, request, pk):
         change_request = change_request_or_404(pk)
@@ -58,10 +61,8 @@ class ChangeRequestReviewViewSet(ApiViewSet):
         )
 
     @extend_schema(
-        operation_id="change_request_comments_create",
         summary="Comment on the request (its current revision); its author is emailed",
         request=s.CommentCreateSerializer,
-        responses={201: s.CommentSerializer},
         examples=[s.COMMENT_CREATE_EXAMPLE, s.COMMENT_EXAMPLE],
     )
     def create(self, request, pk):

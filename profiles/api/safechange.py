@@ -12,7 +12,13 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from profiles.api.base import ApiViewSet, body_object, query_whole_number
+from profiles.api.base import (
+    ApiViewSet,
+    body_object,
+    no_body_action,
+    query_whole_number,
+    viewset_schema,
+)
 from profiles.api.exceptions import ApiError, not_found, or_404
 from profiles.api.filters import query_boolean
 from profiles.api.serializers import reviews as review_shapes
@@ -20,7 +26,7 @@ from profiles.api.serializers import safechange as s
 from profiles.api.serializers.entries import username
 from profiles.api.serializers.reviews import review_record
 from profiles.api.throttling import ResolutionRateThrottle
-from profiles.api.versioning import NO_BODY, ReadConfigWriteRules
+from profiles.api.versioning import ReadConfigWriteRules
 from profiles.models import ChangeRequest, Profile
 from profiles.safechange.change_requests import (
     change_request_apply,
@@ -80,7 +86,7 @@ Resolves = capability_permission(RESOLVE, READ_CONFIG)
 # --- impact and promotion ------------------------------------------------------------------
 
 
-@extend_schema(tags=["change requests"])
+@viewset_schema("change requests", operations="profile")
 class ProfileDraftViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
 
@@ -96,7 +102,6 @@ class ProfileDraftViewSet(ApiViewSet):
         return super().get_permissions()
 
     @extend_schema(
-        operation_id="profile_impact",
         summary="Resolve every saved scenario with and without a draft (writes nothing)",
         description="The same `impact` a change request shows, for CI pipelines that check "
         "rules before they change. The draft is validated like a direct write. One call "
@@ -137,7 +142,6 @@ class ProfileDraftViewSet(ApiViewSet):
         )
 
     @extend_schema(
-        operation_id="profile_promote",
         summary="Open a change request carrying this profile's budget and rules to another "
         "environment",
         description="The target is the profile with the same consumer and objective in "
@@ -297,11 +301,10 @@ def change_request_act(request, pk: int, service, **arguments) -> Response:
     return change_request_response(request, change_request_or_404(pk))
 
 
-@extend_schema(tags=["change requests"])
+@viewset_schema("change requests", operations="change_requests", record=s.ChangeRequestSerializer)
 class ChangeRequestViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
     lookup_value_regex = "[0-9]+"
-
     throttle_scope = IMPACT_SCOPE
 
     def get_throttles(self):
@@ -315,7 +318,6 @@ class ChangeRequestViewSet(ApiViewSet):
         return [ResolutionRateThrottle()] if computes else []
 
     @extend_schema(
-        operation_id="change_requests_list",
         summary="Change requests, newest first (without changes, description, diff and "
         "impact: `counts` and `entities` say what each changes)",
         parameters=[
@@ -376,7 +378,6 @@ class ChangeRequestViewSet(ApiViewSet):
         )
 
     @extend_schema(
-        operation_id="change_requests_create",
         summary="Propose a change of a profile, or a change set over any entities; answers "
         "with its impact on every scenario",
         description="Two shapes. **One profile**: `{profile, title, changes: {name, "
@@ -388,7 +389,6 @@ class ChangeRequestViewSet(ApiViewSet):
         "`impact` has one entry per saved scenario of every profile the request may change "
         "(with `profile`), resolved before and after; nothing is written.",
         request=s.CHANGE_REQUEST_OR_SET_CREATE,
-        responses={201: s.ChangeRequestSerializer},
         examples=[
             s.CHANGE_REQUEST_CREATE_EXAMPLE,
             s.CHANGE_SET_CREATE_EXAMPLE,
@@ -433,23 +433,17 @@ class ChangeRequestViewSet(ApiViewSet):
             raise not_found(f'profile "{key}"', "profile") from None
         return change_request_response(request, change_request, 201)
 
-    @extend_schema(
-        operation_id="change_requests_retrieve",
-        responses={200: s.ChangeRequestSerializer},
-        examples=[s.CHANGE_REQUEST_EXAMPLE],
-    )
+    @extend_schema(examples=[s.CHANGE_REQUEST_EXAMPLE])
     def retrieve(self, request, pk):
         return change_request_response(request, change_request_or_404(pk))
 
     @extend_schema(
-        operation_id="change_requests_partial_update",
         summary="Edit an open request (its author); any edit withdraws the approvals",
         description="`title`, `description`, `changes` and `reviewers`: the author. `applyAt` "
         "(schedule the apply, or `null` to clear it): anyone allowed to apply. A change of "
         "the reviewers or the schedule is not a new revision. A change set takes a new list "
         "of `changes` (validated again, bases and impact recomputed).",
         request=s.ChangeRequestUpdateSerializer,
-        responses={200: s.ChangeRequestSerializer},
     )
     def partial_update(self, request, pk):
         body = body_object(request, ("title", "description", "changes", "reviewers", "applyAt"))
@@ -473,14 +467,12 @@ class ChangeRequestViewSet(ApiViewSet):
         return change_request_act(request, pk, service)
 
     @extend_schema(
-        operation_id="change_requests_approve",
         summary="Approve the revision you reviewed (not your own request: 403 SELF_APPROVAL)",
         description="Send the request's `ETag` (from the read you reviewed) as `If-Match`: "
         "when the request was edited or rebased since, 412 `PRECONDITION_FAILED` and nothing "
         "is approved; without it, 428 `PRECONDITION_REQUIRED`.",
         parameters=[IF_MATCH_APPROVE],
         request=review_shapes.ApproveSerializer,
-        responses={200: s.ChangeRequestSerializer},
         examples=s.SAFE_CHANGE_ERROR_EXAMPLES + s.APPROVE_ERROR_EXAMPLES,
     )
     @action(detail=True, methods=["post"])
@@ -494,38 +486,22 @@ class ChangeRequestViewSet(ApiViewSet):
             body=body.get("body", ""),
         )
 
-    @extend_schema(
-        operation_id="change_requests_reject",
-        request=NO_BODY,
-        responses={200: s.ChangeRequestSerializer},
-    )
-    @action(detail=True, methods=["post"])
+    @no_body_action()
     def reject(self, request, pk):
         return self._action(request, pk, change_request_reject)
 
-    @extend_schema(
-        operation_id="change_requests_close",
-        summary="Withdraw your own open request",
-        request=NO_BODY,
-        responses={200: s.ChangeRequestSerializer},
-    )
-    @action(detail=True, methods=["post"])
+    @no_body_action(summary="Withdraw your own open request")
     def close(self, request, pk):
         return self._action(request, pk, change_request_close)
 
-    @extend_schema(
-        operation_id="change_requests_rebase",
+    @no_body_action(
         summary="Move the request onto the profile's current version; recomputes the impact "
         "and withdraws the approvals",
-        request=NO_BODY,
-        responses={200: s.ChangeRequestSerializer},
     )
-    @action(detail=True, methods=["post"])
     def rebase(self, request, pk):
         return self._action(request, pk, change_request_rebase)
 
-    @extend_schema(
-        operation_id="change_requests_apply",
+    @no_body_action(
         summary="Apply an approved request: one new version by its author, naming approvers",
         description="Needs the approvals its environment asks for (409 `APPROVALS_REQUIRED`) "
         "and no reviewer asking for changes on the current revision (409 "
@@ -536,15 +512,12 @@ class ChangeRequestViewSet(ApiViewSet):
         "(else 409 `STALE_CHANGE_REQUEST` with `entities`), and its entries apply in one "
         "transaction through the ordinary writes: one refused entry (400, `changes[i]…`) "
         "writes nothing.",
-        request=NO_BODY,
-        responses={200: s.ChangeRequestSerializer},
         examples=[
             *s.SAFE_CHANGE_ERROR_EXAMPLES,
             review_shapes.CHANGES_REQUESTED_EXAMPLE,
             s.STALE_CHANGE_SET_EXAMPLE,
         ],
     )
-    @action(detail=True, methods=["post"])
     def apply(self, request, pk):
         return self._action(request, pk, change_request_apply)
 

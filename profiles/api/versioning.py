@@ -11,14 +11,13 @@ from operator import methodcaller
 from django.core.exceptions import ValidationError
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from profiles.api.base import ApiViewSet, body_object, invalid
+from profiles.api.base import ApiViewSet, body_object, invalid, no_body_action, viewset_schema
 from profiles.api.exceptions import ApiError, not_found, or_404
 from profiles.api.serializers import versioning as s
-from profiles.api.serializers.entries import NoBodySerializer, username
+from profiles.api.serializers.entries import username
 from profiles.api.serializers.text_diff import DIFF_TEXT_EXAMPLE
 from profiles.api.text_diff import SCENARIO_PARAMETER, version_text_record
 from profiles.models import ProfileVersion
@@ -32,7 +31,6 @@ from profiles.versioning.versions import (
     version_list,
 )
 from profiles.workspace.concurrency import profile_etag
-from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.parameters import positive_integer
 from profiles.workspace.permissions import (
     ADMINISTER,
@@ -42,9 +40,6 @@ from profiles.workspace.permissions import (
 )
 from profiles.workspace.selectors import profile_get
 from profiles.workspace.validation import MAX_STORED_INTEGER
-
-# Actions take no fields: send {} or nothing.
-NO_BODY = NoBodySerializer
 
 # A version number in a query (?from=, ?to=): digits from 1.
 VERSION_NUMBER = {"type": "integer", "minimum": 1, "maximum": MAX_STORED_INTEGER}
@@ -93,14 +88,13 @@ def _number(request, name: str) -> int | None:
 # --- versions ------------------------------------------------------------------------------
 
 
-@extend_schema(tags=["versions"])
+@viewset_schema("versions", operations="profile_versions", record=s.VersionDetailSerializer)
 class ProfileVersionViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
     lookup_field = "number"
     lookup_value_regex = "[0-9]+"
 
     @extend_schema(
-        operation_id="profile_versions_list",
         summary="The profile's versions, newest first",
         responses={200: s.VersionSerializer(many=True)},
     )
@@ -109,9 +103,7 @@ class ProfileVersionViewSet(ApiViewSet):
         return self.page_of(version_list(profile_key=key), version_record)
 
     @extend_schema(
-        operation_id="profile_versions_retrieve",
         summary="One version with the profile's document (SPEC §2, with rules)",
-        responses={200: s.VersionDetailSerializer},
         examples=[s.VERSION_EXAMPLE],
     )
     def retrieve(self, request, key, number):
@@ -121,26 +113,21 @@ class ProfileVersionViewSet(ApiViewSet):
         )
         return Response(version_record(version, with_document=True))
 
-    @extend_schema(
-        operation_id="profile_versions_restore",
+    @no_body_action(
         summary="Append a new version equal to this one (history is never rewritten)",
         description="Send the profile's `ETag` as `If-Match`. Answers 201 with the new version, "
         "or 200 with the current one when it already equals the restored version. In a "
         "protected environment: 409 `CHANGE_REQUEST_REQUIRED` (propose a change request).",
-        request=NO_BODY,
         responses={200: s.VersionDetailSerializer, 201: s.VersionDetailSerializer},
         examples=[s.CHANGE_REQUEST_REQUIRED_EXAMPLE],
     )
-    @action(detail=True, methods=["post"])
     def restore(self, request, key, number):
         number = int(number)
         try:
             latest, created = version_restore(
                 profile_key=key,
                 number=number,
-                user=request.user,
-                origin=API_ORIGIN,
-                if_match=request.headers.get("If-Match"),
+                **self.guarded(),
             )
         except ProfileVersion.DoesNotExist:
             raise not_found(f'version {number} of profile "{key}"') from None
@@ -159,7 +146,6 @@ class ProfileVersionViewSet(ApiViewSet):
         )
 
     @extend_schema(
-        operation_id="profile_versions_diff",
         summary="What changed between two versions, as SPEC §2 paths",
         parameters=[
             OpenApiParameter(
@@ -202,34 +188,24 @@ class ProfileVersionViewSet(ApiViewSet):
 # --- environments --------------------------------------------------------------------------
 
 
-@extend_schema(tags=["environments"])
+@viewset_schema("environments", record=s.EnvironmentSerializer)
 class EnvironmentViewSet(ApiViewSet):
     permission_classes = [ReadConfigAdminister]
     lookup_field = "key"
     lookup_value_regex = "[^/]+"
 
-    @extend_schema(
-        operation_id="environments_list",
-        summary="Environments used by profiles or configured",
-        responses={200: s.EnvironmentSerializer(many=True)},
-    )
+    @extend_schema(summary="Environments used by profiles or configured")
     def list(self, request):
         return self.page_of(environment_list(), methodcaller("as_dict"))
 
-    @extend_schema(
-        operation_id="environments_retrieve",
-        responses={200: s.EnvironmentSerializer},
-        examples=[s.ENVIRONMENT_EXAMPLE],
-    )
+    @extend_schema(examples=[s.ENVIRONMENT_EXAMPLE])
     def retrieve(self, request, key):
         return Response(or_404(f'environment "{key}"', environment_get, key=key).as_dict())
 
     @extend_schema(
-        operation_id="environments_update",
         summary="Protect an environment (or lift its protection); administrators only",
         description="A field not given takes its default (unprotected, 1 approval).",
         request=s.EnvironmentUpdateSerializer,
-        responses={200: s.EnvironmentSerializer},
         examples=[s.ENVIRONMENT_EXAMPLE],
     )
     def update(self, request, key):
@@ -241,8 +217,7 @@ class EnvironmentViewSet(ApiViewSet):
                 key=key,
                 requires_change_request=body.get("requiresChangeRequest", False),
                 approvals=body.get("approvals", 1),
-                user=request.user,
-                origin=API_ORIGIN,
+                **self.author(),
             )
         except ValidationError as exc:
             name, messages = next(iter(exc.message_dict.items()))
