@@ -78,6 +78,12 @@ def job_response(job: ImportJob, document, *, url: str, status: int = 200) -> Re
     return Response(document(job, url=url), status=status, headers=headers)
 
 
+def job_shown(request, job: ImportJob | None) -> bool:
+    """Return whether the request sees the job: its own, or any when it administers (another
+    user's job is not shown, nor said to exist)."""
+    return job is not None and (job.user_id == request.user.pk or request_can(request, ADMINISTER))
+
+
 def import_job_response(request, job: ImportJob, status: int = 200) -> Response:
     return job_response(job, import_job_document, url=import_job_url(request, job), status=status)
 
@@ -93,8 +99,7 @@ class ImportJobView(ApiView):
     )
     def get(self, request, job_id):
         job = import_job_get(job_id=job_id)
-        # Another user's job is not shown (nor said to exist) unless you administer.
-        if job is None or (job.user_id != request.user.pk and not request_can(request, ADMINISTER)):
+        if not job_shown(request, job):
             raise Http404("no such import job")
         return import_job_response(request, job)
 

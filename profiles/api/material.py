@@ -15,7 +15,7 @@ from profiles.api.base import ApiView, invalid
 from profiles.api.entries import EntryViewSet, entry_schema
 from profiles.api.exceptions import ApiError, not_found, or_404
 from profiles.api.filters import ItemSearchFilter, MetadataFilter, query_boolean
-from profiles.api.import_export import job_response, queue_full_response
+from profiles.api.import_export import job_response, job_shown, queue_full_response
 from profiles.api.parsers import BATCH_PARSERS, BatchText
 from profiles.api.serializers import material as s
 from profiles.api.serializers.examples import request_example
@@ -38,7 +38,6 @@ from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
 from profiles.workspace.origin import BULK as BULK_ORIGIN
 from profiles.workspace.permissions import (
-    ADMINISTER,
     READ_CONFIG,
     READ_MATERIAL,
     WRITE_MATERIAL,
@@ -299,11 +298,6 @@ class ItemBulkJobView(ApiView):
     )
     def get(self, request, key, job_id):
         job = import_job_get(job_id=job_id, kind=ImportJob.Kind.BULK)
-        # Another user's job is not shown (nor said to exist) unless you administer.
-        if (
-            job is None
-            or job.layer != key
-            or (job.user_id != request.user.pk and not request_can(request, ADMINISTER))
-        ):
+        if not job_shown(request, job) or job.layer != key:
             raise Http404("no such bulk ingest job")
         return bulk_job_response(request, job)

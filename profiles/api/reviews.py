@@ -12,7 +12,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from profiles.api.base import ApiViewSet, body_object, viewset_schema
-from profiles.api.safechange import change_request_act, change_request_or_404
+from profiles.api.safechange import change_request_or_404, change_request_verdict
 from profiles.api.serializers import reviews as s
 from profiles.api.serializers.safechange import ChangeRequestSerializer
 from profiles.api.versioning import ReadConfigWriteRules
@@ -84,14 +84,7 @@ class ChangeRequestReviewViewSet(ApiViewSet):
         examples=[s.REQUEST_CHANGES_EXAMPLE],
     )
     def request_changes(self, request, pk):
-        body = body_object(request, ("body",))
-        return change_request_act(
-            request,
-            pk,
-            change_request_request_changes,
-            body=body.get("body"),
-            if_match=self.if_match,
-        )
+        return change_request_verdict(request, pk, change_request_request_changes, comment=None)
 
 
 urlpatterns = [

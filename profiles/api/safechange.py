@@ -162,14 +162,12 @@ class ProfileDraftViewSet(ApiViewSet):
                 400, "INVALID_REQUEST", "reviewers: must be a list of usernames", "reviewers"
             )
         try:
-            change_request = change_request_open(
-                opener=profile_promote,
-                reviewers=body.get("reviewers"),
+            change_request = change_request_opened(
+                request,
+                profile_promote,
+                body,
                 profile_key=key,
                 to=body.get("to"),
-                user=request.user,
-                title=body.get("title"),
-                description=body.get("description") or "",
                 key=body.get("key"),
             )
         except Profile.DoesNotExist:
@@ -289,6 +287,29 @@ def _declared_environments(record: dict) -> dict[str, set]:
     return declared
 
 
+def change_request_opened(request, opener, body: dict, **arguments) -> ChangeRequest:
+    """Return the change request ``opener`` opens on the request's behalf: its title,
+    description and reviewers the body's, ``arguments`` what the opener takes besides."""
+    return change_request_open(
+        opener=opener,
+        reviewers=body.get("reviewers"),
+        title=body.get("title"),
+        description=body.get("description") or "",
+        user=request.user,
+        **arguments,
+    )
+
+
+def change_request_verdict(request, pk: int, service, *, comment: str | None) -> Response:
+    """Record a reviewer's verdict with the body's one field, ``body`` (its comment;
+    ``comment`` when not given), on the revision the request's ``If-Match`` names."""
+    body = body_object(request, ("body",))
+    if_match = request.headers.get("If-Match")
+    return change_request_act(
+        request, pk, service, body=body.get("body", comment), if_match=if_match
+    )
+
+
 def change_request_or_404(pk: int) -> ChangeRequest:
     return or_404(f"change request #{pk}", change_request_get, pk=pk)
 
@@ -406,27 +427,20 @@ class ChangeRequestViewSet(ApiViewSet):
                     "profile: a change set names its entities in changes (leave profile out)",
                     "profile",
                 )
-            change_request = change_request_open(
-                opener=change_set_create,
-                reviewers=body.get("reviewers"),
-                title=body.get("title"),
-                description=body.get("description") or "",
-                changes=body["changes"],
-                user=request.user,
+            change_request = change_request_opened(
+                request, change_set_create, body, changes=body["changes"]
             )
             return change_request_response(request, change_request, 201)
         key = body.get("profile")
         if not isinstance(key, str) or not key:
             raise ApiError(400, "INVALID_REQUEST", "profile: is required", "profile")
         try:
-            change_request = change_request_open(
-                opener=change_request_create,
-                reviewers=body.get("reviewers"),
+            change_request = change_request_opened(
+                request,
+                change_request_create,
+                body,
                 profile_key=key,
-                title=body.get("title"),
-                description=body.get("description") or "",
                 changes=body.get("changes"),
-                user=request.user,
                 if_match=self.if_match,
             )
         except Profile.DoesNotExist:
@@ -477,14 +491,7 @@ class ChangeRequestViewSet(ApiViewSet):
     )
     @action(detail=True, methods=["post"])
     def approve(self, request, pk):
-        body = body_object(request, ("body",))
-        return change_request_act(
-            request,
-            pk,
-            change_request_approve_reviewed,
-            if_match=self.if_match,
-            body=body.get("body", ""),
-        )
+        return change_request_verdict(request, pk, change_request_approve_reviewed, comment="")
 
     @no_body_action()
     def reject(self, request, pk):

@@ -26,6 +26,11 @@ def key_field(**kwargs) -> serializers.RegexField:
     return serializers.RegexField(KEY_PATTERN, max_length=64, **kwargs)
 
 
+def strings_field(**kwargs) -> serializers.ListField:
+    """Return a field of a list of strings (keys, names, paths)."""
+    return serializers.ListField(child=serializers.CharField(), **kwargs)
+
+
 def choice_field(choices, **kwargs) -> serializers.ChoiceField:
     return serializers.ChoiceField(list(choices), required=False, allow_null=True, **kwargs)
 

@@ -5,6 +5,7 @@ describe it."""
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from profiles.api.serializers.entries import strings_field
 from profiles.api.serializers.examples import request_example
 from profiles.models import KeyScope
 from profiles.models.keys import NAME_MAX_LENGTH
@@ -48,7 +49,7 @@ class ApiKeySerializer(serializers.Serializer):
     prefix = serializers.CharField(help_text="The key's first characters, to recognise it.")
     owner = serializers.CharField(help_text="Username of the key's owner.")
     scopes = serializers.ListField(child=serializers.ChoiceField(KeyScope.values))
-    environments = serializers.ListField(child=serializers.CharField())
+    environments = strings_field()
     expiresAt = serializers.DateTimeField(allow_null=True)
     lastUsedAt = serializers.DateTimeField(
         allow_null=True, help_text="Updated at most once a minute."

@@ -4,7 +4,7 @@ the engine's own JSON, passed through."""
 from rest_framework import serializers
 
 from profiles.api.serializers.authoring import RuleSerializer
-from profiles.api.serializers.entries import SCENARIO_NAME_MAX_LENGTH, choice_field
+from profiles.api.serializers.entries import SCENARIO_NAME_MAX_LENGTH, choice_field, strings_field
 from resolver.model import AVAILABILITIES, FORMATS
 from resolver.request import DETAILS
 
@@ -166,7 +166,7 @@ class DecisionSerializer(serializers.Serializer):
 class MaterializedItemSerializer(serializers.Serializer):
     item = serializers.CharField()
     score = serializers.FloatField(allow_null=True)
-    matchedTerms = serializers.ListField(child=serializers.CharField())
+    matchedTerms = strings_field()
     date = serializers.CharField(allow_null=True)
     notCurrent = serializers.CharField(allow_null=True)
 
@@ -182,13 +182,13 @@ class MaterializedSerializer(serializers.Serializer):
 
 
 class ProjectedSerializer(serializers.Serializer):
-    facets = serializers.ListField(child=serializers.CharField())
+    facets = strings_field()
     derived = serializers.DictField(child=serializers.IntegerField())
 
 
 class RenderedSerializer(serializers.Serializer):
-    items = serializers.ListField(child=serializers.CharField())
-    trimmed = serializers.ListField(child=serializers.CharField())
+    items = strings_field()
+    trimmed = strings_field()
     characters = serializers.IntegerField()
     estimatedTokens = serializers.IntegerField()
 

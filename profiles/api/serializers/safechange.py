@@ -7,7 +7,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from profiles.api.serializers.authoring import RuleSerializer
-from profiles.api.serializers.entries import key_field
+from profiles.api.serializers.entries import key_field, strings_field
 from profiles.api.serializers.examples import (
     counts_example,
     error_example,
@@ -210,17 +210,15 @@ class EntityChangeSerializer(serializers.Serializer):
     )
 
 
-class OpCountsSerializer(serializers.Serializer):
-    create = serializers.IntegerField(min_value=0)
-    update = serializers.IntegerField(min_value=0)
-    delete = serializers.IntegerField(min_value=0)
+def entity_counts_serializer(name: str, by_op: str, **count) -> type[serializers.Serializer]:
+    """Return the serializer (component ``name``) of counts of entity changes: one object
+    (component ``by_op``) per kind, a number per op, each an ``IntegerField(**count)``."""
+    counts = {op: serializers.IntegerField(**count) for op in OPS}
+    ops = type(f"{by_op}Serializer", (serializers.Serializer,), counts)
+    return type(f"{name}Serializer", (serializers.Serializer,), {kind: ops() for kind in KINDS})
 
 
-class EntityCountsSerializer(serializers.Serializer):
-    consumer = OpCountsSerializer()
-    layer = OpCountsSerializer()
-    item = OpCountsSerializer()
-    profile = OpCountsSerializer()
+EntityCountsSerializer = entity_counts_serializer("EntityCounts", "OpCounts", min_value=0)
 
 
 class ChangeRequestListItemSerializer(serializers.Serializer):
@@ -247,12 +245,10 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
         help_text="How many entities of each kind it creates, changes and deletes (a created "
         "layer's items are item creates); the changes themselves are on the request's detail."
     )
-    affectedProfiles = serializers.ListField(
-        child=serializers.CharField(),
+    affectedProfiles = strings_field(
         help_text="The profiles whose answer the request may change (its impact covers them).",
     )
-    entities = serializers.ListField(
-        child=serializers.CharField(),
+    entities = strings_field(
         help_text="A change set: the entities it touches (layer:tickets, item:kb/a, …); the "
         "stale check compares each one's ETag at apply.",
     )
@@ -285,8 +281,7 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
 class ChangeRequestSerializer(ChangeRequestListItemSerializer):
     changes = ChangesOrSetField()
     description = serializers.CharField(allow_blank=True)
-    changesRequestedBy = serializers.ListField(
-        child=serializers.CharField(),
+    changesRequestedBy = strings_field(
         help_text="Reviewers whose latest verdict on the current revision asks for changes: "
         "while any does, apply answers 409 CHANGES_REQUESTED.",
     )
@@ -294,8 +289,7 @@ class ChangeRequestSerializer(ChangeRequestListItemSerializer):
     entityChanges = EntityChangeSerializer(
         many=True, help_text="A change set: each entry's field diff (empty for one profile)."
     )
-    staleEntities = serializers.ListField(
-        child=serializers.CharField(),
+    staleEntities = strings_field(
         help_text="A change set: the entities that moved since it was written (rebase).",
     )
     impact = ImpactEntrySerializer(many=True)
