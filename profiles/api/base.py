@@ -3,7 +3,7 @@ page of records, on whose behalf a write runs), the 400 of an invalid request (`
 the body check and a whole number of the query."""
 
 from django.http import QueryDict
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -65,13 +65,18 @@ def no_body_action(**schema):
     return decorate
 
 
-def viewset_schema(tag: str, *, operations: str = "", record: type | None = None, **schema):
+def viewset_schema(
+    tag: str, *, operations: str = "", record: type | None = None, listing: str = "", **schema
+):
     """Return the decorator of an ``ApiViewSet``: its schema's ``tag`` (and the rest of its
-    ``extend_schema``), the prefix of its operation ids (``operations``, the tag by default)
-    and the record its actions answer with (``ApiAutoSchema`` derives both)."""
+    ``extend_schema``), the prefix of its operation ids (``operations``, the tag by default),
+    the record its actions answer with (``ApiAutoSchema`` derives both) and the summary of
+    its ``list`` when ``RecordListMixin`` writes it (``listing``)."""
 
     def decorate(viewset: type) -> type:
         viewset.operation_prefix, viewset.record_serializer = operations or tag, record
+        if listing:
+            viewset = extend_schema_view(list=extend_schema(summary=listing))(viewset)
         return extend_schema(tags=[tag], **schema)(viewset)
 
     return decorate
@@ -111,3 +116,17 @@ class ApiViewSet(GenericViewSet):
         """Answer the page of ``rows`` the query asks for, each row as ``record`` shows it."""
         page = self.paginate_queryset(rows)
         return self.get_paginated_response([record(row) for row in page])
+
+
+# ``list`` of a viewset of records: the page of ``rows()`` the query asks for, each row as
+# ``record`` shows it (its summary: ``viewset_schema``'s ``listing``). No docstring: the
+# schema would describe the viewset's operations with it.
+class RecordListMixin:
+    #: how ``list`` shows one of ``rows()`` (a function of the row)
+    record = None
+
+    def rows(self):
+        raise NotImplementedError
+
+    def list(self, request, *args, **kwargs):
+        return self.page_of(self.rows(), self.record)

@@ -4,22 +4,19 @@ from profiles.api.exceptions import REF_NOT_AVAILABLE_MESSAGE
 from profiles.api.serializers.examples import error_example, request_example, response_example
 
 NOW = "2026-11-29T12:00:00Z"
+# The requests' sample inputs: a customer asks about a refund.
+REFUND_LATE = {"message": "My refund never arrived", "customer_id": "C-1001"}
+REFUND_WHERE = {"message": "Where is my refund?", "customer_id": "C-1001"}
+SUPPORT_ANSWER = {"profile": "support-answer", "input": REFUND_LATE}
 
 RESOLVE_REQUEST_EXAMPLES = [
-    request_example(
-        "By profile key",
-        {
-            "profile": "support-answer",
-            "input": {"message": "My refund never arrived", "customer_id": "C-1001"},
-            "now": NOW,
-        },
-    ),
+    request_example("By profile key", {**SUPPORT_ANSWER, "now": NOW}),
     request_example(
         "By consumer and objective",
         {
             "consumer": "support-assistant",
             "objective": "answer-ticket",
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
+            "input": REFUND_WHERE,
             "format": "xml",
             "availability": {"carrier-tracking": "unavailable"},
         },
@@ -27,11 +24,7 @@ RESOLVE_REQUEST_EXAMPLES = [
     request_example("From a saved scenario", {"scenario": "Dana asks about a late refund"}),
     request_example(
         "Summary: only what is rendered (recommended for applications)",
-        {
-            "profile": "support-answer",
-            "input": {"message": "My refund never arrived", "customer_id": "C-1001"},
-            "detail": "summary",
-        },
+        {**SUPPORT_ANSWER, "detail": "summary"},
     ),
 ]
 
@@ -133,17 +126,11 @@ PREVIEW_EXAMPLES = [
         {
             "rules": {"kb": {"mode": "on-demand", "maxItems": 3}},
             "budget": 400,
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
+            "input": REFUND_WHERE,
             "now": NOW,
         },
     ),
-    request_example(
-        "Summary of the saved rules",
-        {
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
-            "detail": "summary",
-        },
-    ),
+    request_example("Summary of the saved rules", {"input": REFUND_WHERE, "detail": "summary"}),
 ]
 
 EXPAND_EXAMPLES = [
@@ -151,7 +138,7 @@ EXPAND_EXAMPLES = [
         "Expand a reference of the resolution",
         {
             "profile": "support-answer",
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
+            "input": REFUND_WHERE,
             "now": NOW,
             "ref": "glossary/chargeback",
         },

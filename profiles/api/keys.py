@@ -15,7 +15,14 @@ from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from profiles.api.base import ApiView, ApiViewSet, body_object, invalid, viewset_schema
+from profiles.api.base import (
+    ApiView,
+    ApiViewSet,
+    RecordListMixin,
+    body_object,
+    invalid,
+    viewset_schema,
+)
 from profiles.api.exceptions import or_404
 from profiles.api.serializers import keys as s
 from profiles.workspace.keys import (
@@ -46,15 +53,20 @@ def key_record(key) -> dict:
     }
 
 
-@viewset_schema("keys", record=s.ApiKeySerializer)
-class ApiKeyViewSet(ApiViewSet):
+@viewset_schema(
+    "keys",
+    record=s.ApiKeySerializer,
+    listing="Your scoped API keys (staff: everyone's), newest first; never the keys",
+)
+class ApiKeyViewSet(RecordListMixin, ApiViewSet):
     permission_classes = [capability_permission(MANAGE_KEYS)]
     lookup_url_kwarg = "id"
     lookup_value_regex = "[0-9]+"
 
-    @extend_schema(summary="Your scoped API keys (staff: everyone's), newest first; never the keys")
-    def list(self, request):
-        return self.page_of(api_key_list(viewer=request.user), key_record)
+    record = staticmethod(key_record)
+
+    def rows(self):
+        return api_key_list(viewer=self.request.user)
 
     @extend_schema(
         summary="Create a scoped API key; the answer holds the key, shown this once",

@@ -7,7 +7,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from profiles.api.base import ApiViewSet, body_object, invalid, viewset_schema
+from profiles.api.base import ApiViewSet, RecordListMixin, body_object, invalid, viewset_schema
 from profiles.api.exceptions import ApiError, or_404
 from profiles.api.serializers import notifications as s
 from profiles.api.serializers.entries import username
@@ -64,23 +64,25 @@ def refused(exc: WebhookInvalid) -> ApiError:
     return ApiError(400, exc.code, f"{exc.field}: {exc.message}", exc.field)
 
 
-@viewset_schema("webhooks", record=s.WebhookSerializer)
-class WebhookViewSet(ApiViewSet):
+@viewset_schema(
+    "webhooks", record=s.WebhookSerializer, listing="Every webhook, oldest first (staff)"
+)
+class WebhookViewSet(RecordListMixin, ApiViewSet):
     permission_classes = [capability_permission(MANAGE_WEBHOOKS)]
     lookup_url_kwarg = "webhook_id"
     lookup_value_regex = "[0-9]+"
     # Each test makes the worker send a request: counted per user like the costly doors.
     throttle_scope = "webhook-test"
     throttled_actions = ("test",)
+    record = staticmethod(webhook_record)
 
     def _webhook(self, request, webhook_id):
         return or_404(
             f"webhook {webhook_id}", webhook_get, user=request.user, webhook_id=webhook_id
         )
 
-    @extend_schema(summary="Every webhook, oldest first (staff)")
-    def list(self, request):
-        return self.page_of(webhook_list(user=request.user), webhook_record)
+    def rows(self):
+        return webhook_list(user=self.request.user)
 
     @extend_schema(
         summary="Create a webhook: the events it receives, signed with its secret (staff)",

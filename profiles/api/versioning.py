@@ -14,7 +14,14 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
-from profiles.api.base import ApiViewSet, body_object, invalid, no_body_action, viewset_schema
+from profiles.api.base import (
+    ApiViewSet,
+    RecordListMixin,
+    body_object,
+    invalid,
+    no_body_action,
+    viewset_schema,
+)
 from profiles.api.exceptions import ApiError, not_found, or_404
 from profiles.api.serializers import versioning as s
 from profiles.api.serializers.entries import username
@@ -188,15 +195,20 @@ class ProfileVersionViewSet(ApiViewSet):
 # --- environments --------------------------------------------------------------------------
 
 
-@viewset_schema("environments", record=s.EnvironmentSerializer)
-class EnvironmentViewSet(ApiViewSet):
+@viewset_schema(
+    "environments",
+    record=s.EnvironmentSerializer,
+    listing="Environments used by profiles or configured",
+)
+class EnvironmentViewSet(RecordListMixin, ApiViewSet):
     permission_classes = [ReadConfigAdminister]
     lookup_field = "key"
     lookup_value_regex = "[^/]+"
 
-    @extend_schema(summary="Environments used by profiles or configured")
-    def list(self, request):
-        return self.page_of(environment_list(), methodcaller("as_dict"))
+    record = methodcaller("as_dict")
+
+    def rows(self):
+        return environment_list()
 
     @extend_schema(examples=[s.ENVIRONMENT_EXAMPLE])
     def retrieve(self, request, key):

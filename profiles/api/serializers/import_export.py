@@ -93,19 +93,25 @@ class ImportNamesByKindSerializer(serializers.Serializer):
     rules = ImportNamesSerializer(help_text="As PROFILE/LAYER.")
 
 
-class ImportSummarySerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=IMPORT_MODES)
-    changed = serializers.BooleanField()
-    consumers = ImportCountsSerializer()
-    layers = ImportCountsSerializer()
-    items = ImportCountsSerializer()
-    profiles = ImportCountsSerializer()
-    rules = ImportCountsSerializer()
-    names = ImportNamesByKindSerializer(
-        required=False,
-        help_text="What was created, updated and deleted, per kind (jobs finished before "
-        "names were recorded have none).",
-    )
+# The kinds of rows an import counts, in the summary's order (``ImportSummary.counts``).
+IMPORT_KINDS = ("consumers", "layers", "items", "profiles", "rules")
+
+# An import's summary: its mode, whether it changed anything, the counts of each kind, the
+# names (the fields in this order, the counts one per kind).
+ImportSummarySerializer = type(
+    "ImportSummarySerializer",
+    (serializers.Serializer,),
+    {
+        "mode": serializers.ChoiceField(choices=IMPORT_MODES),
+        "changed": serializers.BooleanField(),
+        **{kind: ImportCountsSerializer() for kind in IMPORT_KINDS},
+        "names": ImportNamesByKindSerializer(
+            required=False,
+            help_text="What was created, updated and deleted, per kind (jobs finished before "
+            "names were recorded have none).",
+        ),
+    },
+)
 
 
 class JobFieldsSerializer(serializers.Serializer):

@@ -14,6 +14,11 @@ INPUT_HELP = (
 )
 
 
+def string_or_null() -> serializers.CharField:
+    """Return a field of the resolution that is a string or null (SPEC §7)."""
+    return serializers.CharField(allow_null=True)
+
+
 class SelectionSerializer(serializers.Serializer):
     profile = serializers.CharField(
         required=False, help_text="Profile key, or give consumer + objective."
@@ -107,20 +112,20 @@ class ResolvedProfileSerializer(serializers.Serializer):
     name = serializers.CharField(allow_blank=True)
     consumer = serializers.CharField()
     objective = serializers.CharField()
-    environment = serializers.CharField(allow_null=True)
+    environment = string_or_null()
 
 
 class StatusEntrySerializer(serializers.Serializer):
     code = serializers.CharField()
     layer = serializers.CharField()
-    detail = serializers.CharField(allow_null=True)
+    detail = string_or_null()
 
 
 class ExcludedItemSerializer(serializers.Serializer):
     layer = serializers.CharField()
     item = serializers.CharField()
     reason = serializers.ChoiceField(["STALE", "UNKNOWN"])
-    date = serializers.CharField(allow_null=True)
+    date = string_or_null()
     ageDays = serializers.IntegerField(allow_null=True)
 
 
@@ -160,15 +165,15 @@ class LayerCurrentnessSerializer(serializers.Serializer):
 class DecisionSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(["inline", "on-demand", "omitted"])
     reason = serializers.CharField()
-    detail = serializers.CharField(allow_null=True)
+    detail = string_or_null()
 
 
 class MaterializedItemSerializer(serializers.Serializer):
     item = serializers.CharField()
     score = serializers.FloatField(allow_null=True)
     matchedTerms = strings_field()
-    date = serializers.CharField(allow_null=True)
-    notCurrent = serializers.CharField(allow_null=True)
+    date = string_or_null()
+    notCurrent = string_or_null()
 
 
 class LayerReferenceSerializer(serializers.Serializer):
