@@ -15,11 +15,12 @@ from rest_framework.reverse import reverse
 from profiles.api.base import (
     ApiViewSet,
     body_object,
+    invalid,
     no_body_action,
     query_whole_number,
     viewset_schema,
 )
-from profiles.api.exceptions import ApiError, not_found, or_404
+from profiles.api.exceptions import not_found, or_404
 from profiles.api.filters import query_boolean
 from profiles.api.serializers import reviews as review_shapes
 from profiles.api.serializers import safechange as s
@@ -156,11 +157,9 @@ class ProfileDraftViewSet(ApiViewSet):
         # The schema's types: the service would take a number as its canonical string.
         for name in ("title", "description", "key"):
             if name in body and not isinstance(body[name], str):
-                raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a string", name)
+                raise invalid(name, "must be a string")
         if "reviewers" in body and not isinstance(body["reviewers"], list):
-            raise ApiError(
-                400, "INVALID_REQUEST", "reviewers: must be a list of usernames", "reviewers"
-            )
+            raise invalid("reviewers", "must be a list of usernames")
         try:
             change_request = change_request_opened(
                 request,
@@ -365,15 +364,10 @@ class ChangeRequestViewSet(ApiViewSet):
         params = request.query_params
         status = params.get("status")
         if status and status not in ChangeRequest.Status.values:
-            raise ApiError(
-                400,
-                "INVALID_REQUEST",
-                "status: must be one of " + ", ".join(ChangeRequest.Status.values),
-                "status",
-            )
+            raise invalid("status", "must be one of " + ", ".join(ChangeRequest.Status.values))
         reviewer = params.get("reviewer")
         if reviewer not in (None, "", "me"):
-            raise ApiError(400, "INVALID_REQUEST", "reviewer: must be me", "reviewer")
+            raise invalid("reviewer", "must be me")
         queryset = change_request_list(
             requested_of=request.user if reviewer == "me" else None,
             status=status or None,
@@ -421,11 +415,8 @@ class ChangeRequestViewSet(ApiViewSet):
         body = body_object(request, ("profile", "title", "description", "changes", "reviewers"))
         if isinstance(body.get("changes"), list):
             if "profile" in body:
-                raise ApiError(
-                    400,
-                    "INVALID_REQUEST",
-                    "profile: a change set names its entities in changes (leave profile out)",
-                    "profile",
+                raise invalid(
+                    "profile", "a change set names its entities in changes (leave profile out)"
                 )
             change_request = change_request_opened(
                 request, change_set_create, body, changes=body["changes"]
@@ -433,7 +424,7 @@ class ChangeRequestViewSet(ApiViewSet):
             return change_request_response(request, change_request, 201)
         key = body.get("profile")
         if not isinstance(key, str) or not key:
-            raise ApiError(400, "INVALID_REQUEST", "profile: is required", "profile")
+            raise invalid("profile", "is required")
         try:
             change_request = change_request_opened(
                 request,

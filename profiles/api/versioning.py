@@ -233,7 +233,7 @@ class EnvironmentViewSet(RecordListMixin, ApiViewSet):
             )
         except ValidationError as exc:
             name, messages = next(iter(exc.message_dict.items()))
-            raise ApiError(400, "INVALID_REQUEST", f"{name}: {messages[0]}", name) from None
+            raise invalid(name, messages[0]) from None
         return Response(environment.as_dict())
 
 
