@@ -1,18 +1,18 @@
 """What the CRUD viewsets of the workspace's entries share: ``EntryViewSet`` (list, read, create,
 replace, change and delete on a feature's write services, with ETags and the 404 of an unknown
-key), the key's URL pattern, and ``entry_schema`` (their operation ids and bodies)."""
+key), the key's URL pattern, and ``entry_schema`` (their serializers, operation ids and bodies;
+``entry_operations`` is the schema alone, for a viewset of some of those actions)."""
 
-from django.core.exceptions import ObjectDoesNotExist
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, status
+from rest_framework.filters import SearchFilter
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
+from profiles.api.base import ApiViewSet
 from profiles.api.conditional import none_match_fails, not_modified
-from profiles.api.exceptions import not_found
-from profiles.api.schema import ApiAutoSchema
+from profiles.api.exceptions import or_404
 from profiles.api.serializers import entries as s
-from profiles.workspace.origin import API as API_ORIGIN
 
 # Object URLs end without a slash and keys never contain one.
 KEY_REGEX = "[^/]+"
@@ -24,7 +24,7 @@ class EntryViewSet(
     mixins.CreateModelMixin,
     mixins.UpdateModelMixin,
     mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
+    ApiViewSet,
 ):
     """List, read, create, replace, change and delete one kind of entry, on its services.
 
@@ -32,12 +32,12 @@ class EntryViewSet(
     with its ``ETag``, 201 with ``Location``, 204 for a delete, the error shape otherwise.
     """
 
-    schema = ApiAutoSchema()
     lookup_field = "key"
     lookup_value_regex = KEY_REGEX
+    filter_backends = [SearchFilter]
     #: set with ``serializer_class`` by ``entry_schema``
     update_serializer_class: type[s.EntrySerializer]
-    #: what the 404 calls an object ("consumer")
+    #: what the 404 calls an object ("consumer"), set by ``entry_schema``
     kind = ""
 
     def get_serializer_class(self):
@@ -62,10 +62,7 @@ class EntryViewSet(
         return self.reads[1](**{self.lookup_field: lookup})
 
     def get_object(self):
-        try:
-            return self.fetch(self.lookup())
-        except ObjectDoesNotExist as exc:
-            raise not_found(f'{self.kind} "{self.lookup()}"') from exc
+        return or_404(f'{self.kind} "{self.lookup()}"', self.fetch, lookup=self.lookup())
 
     def etag(self, row) -> str:
         return self.reads[2](row)
@@ -87,10 +84,6 @@ class EntryViewSet(
     def location(self, row) -> str:
         lookup = getattr(row, self.lookup_field)
         return reverse(f"api:{self.basename}-detail", args=[lookup], request=self.request)
-
-    @property
-    def if_match(self) -> str | None:
-        return self.request.headers.get("If-Match")
 
     # -- the actions ------------------------------------------------------------------------
 
@@ -114,15 +107,7 @@ class EntryViewSet(
         self.service_delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    # -- the feature's write services --------------------------------------------------------
-
-    def author(self) -> dict:
-        """Return on whose behalf a write runs, as every write service takes it."""
-        return {"user": self.request.user, "origin": API_ORIGIN}
-
-    def guarded(self) -> dict:
-        """Return ``author()`` with the request's ``If-Match`` (for a change or a delete)."""
-        return {**self.author(), "if_match": self.if_match}
+    # -- the feature's write services (on whose behalf: ``author``, ``guarded``) ------------
 
     def service_create(self, document: dict):
         return self.writes[0](document=document, **self.author())
@@ -136,30 +121,56 @@ class EntryViewSet(
         self.writes[2](**{self.lookup_field: self.lookup()}, **self.guarded())
 
 
-def entry_schema(tag: str, name: str, *, create: type, update: type, read: type | None = None):
-    """Return the decorator of an entry viewset: its serializers (``create`` reads and creates,
-    ``update`` changes) and its schema: tag, operation ids and bodies."""
-    read = read or create
-    schema = extend_schema_view(
-        list=extend_schema(operation_id=f"{name}_list", tags=[tag]),
-        retrieve=extend_schema(operation_id=f"{name}_retrieve", responses={200: read}, tags=[tag]),
-        create=extend_schema(
-            operation_id=f"{name}_create", request=create, responses={201: read}, tags=[tag]
-        ),
-        update=extend_schema(
-            operation_id=f"{name}_update", request=update, responses={200: read}, tags=[tag]
-        ),
-        partial_update=extend_schema(
-            operation_id=f"{name}_partial_update",
-            request=update,
-            responses={200: read},
-            tags=[tag],
-            description="The given fields replace the saved ones (null: back to the default).",
-        ),
-        destroy=extend_schema(operation_id=f"{name}_destroy", responses={204: None}, tags=[tag]),
+ENTRY_ACTIONS = ("list", "retrieve", "create", "update", "partial_update", "destroy")
+ENTRY_DESCRIPTIONS = {
+    "partial_update": "The given fields replace the saved ones (null: back to the default)."
+}
+
+
+def entry_operations(
+    tag: str,
+    *,
+    name: str = "",
+    read: type,
+    create: type | None = None,
+    update: type | None = None,
+    actions: tuple[str, ...] = ENTRY_ACTIONS,
+    descriptions: dict[str, str] | None = None,
+):
+    """Return the schema of a viewset of entry ``actions`` (``extend_schema_view``): its
+    ``tag``, operation ids ``<name>_<action>`` (``name`` defaults to the tag), bodies
+    (``create`` and ``update`` read, ``read`` answers) and the actions' ``descriptions``."""
+    name = name or tag
+    shapes = {
+        "list": {},
+        "retrieve": {"responses": {200: read}},
+        "create": {"request": create, "responses": {201: read}},
+        "update": {"request": update, "responses": {200: read}},
+        "partial_update": {"request": update, "responses": {200: read}},
+        "destroy": {"responses": {204: None}},
+    }
+    descriptions = ENTRY_DESCRIPTIONS if descriptions is None else descriptions
+    return extend_schema_view(
+        **{
+            action: extend_schema(
+                operation_id=f"{name}_{action}",
+                tags=[tag],
+                **shapes[action],
+                **({"description": descriptions[action]} if action in descriptions else {}),
+            )
+            for action in actions
+        }
     )
 
+
+def entry_schema(name: str, kind: str, *, create: type, update: type, read: type | None = None):
+    """Return the decorator of an entry viewset: what it calls an object (``kind``), its
+    serializers (``create`` reads and creates, ``update`` changes) and its schema
+    (``entry_operations``)."""
+    schema = entry_operations(name, read=read or create, create=create, update=update)
+
     def decorate(viewset: type) -> type:
+        viewset.kind = kind
         viewset.serializer_class, viewset.update_serializer_class = create, update
         return schema(viewset)
 

@@ -1,51 +1,36 @@
 """The OpenAPI examples of the resolution endpoints: requests, a resolution, their errors."""
 
-from drf_spectacular.utils import OpenApiExample
-
-from profiles.api.exceptions import REF_NOT_AVAILABLE_MESSAGE, error_body
+from profiles.api.exceptions import REF_NOT_AVAILABLE_MESSAGE
+from profiles.api.serializers.examples import error_example, request_example, response_example
 
 NOW = "2026-11-29T12:00:00Z"
+# The requests' sample inputs: a customer asks about a refund.
+REFUND_LATE = {"message": "My refund never arrived", "customer_id": "C-1001"}
+REFUND_WHERE = {"message": "Where is my refund?", "customer_id": "C-1001"}
+SUPPORT_ANSWER = {"profile": "support-answer", "input": REFUND_LATE}
 
 RESOLVE_REQUEST_EXAMPLES = [
-    OpenApiExample(
-        "By profile key",
-        value={
-            "profile": "support-answer",
-            "input": {"message": "My refund never arrived", "customer_id": "C-1001"},
-            "now": NOW,
-        },
-        request_only=True,
-    ),
-    OpenApiExample(
+    request_example("By profile key", {**SUPPORT_ANSWER, "now": NOW}),
+    request_example(
         "By consumer and objective",
-        value={
+        {
             "consumer": "support-assistant",
             "objective": "answer-ticket",
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
+            "input": REFUND_WHERE,
             "format": "xml",
             "availability": {"carrier-tracking": "unavailable"},
         },
-        request_only=True,
     ),
-    OpenApiExample(
-        "From a saved scenario",
-        value={"scenario": "Dana asks about a late refund"},
-        request_only=True,
-    ),
-    OpenApiExample(
+    request_example("From a saved scenario", {"scenario": "Dana asks about a late refund"}),
+    request_example(
         "Summary: only what is rendered (recommended for applications)",
-        value={
-            "profile": "support-answer",
-            "input": {"message": "My refund never arrived", "customer_id": "C-1001"},
-            "detail": "summary",
-        },
-        request_only=True,
+        {**SUPPORT_ANSWER, "detail": "summary"},
     ),
 ]
 
-RESOLUTION_EXAMPLE = OpenApiExample(
+RESOLUTION_EXAMPLE = response_example(
     "A resolution (shortened)",
-    value={
+    {
         "resolver": "ctxstudio/1",
         "profile": {
             "key": "support-answer",
@@ -119,62 +104,48 @@ RESOLUTION_EXAMPLE = OpenApiExample(
             "estimatedTokens": 30,
         },
     },
-    response_only=True,
-    status_codes=["200"],
+    200,
 )
 
 ERROR_EXAMPLES = [
-    OpenApiExample(
+    error_example(
         "Invalid request",
-        value=error_body(
-            "INVALID_REQUEST", "input.message: must be a string or null", "input.message"
-        ),
-        response_only=True,
-        status_codes=["400"],
+        400,
+        "INVALID_REQUEST",
+        "input.message: must be a string or null",
+        "input.message",
     ),
-    OpenApiExample(
-        "Unknown profile",
-        value=error_body("PROFILE_NOT_FOUND", 'profile: no profile "nope"', "profile"),
-        response_only=True,
-        status_codes=["404"],
+    error_example(
+        "Unknown profile", 404, "PROFILE_NOT_FOUND", 'profile: no profile "nope"', "profile"
     ),
 ]
 
 PREVIEW_EXAMPLES = [
-    OpenApiExample(
+    request_example(
         "Try a tighter budget and on-demand KB articles",
-        value={
+        {
             "rules": {"kb": {"mode": "on-demand", "maxItems": 3}},
             "budget": 400,
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
+            "input": REFUND_WHERE,
             "now": NOW,
         },
-        request_only=True,
     ),
-    OpenApiExample(
-        "Summary of the saved rules",
-        value={
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
-            "detail": "summary",
-        },
-        request_only=True,
-    ),
+    request_example("Summary of the saved rules", {"input": REFUND_WHERE, "detail": "summary"}),
 ]
 
 EXPAND_EXAMPLES = [
-    OpenApiExample(
+    request_example(
         "Expand a reference of the resolution",
-        value={
+        {
             "profile": "support-answer",
-            "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
+            "input": REFUND_WHERE,
             "now": NOW,
             "ref": "glossary/chargeback",
         },
-        request_only=True,
     ),
-    OpenApiExample(
+    response_example(
         "The expanded item",
-        value={
+        {
             "ref": "glossary/chargeback",
             "layer": "glossary",
             "item": "chargeback",
@@ -182,13 +153,13 @@ EXPAND_EXAMPLES = [
             "body": "A payment reversed by the card issuer.",
             "metadata": {"updated": "2026-10-01"},
         },
-        response_only=True,
-        status_codes=["200"],
+        200,
     ),
-    OpenApiExample(
+    error_example(
         "Not available (whether or not it exists)",
-        value=error_body("REF_NOT_AVAILABLE", REF_NOT_AVAILABLE_MESSAGE, "ref"),
-        response_only=True,
-        status_codes=["404"],
+        404,
+        "REF_NOT_AVAILABLE",
+        REF_NOT_AVAILABLE_MESSAGE,
+        "ref",
     ),
 ]

@@ -6,9 +6,9 @@
 checks it against the table of docs/api.md. Adding a code is one line there (and one row in
 the docs). The body is built by ``error_body`` alone: the handler, the API's and the
 project's middleware and the schema's examples call it. ``ApiError`` is an error a view
-raises with its status, code and path; ``not_found`` and ``ref_not_available`` are the 404s
-views share. ``retryable`` says whether the same request sent again may succeed (the code's
-default; a lock conflict sets it).
+raises with its status, code and path; ``not_found``, ``or_404`` (a getter's object, or the
+404) and ``ref_not_available`` are the 404s views share. ``retryable`` says whether the same
+request sent again may succeed (the code's default; a lock conflict sets it).
 
 Engine errors keep their code and path (SPEC §7), validation errors of a workspace write keep
 the engine's path (``profiles[3].rules.kb.mode``) and list every issue beside the first one.
@@ -143,6 +143,18 @@ class ApiError(exceptions.APIException):
 def not_found(what: str, path: str = "") -> ApiError:
     """Return the 404 of a named object the URL or body refers to (``layer "kb" not found``)."""
     return ApiError(404, "NOT_FOUND", f"{what} not found", path)
+
+
+def or_404(what: str, get, /, **lookup):
+    """Return ``get(**lookup)``: the one "or 404" of the API's doors. What the getter does not
+    find (``None``, or its model's ``DoesNotExist``) answers ``not_found(what)``."""
+    try:
+        found = get(**lookup)
+    except ObjectDoesNotExist:
+        found = None
+    if found is None:
+        raise not_found(what)
+    return found
 
 
 REF_NOT_AVAILABLE_MESSAGE = "reference not available for this request"

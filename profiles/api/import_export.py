@@ -3,22 +3,21 @@
 /api/v1/workspace/imports/<id>`` (status, progress, result)."""
 
 from django.http import Http404, StreamingHttpResponse
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
-from rest_framework.views import APIView
 
-from profiles.api.base import ApiView, invalid
+from profiles.api.base import ApiView, invalid, query_whole_number
 from profiles.api.conditional import none_match_fails, not_modified, weak_etag
 from profiles.api.exceptions import ApiError, error_body, not_found
 from profiles.api.filters import query_boolean
 from profiles.api.renderers import WORKSPACE_PARSERS, WorkspaceText, YAMLRenderer
 from profiles.api.safechange import change_request_response
-from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import import_export as s
 from profiles.api.serializers import safechange as safechange_shapes
 from profiles.api.serializers.entries import KEY_PATTERN
+from profiles.api.serializers.examples import response_example
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.import_export.documents import WorkspaceImportError, workspace_export
 from profiles.import_export.dry_run import (
@@ -33,7 +32,6 @@ from profiles.import_export.job_status import import_job_document, import_job_ge
 from profiles.import_export.jobs import ImportQueueFull, import_job_start, import_layer_refusal
 from profiles.models import ImportJob
 from profiles.workspace.cache import content_version
-from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
@@ -73,15 +71,25 @@ def queue_full_response(exc: ImportQueueFull) -> Response:
     )
 
 
-def import_job_response(request, job: ImportJob, status: int = 200) -> Response:
-    url = import_job_url(request, job)
+def job_response(job: ImportJob, document, *, url: str, status: int = 200) -> Response:
+    """Answer with a background job (an import or a bulk ingest) as ``document`` shows it;
+    a job just queued (202) is at its ``Location``."""
     headers = {"Location": url} if status == 202 else {}
-    return Response(import_job_document(job, url=url), status=status, headers=headers)
+    return Response(document(job, url=url), status=status, headers=headers)
+
+
+def job_shown(request, job: ImportJob | None) -> bool:
+    """Return whether the request sees the job: its own, or any when it administers (another
+    user's job is not shown, nor said to exist)."""
+    return job is not None and (job.user_id == request.user.pk or request_can(request, ADMINISTER))
+
+
+def import_job_response(request, job: ImportJob, status: int = 200) -> Response:
+    return job_response(job, import_job_document, url=import_job_url(request, job), status=status)
 
 
 @extend_schema(tags=["workspace"])
-class ImportJobView(APIView):
-    schema = ApiAutoSchema()
+class ImportJobView(ApiView):
     permission_classes = [capability_permission(IMPORT_EXPORT)]
 
     @extend_schema(
@@ -91,20 +99,9 @@ class ImportJobView(APIView):
     )
     def get(self, request, job_id):
         job = import_job_get(job_id=job_id)
-        # Another user's job is not shown (nor said to exist) unless you administer.
-        if job is None or (job.user_id != request.user.pk and not request_can(request, ADMINISTER)):
+        if not job_shown(request, job):
             raise Http404("no such import job")
         return import_job_response(request, job)
-
-
-def _whole_number(request, name: str) -> int:
-    text = request.query_params.get(name)
-    if text in (None, ""):
-        return 0
-    number = whole_number(text)
-    if number is None:
-        raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a whole number (0-9)", name)
-    return number
 
 
 DRY_RUN_PARAMETERS = [
@@ -245,11 +242,7 @@ class WorkspaceView(ApiView):
             200: s.ImportDryRunSerializer,
             201: safechange_shapes.ChangeRequestSerializer,
         },
-        examples=[
-            OpenApiExample(
-                "A dry run", value=s.DRY_RUN_EXAMPLE, response_only=True, status_codes=["200"]
-            )
-        ],
+        examples=[response_example("A dry run", s.DRY_RUN_EXAMPLE, 200)],
         tags=["workspace"],
     )
     def post(self, request):
@@ -283,8 +276,8 @@ class WorkspaceView(ApiView):
             raise ApiError(
                 403, "PERMISSION_DENIED", "proposing a change request needs the editors' rights"
             )
-        offset = _whole_number(request, "offset")
-        impact_offset = _whole_number(request, "impactOffset")
+        offset = query_whole_number(request, "offset")
+        impact_offset = query_whole_number(request, "impactOffset")
         try:
             if propose:
                 change_request = workspace_import_propose(

@@ -14,12 +14,16 @@ from rest_framework import parsers, renderers
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
-from rest_framework.views import APIView
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.base import body_object, invalid
-from profiles.api.exceptions import not_found
-from profiles.api.schema import ApiAutoSchema
+from profiles.api.base import (
+    ApiView,
+    ApiViewSet,
+    RecordListMixin,
+    body_object,
+    invalid,
+    viewset_schema,
+)
+from profiles.api.exceptions import or_404
 from profiles.api.serializers import keys as s
 from profiles.workspace.keys import (
     ApiKeyInvalid,
@@ -49,34 +53,29 @@ def key_record(key) -> dict:
     }
 
 
-@extend_schema(tags=["keys"])
-class ApiKeyViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+@viewset_schema(
+    "keys",
+    record=s.ApiKeySerializer,
+    listing="Your scoped API keys (staff: everyone's), newest first; never the keys",
+)
+class ApiKeyViewSet(RecordListMixin, ApiViewSet):
     permission_classes = [capability_permission(MANAGE_KEYS)]
     lookup_url_kwarg = "id"
     lookup_value_regex = "[0-9]+"
 
-    @extend_schema(
-        operation_id="keys_list",
-        summary="Your scoped API keys (staff: everyone's), newest first; never the keys",
-        responses={200: s.ApiKeySerializer(many=True)},
-    )
-    def list(self, request):
-        page = self.paginate_queryset(api_key_list(viewer=request.user))
-        return self.get_paginated_response([key_record(key) for key in page])
+    record = staticmethod(key_record)
+
+    def rows(self):
+        return api_key_list(viewer=self.request.user)
 
     @extend_schema(
-        operation_id="keys_create",
         summary="Create a scoped API key; the answer holds the key, shown this once",
         request=s.ApiKeyCreateSerializer,
         responses={201: s.NewApiKeySerializer},
         examples=[s.NEW_KEY_EXAMPLE],
     )
     def create(self, request):
-        body = body_object(request, NEW_KEY_FIELDS)
-        for field in ("name", "scopes"):
-            if field not in body:
-                raise invalid(field, "is required")
+        body = body_object(request, NEW_KEY_FIELDS, required=("name", "scopes"))
         try:
             made = api_key_create(
                 owner=request.user,
@@ -95,20 +94,15 @@ class ApiKeyViewSet(GenericViewSet):
     @extend_schema(
         operation_id="keys_revoke",
         summary="Revoke a key: requests that send it get 401 from now on",
-        responses={204: None},
     )
     def destroy(self, request, id):
-        key = api_key_get(viewer=request.user, key_id=id)
-        if key is None:
-            raise not_found(f"API key {id}")
-        api_key_revoke(key=key)
+        api_key_revoke(key=or_404(f"API key {id}", api_key_get, viewer=request.user, key_id=id))
         return Response(status=204)
 
 
-class TokenView(APIView):
+class TokenView(ApiView):
     """Exchange a username and password for a new API token of the user."""
 
-    schema = ApiAutoSchema()
     throttle_classes = ()
     permission_classes = ()
     parser_classes = (parsers.FormParser, parsers.MultiPartParser, parsers.JSONParser)

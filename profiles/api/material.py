@@ -3,23 +3,22 @@ item's URL ends with its path, slashes and all), and a layer's bulk ingest."""
 
 from django.http import Http404
 from drf_spectacular.utils import (
-    OpenApiExample,
     OpenApiParameter,
     PolymorphicProxySerializer,
     extend_schema,
     extend_schema_view,
 )
-from rest_framework.filters import SearchFilter
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from profiles.api.base import ApiView, invalid
 from profiles.api.entries import EntryViewSet, entry_schema
-from profiles.api.exceptions import ApiError, not_found
+from profiles.api.exceptions import ApiError, not_found, or_404
 from profiles.api.filters import ItemSearchFilter, MetadataFilter, query_boolean
-from profiles.api.import_export import queue_full_response
+from profiles.api.import_export import job_response, job_shown, queue_full_response
 from profiles.api.parsers import BATCH_PARSERS, BatchText
 from profiles.api.serializers import material as s
+from profiles.api.serializers.examples import request_example
 from profiles.api.serializers.import_export import BulkJobSerializer
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.import_export.job_status import bulk_job_document, import_job_get
@@ -39,7 +38,6 @@ from profiles.workspace import selectors
 from profiles.workspace.concurrency import consumer_etag, item_etag, layer_etag
 from profiles.workspace.origin import BULK as BULK_ORIGIN
 from profiles.workspace.permissions import (
-    ADMINISTER,
     READ_CONFIG,
     READ_MATERIAL,
     WRITE_MATERIAL,
@@ -48,19 +46,16 @@ from profiles.workspace.permissions import (
     request_can,
 )
 
+ReadConfigWriteMaterial = capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)
+
 
 @entry_schema(
-    "consumers", "consumers", create=s.ConsumerSerializer, update=s.ConsumerUpdateSerializer
+    "consumers", "consumer", create=s.ConsumerSerializer, update=s.ConsumerUpdateSerializer
 )
 class ConsumerViewSet(EntryViewSet):
-    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
-    serializer_class = s.ConsumerSerializer
-    update_serializer_class = s.ConsumerUpdateSerializer
-    lookup_field = "key"
-    kind = "consumer"
+    permission_classes = [ReadConfigWriteMaterial]
     reads = (selectors.consumer_list, selectors.consumer_get, consumer_etag)
     writes = (consumer_create, consumer_update, consumer_delete)
-    filter_backends = [SearchFilter]
     search_fields = ["key", "name"]
 
 
@@ -84,15 +79,10 @@ REMOVE_RULES = "removeRules"
         ]
     )
 )
-@entry_schema("layers", "layers", create=s.LayerSerializer, update=s.LayerUpdateSerializer)
+@entry_schema("layers", "layer", create=s.LayerSerializer, update=s.LayerUpdateSerializer)
 class LayerViewSet(EntryViewSet):
-    permission_classes = [capability_permission(READ_CONFIG, unsafe=WRITE_MATERIAL)]
-    serializer_class = s.LayerSerializer
-    update_serializer_class = s.LayerUpdateSerializer
-    lookup_field = "key"
-    kind = "layer"
+    permission_classes = [ReadConfigWriteMaterial]
     reads = (selectors.layer_list, selectors.layer_get, layer_etag)
-    filter_backends = [SearchFilter]
     search_fields = ["key", "name", "description"]
 
     def service_create(self, document):
@@ -131,25 +121,20 @@ class LayerViewSet(EntryViewSet):
         layer_delete_removing_rules(key=self.lookup(), **self.guarded())
 
 
-@entry_schema("items", "items", create=s.ItemSerializer, update=s.ItemUpdateSerializer)
+@entry_schema("items", "item", create=s.ItemSerializer, update=s.ItemUpdateSerializer)
 class ItemViewSet(EntryViewSet):
     """The items of the layer ``key``; an item's URL ends with its path (slashes and all)."""
 
     permission_classes = [capability_permission(READ_MATERIAL, unsafe=WRITE_MATERIAL)]
-    serializer_class = s.ItemSerializer
-    update_serializer_class = s.ItemUpdateSerializer
     lookup_field = "path"
     lookup_value_regex = ".+"
-    kind = "item"
     filter_backends = [ItemSearchFilter, MetadataFilter]
     search_fields = ["path", "title", "body"]
 
     def layer(self) -> Layer:
         if not hasattr(self, "_layer"):
-            try:
-                self._layer = selectors.layer_get(key=self.kwargs["key"])
-            except Layer.DoesNotExist as exc:
-                raise not_found(f'layer "{self.kwargs["key"]}"') from exc
+            key = self.kwargs["key"]
+            self._layer = or_404(f'layer "{key}"', selectors.layer_get, key=key)
         return self._layer
 
     def get_queryset(self):
@@ -162,8 +147,8 @@ class ItemViewSet(EntryViewSet):
             item.layer = layer
         return page
 
-    def fetch(self, path):
-        return selectors.item_get(layer=self.layer(), path=path)
+    def fetch(self, lookup):
+        return selectors.item_get(layer=self.layer(), path=lookup)
 
     def get_object(self):
         self.layer()
@@ -256,7 +241,7 @@ class ItemBulkView(ApiView):
         ),
         responses={200: s.BulkIngestSummarySerializer, 202: BulkJobSerializer},
         examples=[
-            OpenApiExample("An upsert and a delete", value=BULK_EXAMPLE, request_only=True),
+            request_example("An upsert and a delete", BULK_EXAMPLE),
         ],
     )
     def post(self, request, key):
@@ -297,8 +282,7 @@ class ItemBulkView(ApiView):
 
 def bulk_job_response(request, job: ImportJob, status: int = 200) -> Response:
     url = reverse("api:item-bulk-job", args=[job.layer, job.pk], request=request)
-    headers = {"Location": url} if status == 202 else {}
-    return Response(bulk_job_document(job, url=url), status=status, headers=headers)
+    return job_response(job, bulk_job_document, url=url, status=status)
 
 
 @extend_schema(tags=["items"])
@@ -314,11 +298,6 @@ class ItemBulkJobView(ApiView):
     )
     def get(self, request, key, job_id):
         job = import_job_get(job_id=job_id, kind=ImportJob.Kind.BULK)
-        # Another user's job is not shown (nor said to exist) unless you administer.
-        if (
-            job is None
-            or job.layer != key
-            or (job.user_id != request.user.pk and not request_can(request, ADMINISTER))
-        ):
+        if not job_shown(request, job) or job.layer != key:
             raise Http404("no such bulk ingest job")
         return bulk_job_response(request, job)

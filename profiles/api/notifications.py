@@ -6,13 +6,11 @@ from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.base import body_object, invalid
-from profiles.api.exceptions import ApiError, not_found
-from profiles.api.schema import ApiAutoSchema
+from profiles.api.base import ApiViewSet, RecordListMixin, body_object, invalid, viewset_schema
+from profiles.api.exceptions import ApiError, or_404
 from profiles.api.serializers import notifications as s
-from profiles.api.throttling import ResolutionRateThrottle
+from profiles.api.serializers.entries import username
 from profiles.notifications.webhooks import (
     FIELDS,
     WebhookInvalid,
@@ -40,7 +38,7 @@ def webhook_record(webhook) -> dict:
         "active": webhook.active,
         "description": webhook.description,
         "createdAt": webhook.created_at,
-        "createdBy": webhook.created_by.get_username() if webhook.created_by else None,
+        "createdBy": username(webhook.created_by),
         "deliveriesUrl": reverse("api:webhook-deliveries", kwargs={"webhook_id": webhook.pk}),
     }
 
@@ -66,45 +64,33 @@ def refused(exc: WebhookInvalid) -> ApiError:
     return ApiError(400, exc.code, f"{exc.field}: {exc.message}", exc.field)
 
 
-@extend_schema(tags=["webhooks"])
-class WebhookViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+@viewset_schema(
+    "webhooks", record=s.WebhookSerializer, listing="Every webhook, oldest first (staff)"
+)
+class WebhookViewSet(RecordListMixin, ApiViewSet):
     permission_classes = [capability_permission(MANAGE_WEBHOOKS)]
     lookup_url_kwarg = "webhook_id"
     lookup_value_regex = "[0-9]+"
+    # Each test makes the worker send a request: counted per user like the costly doors.
     throttle_scope = "webhook-test"
-
-    def get_throttles(self):
-        # Each test makes the worker send a request: counted per user like the costly doors.
-        return [ResolutionRateThrottle()] if self.action == "test" else []
+    throttled_actions = ("test",)
+    record = staticmethod(webhook_record)
 
     def _webhook(self, request, webhook_id):
-        webhook = webhook_get(user=request.user, webhook_id=webhook_id)
-        if webhook is None:
-            raise not_found(f"webhook {webhook_id}")
-        return webhook
+        return or_404(
+            f"webhook {webhook_id}", webhook_get, user=request.user, webhook_id=webhook_id
+        )
+
+    def rows(self):
+        return webhook_list(user=self.request.user)
 
     @extend_schema(
-        operation_id="webhooks_list",
-        summary="Every webhook, oldest first (staff)",
-        responses={200: s.WebhookSerializer(many=True)},
-    )
-    def list(self, request):
-        page = self.paginate_queryset(webhook_list(user=request.user))
-        return self.get_paginated_response([webhook_record(webhook) for webhook in page])
-
-    @extend_schema(
-        operation_id="webhooks_create",
         summary="Create a webhook: the events it receives, signed with its secret (staff)",
         request=s.WebhookCreateSerializer,
-        responses={201: s.WebhookSerializer},
         examples=[s.NEW_WEBHOOK_EXAMPLE, s.WEBHOOK_EXAMPLE],
     )
     def create(self, request):
-        body = body_object(request, FIELDS)
-        for field in ("url", "events", "secret"):
-            if field not in body:
-                raise invalid(field, "is required")
+        body = body_object(request, FIELDS, required=("url", "events", "secret"))
         try:
             webhook = webhook_create(user=request.user, **body)
         except WebhookInvalid as exc:
@@ -116,20 +102,13 @@ class WebhookViewSet(GenericViewSet):
             headers={"Location": request.build_absolute_uri(location)},
         )
 
-    @extend_schema(
-        operation_id="webhooks_retrieve",
-        summary="One webhook (its secret masked)",
-        responses={200: s.WebhookSerializer},
-        examples=[s.WEBHOOK_EXAMPLE],
-    )
+    @extend_schema(summary="One webhook (its secret masked)", examples=[s.WEBHOOK_EXAMPLE])
     def retrieve(self, request, webhook_id):
         return Response(webhook_record(self._webhook(request, webhook_id)))
 
     @extend_schema(
-        operation_id="webhooks_partial_update",
         summary="Change some of a webhook's fields (a new secret replaces the old)",
         request=s.WebhookUpdateSerializer,
-        responses={200: s.WebhookSerializer},
         examples=[s.WEBHOOK_EXAMPLE],
     )
     def partial_update(self, request, webhook_id):
@@ -141,17 +120,12 @@ class WebhookViewSet(GenericViewSet):
             raise refused(exc) from None
         return Response(webhook_record(webhook))
 
-    @extend_schema(
-        operation_id="webhooks_destroy",
-        summary="Delete a webhook and its delivery log",
-        responses={204: None},
-    )
+    @extend_schema(summary="Delete a webhook and its delivery log")
     def destroy(self, request, webhook_id):
         webhook_delete(user=request.user, webhook=self._webhook(request, webhook_id))
         return Response(status=204)
 
     @extend_schema(
-        operation_id="webhooks_deliveries",
         summary="The webhook's deliveries, newest first: status, attempts, last answer",
         responses={200: s.WebhookDeliverySerializer(many=True)},
         examples=[s.DELIVERY_EXAMPLE],
@@ -159,11 +133,10 @@ class WebhookViewSet(GenericViewSet):
     @action(detail=True, methods=["get"])
     def deliveries(self, request, webhook_id):
         webhook = self._webhook(request, webhook_id)
-        page = self.paginate_queryset(webhook_deliveries_list(user=request.user, webhook=webhook))
-        return self.get_paginated_response([delivery_record(delivery) for delivery in page])
+        deliveries = webhook_deliveries_list(user=request.user, webhook=webhook)
+        return self.page_of(deliveries, delivery_record)
 
     @extend_schema(
-        operation_id="webhooks_test",
         summary="Send the webhook a `ping` delivery now (throttled: `webhook-test`)",
         description="Enqueues a delivery of the event `ping` (which no webhook subscribes "
         "to), whatever the webhook's events and even when it is inactive; the answer is the "

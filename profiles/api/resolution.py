@@ -43,14 +43,20 @@ from resolver.report import json_text
 SELECTION = ("profile", "consumer", "objective", "environment")
 
 
+@extend_schema(tags=["resolve"])
 class ResolutionView(ApiView):
     permission_classes = [capability_permission(RESOLVE)]
     throttle_classes = [ResolutionRateThrottle]
 
 
-class ResolveView(ResolutionView):
-    throttle_scope = "resolve"
+# A view that answers with a resolution (SPEC §7), the engine's bytes.
+@extend_schema(responses={200: s.ResolutionSerializer})
+class ResolutionAnswerView(ResolutionView):
     renderer_classes = [ResolutionJSONRenderer, BrowsableAPIRenderer]
+
+
+class ResolveView(ResolutionAnswerView):
+    throttle_scope = "resolve"
 
     @extend_schema(
         operation_id="resolve",
@@ -60,9 +66,7 @@ class ResolveView(ResolutionView):
             "workspace and request. `scenario` fills the request from a saved scenario."
         ),
         request=s.ResolveSerializer,
-        responses={200: s.ResolutionSerializer},
         examples=[*RESOLVE_REQUEST_EXAMPLES, RESOLUTION_EXAMPLE, *ERROR_EXAMPLES],
-        tags=["resolve"],
     )
     def post(self, request):
         started = time.perf_counter()
@@ -71,14 +75,8 @@ class ResolveView(ResolutionView):
             body = request_from_scenario(body, body.pop("scenario"))
         key_environment_check(request, body)
         resolution, version = workspace_resolve_versioned(request=body, encoded=True)
-        decision_log_record(
-            request_data=body,
-            resolution=resolution.head,
-            source=DecisionLog.Source.API,
-            started=started,
-            user=request.user,
-            auth=authentication_kind(request),
-            profile_version=version,
+        decision_logged(
+            request, body, resolution, DecisionLog.Source.API, started, profile_version=version
         )
         headers = {"ETag": resolution_etag(resolution)}
         if version is not None:
@@ -95,6 +93,20 @@ def key_environment_check(request, body: dict) -> None:
         return
     profile, environment = request_profile_environment(request=body)
     require_key_environment(request.auth, environment, profile)
+
+
+def decision_logged(request, body: dict, resolution, source: str, started: float, **more) -> None:
+    """Record the decision log's row of a resolution the request asked for (``more``: its
+    profile version, where known)."""
+    decision_log_record(
+        request_data=body,
+        resolution=resolution.head,
+        source=source,
+        started=started,
+        user=request.user,
+        auth=authentication_kind(request),
+        **more,
+    )
 
 
 def authentication_kind(request) -> str:
@@ -129,17 +141,14 @@ def request_from_scenario(body: dict, name) -> dict:
 PREVIEW_REQUEST_FIELDS = ("input", "now", "format", "availability", "detail")
 
 
-class PreviewView(ResolutionView):
+class PreviewView(ResolutionAnswerView):
     throttle_scope = "preview"
-    renderer_classes = [ResolutionJSONRenderer, BrowsableAPIRenderer]
 
     @extend_schema(
         operation_id="profile_preview",
         summary="Resolve a profile with unsaved rule edits (writes nothing)",
         request=s.PreviewSerializer,
-        responses={200: s.ResolutionSerializer},
         examples=[*PREVIEW_EXAMPLES, RESOLUTION_EXAMPLE],
-        tags=["resolve"],
     )
     def post(self, request, key):
         started = time.perf_counter()
@@ -153,14 +162,7 @@ class PreviewView(ResolutionView):
             budget_override=body.get("budget"),
             encoded=True,
         )
-        decision_log_record(
-            request_data=body,
-            resolution=resolution.head,
-            source=DecisionLog.Source.PREVIEW,
-            started=started,
-            user=request.user,
-            auth=authentication_kind(request),
-        )
+        decision_logged(request, body, resolution, DecisionLog.Source.PREVIEW, started)
         return Response(resolution)
 
 
@@ -179,7 +181,6 @@ class ExpandView(ResolutionView):
         request=s.ExpandSerializer,
         responses={200: s.ExpandedItemSerializer},
         examples=EXPAND_EXAMPLES,
-        tags=["resolve"],
     )
     def post(self, request):
         body = body_object(request)

@@ -5,25 +5,22 @@ changes". Approving, the reviewers and the scheduled apply are on the change req
 Thin views: each reads its body, calls a service of ``profiles.safechange.reviews`` and answers.
 """
 
+from functools import partial
+
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.exceptions import not_found
-from profiles.api.safechange import _change_request_response
-from profiles.api.schema import ApiAutoSchema
+from profiles.api.base import ApiViewSet, body_object, viewset_schema
+from profiles.api.safechange import change_request_or_404, change_request_verdict
 from profiles.api.serializers import reviews as s
 from profiles.api.serializers.safechange import ChangeRequestSerializer
-from profiles.api.throttling import ResolutionRateThrottle
-from profiles.api.versioning import ReadConfigWriteRules, _body
-from profiles.models import ChangeRequest
+from profiles.api.versioning import ReadConfigWriteRules
 from profiles.safechange.reviews import (
     change_request_comment,
     change_request_comments_list,
     change_request_request_changes,
 )
-from profiles.safechange.selectors import change_request_get
 
 CHANGE_REQUEST_ID = OpenApiParameter(
     "id", {"type": "integer", "minimum": 1}, OpenApiParameter.PATH, description="The request."
@@ -38,47 +35,39 @@ IF_MATCH_OPTIONAL = OpenApiParameter(
 )
 
 
-@extend_schema(tags=["change requests"], parameters=[CHANGE_REQUEST_ID])
-class ChangeRequestReviewViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+@viewset_schema(
+    "change requests",
+    operations="change_request_comments",
+    record=s.CommentSerializer,
+    parameters=[CHANGE_REQUEST_ID],
+)
+class ChangeRequestReviewViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
-    # Each entry emails the request's author: writes are throttled at a person's pace.
+    # Each entry emails the request's author: writes are throttled at a person's pace (only
+    # the writes it serves: a method it does not take answers 405, uncounted).
     throttle_scope = "comment"
-
-    def get_throttles(self):
-        # Only the writes it serves (a method it does not take answers 405, uncounted).
-        return [ResolutionRateThrottle()] if self.action in ("create", "request_changes") else []
-
-    def _get(self, pk: int) -> ChangeRequest:
-        try:
-            return change_request_get(pk=pk)
-        except ChangeRequest.DoesNotExist:
-            raise not_found(f"change request #{pk}") from None
+    throttled_actions = ("create", "request_changes")
 
     @extend_schema(
-        operation_id="change_request_comments_list",
         summary="The request's review thread, oldest first: comments and verdicts",
         description="Each entry names the revision of the request it was written on; "
         "`outdated` is true once the request has a newer one.",
-        responses={200: s.CommentSerializer(many=True)},
     )
     def list(self, request, pk):
-        change_request = self._get(pk)
-        page = self.paginate_queryset(change_request_comments_list(change_request=change_request))
-        return self.get_paginated_response(
-            [s.comment_record(comment, revision=change_request.revision) for comment in page]
+        change_request = change_request_or_404(pk)
+        return self.page_of(
+            change_request_comments_list(change_request=change_request),
+            partial(s.comment_record, revision=change_request.revision),
         )
 
     @extend_schema(
-        operation_id="change_request_comments_create",
         summary="Comment on the request (its current revision); its author is emailed",
         request=s.CommentCreateSerializer,
-        responses={201: s.CommentSerializer},
         examples=[s.COMMENT_CREATE_EXAMPLE, s.COMMENT_EXAMPLE],
     )
     def create(self, request, pk):
-        body = _body(request, ("body",))
-        change_request = self._get(pk)
+        body = body_object(request, ("body",))
+        change_request = change_request_or_404(pk)
         comment = change_request_comment(pk=pk, user=request.user, body=body.get("body"))
         return Response(s.comment_record(comment, revision=change_request.revision), status=201)
 
@@ -95,15 +84,7 @@ class ChangeRequestReviewViewSet(GenericViewSet):
         examples=[s.REQUEST_CHANGES_EXAMPLE],
     )
     def request_changes(self, request, pk):
-        body = _body(request, ("body",))
-        self._get(pk)
-        change_request_request_changes(
-            pk=pk,
-            user=request.user,
-            body=body.get("body"),
-            if_match=request.headers.get("If-Match"),
-        )
-        return _change_request_response(request, self._get(pk))
+        return change_request_verdict(request, pk, change_request_request_changes, comment=None)
 
 
 urlpatterns = [

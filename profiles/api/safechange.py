@@ -11,16 +11,23 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.exceptions import ApiError, not_found
+from profiles.api.base import (
+    ApiViewSet,
+    body_object,
+    invalid,
+    no_body_action,
+    query_whole_number,
+    viewset_schema,
+)
+from profiles.api.exceptions import not_found, or_404
 from profiles.api.filters import query_boolean
-from profiles.api.schema import ApiAutoSchema
 from profiles.api.serializers import reviews as review_shapes
 from profiles.api.serializers import safechange as s
+from profiles.api.serializers.entries import username
 from profiles.api.serializers.reviews import review_record
 from profiles.api.throttling import ResolutionRateThrottle
-from profiles.api.versioning import NO_BODY, ReadConfigWriteRules, _body, _username
+from profiles.api.versioning import ReadConfigWriteRules
 from profiles.models import ChangeRequest, Profile
 from profiles.safechange.change_requests import (
     change_request_apply,
@@ -53,7 +60,6 @@ from profiles.safechange.selectors import (
     change_request_record_get,
 )
 from profiles.versioning.versions import latest_versions_get
-from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (
     READ_CONFIG,
     READ_MATERIAL,
@@ -78,43 +84,25 @@ IF_MATCH_APPROVE = OpenApiParameter(
 Resolves = capability_permission(RESOLVE, READ_CONFIG)
 
 
-# --- helpers -------------------------------------------------------------------------------
-
-
-def _offset(request) -> int:
-    """Return the impact's ``offset`` (the first scenario to resolve), 0 when not given."""
-    text = request.query_params.get("offset")
-    if text in (None, ""):
-        return 0
-    offset = whole_number(text)
-    if offset is None:
-        raise ApiError(400, "INVALID_REQUEST", "offset: must be a whole number (0-9)", "offset")
-    return offset
-
-
 # --- impact and promotion ------------------------------------------------------------------
 
 
-@extend_schema(tags=["change requests"])
-class ProfileDraftViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+@viewset_schema("change requests", operations="profile")
+class ProfileDraftViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
 
+    # Throttled like the preview, in its own scope (each call resolves up to
+    # IMPACT_MAX_RESOLUTIONS times); a promotion opens a change request, whose impact
+    # resolves as many times: it counts in the same scope.
     throttle_scope = IMPACT_SCOPE
+    throttled_actions = ("impact", "promote")
 
     def get_permissions(self):
         if self.action == "impact":  # a dry run resolves, like the preview
             return [Resolves()]
         return super().get_permissions()
 
-    def get_throttles(self):
-        # Throttled like the preview, in its own scope (each call resolves up to
-        # IMPACT_MAX_RESOLUTIONS times); a promotion opens a change request, whose impact
-        # resolves as many times: it counts in the same scope.
-        return [ResolutionRateThrottle()] if self.action in ("impact", "promote") else []
-
     @extend_schema(
-        operation_id="profile_impact",
         summary="Resolve every saved scenario with and without a draft (writes nothing)",
         description="The same `impact` a change request shows, for CI pipelines that check "
         "rules before they change. The draft is validated like a direct write. One call "
@@ -133,8 +121,8 @@ class ProfileDraftViewSet(GenericViewSet):
     )
     def impact(self, request, key):
         require_key_profile(request.auth, key)  # it resolves the profile, as a preview does
-        changes = _body(request, ("name", "description", "budget", "rules"))
-        offset = _offset(request)
+        changes = body_object(request, ("name", "description", "budget", "rules"))
+        offset = query_whole_number(request, "offset")
         try:
             impact = draft_impact(profile_key=key, changes=changes, offset=offset)
         except Profile.DoesNotExist:
@@ -155,7 +143,6 @@ class ProfileDraftViewSet(GenericViewSet):
         )
 
     @extend_schema(
-        operation_id="profile_promote",
         summary="Open a change request carrying this profile's budget and rules to another "
         "environment",
         description="The target is the profile with the same consumer and objective in "
@@ -166,29 +153,25 @@ class ProfileDraftViewSet(GenericViewSet):
         examples=[s.PROMOTE_EXAMPLE, s.CHANGE_REQUEST_EXAMPLE],
     )
     def promote(self, request, key):
-        body = _body(request, ("to", "title", "description", "key", "reviewers"))
+        body = body_object(request, ("to", "title", "description", "key", "reviewers"))
         # The schema's types: the service would take a number as its canonical string.
         for name in ("title", "description", "key"):
             if name in body and not isinstance(body[name], str):
-                raise ApiError(400, "INVALID_REQUEST", f"{name}: must be a string", name)
+                raise invalid(name, "must be a string")
         if "reviewers" in body and not isinstance(body["reviewers"], list):
-            raise ApiError(
-                400, "INVALID_REQUEST", "reviewers: must be a list of usernames", "reviewers"
-            )
+            raise invalid("reviewers", "must be a list of usernames")
         try:
-            change_request = change_request_open(
-                opener=profile_promote,
-                reviewers=body.get("reviewers"),
+            change_request = change_request_opened(
+                request,
+                profile_promote,
+                body,
                 profile_key=key,
                 to=body.get("to"),
-                user=request.user,
-                title=body.get("title"),
-                description=body.get("description") or "",
                 key=body.get("key"),
             )
         except Profile.DoesNotExist:
             raise not_found(f'profile "{key}"') from None
-        return _change_request_response(request, change_request, 201)
+        return change_request_response(request, change_request, 201)
 
 
 # --- change requests -----------------------------------------------------------------------
@@ -214,7 +197,7 @@ def change_request_record(
         "environment": standing.environments[change_request.pk],
         "title": change_request.title,
         "status": change_request.status,
-        "author": _username(change_request.author),
+        "author": username(change_request.author),
         "baseVersion": change_request.base_version,
         "currentVersion": current,
         "stale": change_request.status == ChangeRequest.Status.OPEN
@@ -235,7 +218,7 @@ def change_request_record(
         "createdAt": change_request.created_at,
         "updatedAt": change_request.updated_at,
         "resolvedAt": change_request.resolved_at,
-        "resolvedBy": _username(change_request.resolved_by),
+        "resolvedBy": username(change_request.resolved_by),
         "appliedVersion": change_request.applied_version,
     }
     record["affectedProfiles"] = list(change_request.affected_profiles) or [
@@ -267,7 +250,8 @@ def _current_versions(keys) -> dict[str, int | None]:
     return {key: version.number for key, version in latest_versions_get(set(keys)).items()}
 
 
-def _change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
+def change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
+    """Answer with a change request's record (its detail) and ETag."""
     change_request = change_request_record_get(pk=change_request.pk)
     record = change_request_record(
         change_request,
@@ -302,17 +286,45 @@ def _declared_environments(record: dict) -> dict[str, set]:
     return declared
 
 
-def change_request_response(request, change_request: ChangeRequest, status=200) -> Response:
-    """Answer with a change request's record (its detail) and ETag (the import's proposal)."""
-    return _change_request_response(request, change_request, status)
+def change_request_opened(request, opener, body: dict, **arguments) -> ChangeRequest:
+    """Return the change request ``opener`` opens on the request's behalf: its title,
+    description and reviewers the body's, ``arguments`` what the opener takes besides."""
+    return change_request_open(
+        opener=opener,
+        reviewers=body.get("reviewers"),
+        title=body.get("title"),
+        description=body.get("description") or "",
+        user=request.user,
+        **arguments,
+    )
 
 
-@extend_schema(tags=["change requests"])
-class ChangeRequestViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+def change_request_verdict(request, pk: int, service, *, comment: str | None) -> Response:
+    """Record a reviewer's verdict with the body's one field, ``body`` (its comment;
+    ``comment`` when not given), on the revision the request's ``If-Match`` names."""
+    body = body_object(request, ("body",))
+    if_match = request.headers.get("If-Match")
+    return change_request_act(
+        request, pk, service, body=body.get("body", comment), if_match=if_match
+    )
+
+
+def change_request_or_404(pk: int) -> ChangeRequest:
+    return or_404(f"change request #{pk}", change_request_get, pk=pk)
+
+
+def change_request_act(request, pk: int, service, **arguments) -> Response:
+    """Run ``service`` on change request ``pk`` (404 when there is none) on the request's
+    behalf, and answer with the change request as it is then."""
+    change_request_or_404(pk)
+    service(pk=pk, user=request.user, **arguments)
+    return change_request_response(request, change_request_or_404(pk))
+
+
+@viewset_schema("change requests", operations="change_requests", record=s.ChangeRequestSerializer)
+class ChangeRequestViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
     lookup_value_regex = "[0-9]+"
-
     throttle_scope = IMPACT_SCOPE
 
     def get_throttles(self):
@@ -325,14 +337,7 @@ class ChangeRequestViewSet(GenericViewSet):
         )
         return [ResolutionRateThrottle()] if computes else []
 
-    def _get(self, pk: int) -> ChangeRequest:
-        try:
-            return change_request_get(pk=pk)
-        except ChangeRequest.DoesNotExist:
-            raise not_found(f"change request #{pk}") from None
-
     @extend_schema(
-        operation_id="change_requests_list",
         summary="Change requests, newest first (without changes, description, diff and "
         "impact: `counts` and `entities` say what each changes)",
         parameters=[
@@ -359,15 +364,10 @@ class ChangeRequestViewSet(GenericViewSet):
         params = request.query_params
         status = params.get("status")
         if status and status not in ChangeRequest.Status.values:
-            raise ApiError(
-                400,
-                "INVALID_REQUEST",
-                "status: must be one of " + ", ".join(ChangeRequest.Status.values),
-                "status",
-            )
+            raise invalid("status", "must be one of " + ", ".join(ChangeRequest.Status.values))
         reviewer = params.get("reviewer")
         if reviewer not in (None, "", "me"):
-            raise ApiError(400, "INVALID_REQUEST", "reviewer: must be me", "reviewer")
+            raise invalid("reviewer", "must be me")
         queryset = change_request_list(
             requested_of=request.user if reviewer == "me" else None,
             status=status or None,
@@ -393,7 +393,6 @@ class ChangeRequestViewSet(GenericViewSet):
         )
 
     @extend_schema(
-        operation_id="change_requests_create",
         summary="Propose a change of a profile, or a change set over any entities; answers "
         "with its impact on every scenario",
         description="Two shapes. **One profile**: `{profile, title, changes: {name, "
@@ -405,7 +404,6 @@ class ChangeRequestViewSet(GenericViewSet):
         "`impact` has one entry per saved scenario of every profile the request may change "
         "(with `profile`), resolved before and after; nothing is written.",
         request=s.CHANGE_REQUEST_OR_SET_CREATE,
-        responses={201: s.ChangeRequestSerializer},
         examples=[
             s.CHANGE_REQUEST_CREATE_EXAMPLE,
             s.CHANGE_SET_CREATE_EXAMPLE,
@@ -414,138 +412,94 @@ class ChangeRequestViewSet(GenericViewSet):
         ],
     )
     def create(self, request):
-        body = _body(request, ("profile", "title", "description", "changes", "reviewers"))
+        body = body_object(request, ("profile", "title", "description", "changes", "reviewers"))
         if isinstance(body.get("changes"), list):
             if "profile" in body:
-                raise ApiError(
-                    400,
-                    "INVALID_REQUEST",
-                    "profile: a change set names its entities in changes (leave profile out)",
-                    "profile",
+                raise invalid(
+                    "profile", "a change set names its entities in changes (leave profile out)"
                 )
-            change_request = change_request_open(
-                opener=change_set_create,
-                reviewers=body.get("reviewers"),
-                title=body.get("title"),
-                description=body.get("description") or "",
-                changes=body["changes"],
-                user=request.user,
+            change_request = change_request_opened(
+                request, change_set_create, body, changes=body["changes"]
             )
-            return _change_request_response(request, change_request, 201)
+            return change_request_response(request, change_request, 201)
         key = body.get("profile")
         if not isinstance(key, str) or not key:
-            raise ApiError(400, "INVALID_REQUEST", "profile: is required", "profile")
+            raise invalid("profile", "is required")
         try:
-            change_request = change_request_open(
-                opener=change_request_create,
-                reviewers=body.get("reviewers"),
+            change_request = change_request_opened(
+                request,
+                change_request_create,
+                body,
                 profile_key=key,
-                title=body.get("title"),
-                description=body.get("description") or "",
                 changes=body.get("changes"),
-                user=request.user,
-                if_match=request.headers.get("If-Match"),
+                if_match=self.if_match,
             )
         except Profile.DoesNotExist:
             raise not_found(f'profile "{key}"', "profile") from None
-        return _change_request_response(request, change_request, 201)
+        return change_request_response(request, change_request, 201)
 
-    @extend_schema(
-        operation_id="change_requests_retrieve",
-        responses={200: s.ChangeRequestSerializer},
-        examples=[s.CHANGE_REQUEST_EXAMPLE],
-    )
+    @extend_schema(examples=[s.CHANGE_REQUEST_EXAMPLE])
     def retrieve(self, request, pk):
-        return _change_request_response(request, self._get(pk))
+        return change_request_response(request, change_request_or_404(pk))
 
     @extend_schema(
-        operation_id="change_requests_partial_update",
         summary="Edit an open request (its author); any edit withdraws the approvals",
         description="`title`, `description`, `changes` and `reviewers`: the author. `applyAt` "
         "(schedule the apply, or `null` to clear it): anyone allowed to apply. A change of "
         "the reviewers or the schedule is not a new revision. A change set takes a new list "
         "of `changes` (validated again, bases and impact recomputed).",
         request=s.ChangeRequestUpdateSerializer,
-        responses={200: s.ChangeRequestSerializer},
     )
     def partial_update(self, request, pk):
-        body = _body(request, ("title", "description", "changes", "reviewers", "applyAt"))
-        self._get(pk)
+        body = body_object(request, ("title", "description", "changes", "reviewers", "applyAt"))
+        change_request_or_404(pk)
         reviewers = body.pop("reviewers", UNSET)
         apply_at = body.pop("applyAt", UNSET)
-        return _change_request_response(
+        return change_request_response(
             request,
             change_request_edit(
                 pk=pk,
                 user=request.user,
-                if_match=request.headers.get("If-Match"),
+                if_match=self.if_match,
                 reviewers=reviewers,
                 apply_at=apply_at,
                 **body,
             ),
         )
 
-    def _action(self, request, pk, service, **arguments):
-        _body(request, ())
-        self._get(pk)
-        service(pk=pk, user=request.user, **arguments)
-        return _change_request_response(request, self._get(pk))
+    def _action(self, request, pk, service):
+        body_object(request, ())  # takes no fields
+        return change_request_act(request, pk, service)
 
     @extend_schema(
-        operation_id="change_requests_approve",
         summary="Approve the revision you reviewed (not your own request: 403 SELF_APPROVAL)",
         description="Send the request's `ETag` (from the read you reviewed) as `If-Match`: "
         "when the request was edited or rebased since, 412 `PRECONDITION_FAILED` and nothing "
         "is approved; without it, 428 `PRECONDITION_REQUIRED`.",
         parameters=[IF_MATCH_APPROVE],
         request=review_shapes.ApproveSerializer,
-        responses={200: s.ChangeRequestSerializer},
         examples=s.SAFE_CHANGE_ERROR_EXAMPLES + s.APPROVE_ERROR_EXAMPLES,
     )
     @action(detail=True, methods=["post"])
     def approve(self, request, pk):
-        body = _body(request, ("body",))
-        self._get(pk)
-        change_request_approve_reviewed(
-            pk=pk,
-            user=request.user,
-            if_match=request.headers.get("If-Match"),
-            body=body.get("body", ""),
-        )
-        return _change_request_response(request, self._get(pk))
+        return change_request_verdict(request, pk, change_request_approve_reviewed, comment="")
 
-    @extend_schema(
-        operation_id="change_requests_reject",
-        request=NO_BODY,
-        responses={200: s.ChangeRequestSerializer},
-    )
-    @action(detail=True, methods=["post"])
+    @no_body_action()
     def reject(self, request, pk):
         return self._action(request, pk, change_request_reject)
 
-    @extend_schema(
-        operation_id="change_requests_close",
-        summary="Withdraw your own open request",
-        request=NO_BODY,
-        responses={200: s.ChangeRequestSerializer},
-    )
-    @action(detail=True, methods=["post"])
+    @no_body_action(summary="Withdraw your own open request")
     def close(self, request, pk):
         return self._action(request, pk, change_request_close)
 
-    @extend_schema(
-        operation_id="change_requests_rebase",
+    @no_body_action(
         summary="Move the request onto the profile's current version; recomputes the impact "
         "and withdraws the approvals",
-        request=NO_BODY,
-        responses={200: s.ChangeRequestSerializer},
     )
-    @action(detail=True, methods=["post"])
     def rebase(self, request, pk):
         return self._action(request, pk, change_request_rebase)
 
-    @extend_schema(
-        operation_id="change_requests_apply",
+    @no_body_action(
         summary="Apply an approved request: one new version by its author, naming approvers",
         description="Needs the approvals its environment asks for (409 `APPROVALS_REQUIRED`) "
         "and no reviewer asking for changes on the current revision (409 "
@@ -556,15 +510,12 @@ class ChangeRequestViewSet(GenericViewSet):
         "(else 409 `STALE_CHANGE_REQUEST` with `entities`), and its entries apply in one "
         "transaction through the ordinary writes: one refused entry (400, `changes[i]…`) "
         "writes nothing.",
-        request=NO_BODY,
-        responses={200: s.ChangeRequestSerializer},
         examples=[
             *s.SAFE_CHANGE_ERROR_EXAMPLES,
             review_shapes.CHANGES_REQUESTED_EXAMPLE,
             s.STALE_CHANGE_SET_EXAMPLE,
         ],
     )
-    @action(detail=True, methods=["post"])
     def apply(self, request, pk):
         return self._action(request, pk, change_request_apply)
 

@@ -330,7 +330,33 @@ def postprocess_schema(result, generator, request, public):
 
 class ApiAutoSchema(AutoSchema):
     """drf-spectacular's schema plus the error shape on every operation, the headers the
-    views read and send, and links from a create to what it created."""
+    views read and send, and links from a create to what it created; a viewset's operation
+    ids and answers follow from its ``operation_prefix`` and ``record_serializer``."""
+
+    def get_operation_id(self):
+        """Return ``<operation_prefix>_<action>`` for a viewset that names its prefix (an id
+        the action's ``extend_schema`` gives wins)."""
+        prefix = getattr(self.view, "operation_prefix", "")
+        action = getattr(self.view, "action", None)
+        if prefix and action:
+            return f"{prefix}_{action}"
+        return super().get_operation_id()
+
+    def get_response_serializers(self):
+        """Return the answers of a viewset that names its ``record_serializer``: a page of
+        records (``list``), the record created (201), nothing (a delete's 204) or the record
+        (any other action); what the action's ``extend_schema`` gives wins."""
+        record = getattr(self.view, "record_serializer", None)
+        if record is None:
+            return super().get_response_serializers()
+        action = getattr(self.view, "action", None)
+        if action == "list":
+            return {200: record(many=True)}
+        if action == "create":
+            return {201: record}
+        if action == "destroy":
+            return {204: None}
+        return {200: record}
 
     def get_operation(self, *args, **kwargs):
         operation = super().get_operation(*args, **kwargs)

@@ -9,7 +9,8 @@ nothing and is not counted.
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions
 
-from profiles.api.exceptions import ApiError, not_found
+from profiles.api.base import invalid
+from profiles.api.exceptions import not_found
 from profiles.api.serializers.entries import SCENARIO_NAME_MAX_LENGTH
 from profiles.safechange.text_diff import ScenarioNotFound, version_text_diff
 from profiles.workspace.permissions import require_key_environment, require_key_profile
@@ -37,12 +38,7 @@ def version_text_record(
     for number in (from_number, to_number):
         require_key_environment(request.auth, documents[number].get("environment"), key)
     if len(name) > SCENARIO_NAME_MAX_LENGTH:
-        raise ApiError(
-            400,
-            "INVALID_REQUEST",
-            f"scenario: must be at most {SCENARIO_NAME_MAX_LENGTH} characters",
-            "scenario",
-        )
+        raise invalid("scenario", f"must be at most {SCENARIO_NAME_MAX_LENGTH} characters")
     wait = user_throttle_wait(scope="resolve", user=request.user, cost=2)
     if wait is not None:
         raise exceptions.Throttled(wait=wait)

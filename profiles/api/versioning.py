@@ -6,18 +6,25 @@ change's: it writes through authoring) and answers. The services raise ``SafeCha
 which the API's exception handler answers in the one error shape.
 """
 
+from operator import methodcaller
+
 from django.core.exceptions import ValidationError
 from django.urls import path
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework.decorators import action
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
-from rest_framework.viewsets import GenericViewSet
 
-from profiles.api.exceptions import ApiError, not_found
-from profiles.api.schema import ApiAutoSchema
+from profiles.api.base import (
+    ApiViewSet,
+    RecordListMixin,
+    body_object,
+    invalid,
+    no_body_action,
+    viewset_schema,
+)
+from profiles.api.exceptions import ApiError, not_found, or_404
 from profiles.api.serializers import versioning as s
-from profiles.api.serializers.entries import NoBodySerializer
+from profiles.api.serializers.entries import username
 from profiles.api.serializers.text_diff import DIFF_TEXT_EXAMPLE
 from profiles.api.text_diff import SCENARIO_PARAMETER, version_text_record
 from profiles.models import ProfileVersion
@@ -31,7 +38,6 @@ from profiles.versioning.versions import (
     version_list,
 )
 from profiles.workspace.concurrency import profile_etag
-from profiles.workspace.origin import API as API_ORIGIN
 from profiles.workspace.parameters import positive_integer
 from profiles.workspace.permissions import (
     ADMINISTER,
@@ -41,9 +47,6 @@ from profiles.workspace.permissions import (
 )
 from profiles.workspace.selectors import profile_get
 from profiles.workspace.validation import MAX_STORED_INTEGER
-
-# Actions take no fields: send {} or nothing.
-NO_BODY = NoBodySerializer
 
 # A version number in a query (?from=, ?to=): digits from 1.
 VERSION_NUMBER = {"type": "integer", "minimum": 1, "maximum": MAX_STORED_INTEGER}
@@ -60,25 +63,11 @@ ReadConfigAdminister = capability_permission(READ_CONFIG, unsafe=ADMINISTER)
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _body(request, allowed: tuple[str, ...]) -> dict:
-    data = request.data
-    if not isinstance(data, dict):
-        raise ApiError(400, "INVALID_REQUEST", "the request body must be a JSON object")
-    for name in data:
-        if name not in allowed:
-            raise ApiError(400, "INVALID_REQUEST", f"{name}: unknown field", str(name))
-    return dict(data)
-
-
-def _username(user) -> str | None:
-    return None if user is None else user.get_username()
-
-
 def version_record(version: ProfileVersion, *, with_document: bool = False) -> dict:
     """Return a version as the API shows it (with ``profile``, its document, on detail)."""
     record = {
         "number": version.number,
-        "author": _username(version.author),
+        "author": username(version.author),
         "createdAt": version.created_at,
         "message": version.message,
         "source": version.source,
@@ -106,58 +95,46 @@ def _number(request, name: str) -> int | None:
 # --- versions ------------------------------------------------------------------------------
 
 
-@extend_schema(tags=["versions"])
-class ProfileVersionViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+@viewset_schema("versions", operations="profile_versions", record=s.VersionDetailSerializer)
+class ProfileVersionViewSet(ApiViewSet):
     permission_classes = [ReadConfigWriteRules]
     lookup_field = "number"
     lookup_value_regex = "[0-9]+"
 
     @extend_schema(
-        operation_id="profile_versions_list",
         summary="The profile's versions, newest first",
         responses={200: s.VersionSerializer(many=True)},
     )
     def list(self, request, key):
         _history_or_404(key)
-        page = self.paginate_queryset(version_list(profile_key=key))
-        return self.get_paginated_response([version_record(version) for version in page])
-
-    def _get(self, key: str, number: int) -> ProfileVersion:
-        try:
-            return version_get(profile_key=key, number=number)
-        except ProfileVersion.DoesNotExist:
-            raise not_found(f'version {number} of profile "{key}"') from None
+        return self.page_of(version_list(profile_key=key), version_record)
 
     @extend_schema(
-        operation_id="profile_versions_retrieve",
         summary="One version with the profile's document (SPEC §2, with rules)",
-        responses={200: s.VersionDetailSerializer},
         examples=[s.VERSION_EXAMPLE],
     )
     def retrieve(self, request, key, number):
-        return Response(version_record(self._get(key, int(number)), with_document=True))
+        number = int(number)
+        version = or_404(
+            f'version {number} of profile "{key}"', version_get, profile_key=key, number=number
+        )
+        return Response(version_record(version, with_document=True))
 
-    @extend_schema(
-        operation_id="profile_versions_restore",
+    @no_body_action(
         summary="Append a new version equal to this one (history is never rewritten)",
         description="Send the profile's `ETag` as `If-Match`. Answers 201 with the new version, "
         "or 200 with the current one when it already equals the restored version. In a "
         "protected environment: 409 `CHANGE_REQUEST_REQUIRED` (propose a change request).",
-        request=NO_BODY,
         responses={200: s.VersionDetailSerializer, 201: s.VersionDetailSerializer},
         examples=[s.CHANGE_REQUEST_REQUIRED_EXAMPLE],
     )
-    @action(detail=True, methods=["post"])
     def restore(self, request, key, number):
         number = int(number)
         try:
             latest, created = version_restore(
                 profile_key=key,
                 number=number,
-                user=request.user,
-                origin=API_ORIGIN,
-                if_match=request.headers.get("If-Match"),
+                **self.guarded(),
             )
         except ProfileVersion.DoesNotExist:
             raise not_found(f'version {number} of profile "{key}"') from None
@@ -176,7 +153,6 @@ class ProfileVersionViewSet(GenericViewSet):
         )
 
     @extend_schema(
-        operation_id="profile_versions_diff",
         summary="What changed between two versions, as SPEC §2 paths",
         parameters=[
             OpenApiParameter(
@@ -219,57 +195,45 @@ class ProfileVersionViewSet(GenericViewSet):
 # --- environments --------------------------------------------------------------------------
 
 
-@extend_schema(tags=["environments"])
-class EnvironmentViewSet(GenericViewSet):
-    schema = ApiAutoSchema()
+@viewset_schema(
+    "environments",
+    record=s.EnvironmentSerializer,
+    listing="Environments used by profiles or configured",
+)
+class EnvironmentViewSet(RecordListMixin, ApiViewSet):
     permission_classes = [ReadConfigAdminister]
     lookup_field = "key"
     lookup_value_regex = "[^/]+"
 
-    @extend_schema(
-        operation_id="environments_list",
-        summary="Environments used by profiles or configured",
-        responses={200: s.EnvironmentSerializer(many=True)},
-    )
-    def list(self, request):
-        environments = environment_list()
-        page = self.paginate_queryset(environments)
-        return self.get_paginated_response([environment.as_dict() for environment in page])
+    record = methodcaller("as_dict")
 
-    @extend_schema(
-        operation_id="environments_retrieve",
-        responses={200: s.EnvironmentSerializer},
-        examples=[s.ENVIRONMENT_EXAMPLE],
-    )
+    def rows(self):
+        return environment_list()
+
+    @extend_schema(examples=[s.ENVIRONMENT_EXAMPLE])
     def retrieve(self, request, key):
-        environment = environment_get(key=key)
-        if environment is None:
-            raise not_found(f'environment "{key}"')
-        return Response(environment.as_dict())
+        return Response(or_404(f'environment "{key}"', environment_get, key=key).as_dict())
 
     @extend_schema(
-        operation_id="environments_update",
         summary="Protect an environment (or lift its protection); administrators only",
         description="A field not given takes its default (unprotected, 1 approval).",
         request=s.EnvironmentUpdateSerializer,
-        responses={200: s.EnvironmentSerializer},
         examples=[s.ENVIRONMENT_EXAMPLE],
     )
     def update(self, request, key):
-        body = _body(request, ("key", "requiresChangeRequest", "approvals"))
+        body = body_object(request, ("key", "requiresChangeRequest", "approvals"))
         if "key" in body and body["key"] != key:
-            raise ApiError(400, "INVALID_REQUEST", "key: cannot be changed", "key")
+            raise invalid("key", "cannot be changed")
         try:
             environment = environment_update(
                 key=key,
                 requires_change_request=body.get("requiresChangeRequest", False),
                 approvals=body.get("approvals", 1),
-                user=request.user,
-                origin=API_ORIGIN,
+                **self.author(),
             )
         except ValidationError as exc:
             name, messages = next(iter(exc.message_dict.items()))
-            raise ApiError(400, "INVALID_REQUEST", f"{name}: {messages[0]}", name) from None
+            raise invalid(name, messages[0]) from None
         return Response(environment.as_dict())
 
 

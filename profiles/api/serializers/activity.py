@@ -1,10 +1,10 @@
 """Shapes and examples of the activity log (``GET /api/v1/activity``), for the OpenAPI
 schema."""
 
-from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
 from profiles.activity.filters import ACTIVITY_KINDS, ACTIVITY_ORIGINS
+from profiles.api.serializers.examples import response_example
 from profiles.api.serializers.versioning import ChangeSerializer
 from profiles.models import Activity
 
@@ -40,9 +40,9 @@ class ActivityPageSerializer(serializers.Serializer):
     results = ActivitySerializer(many=True)
 
 
-ACTIVITY_EXAMPLE = OpenApiExample(
+ACTIVITY_EXAMPLE = response_example(
     "A layer's filter removed, through a change request",
-    value={
+    {
         "next": "https://studio.example/api/v1/activity?kind=layer&key=tickets&before=311",
         "previous": None,
         "results": [
@@ -73,5 +73,4 @@ ACTIVITY_EXAMPLE = OpenApiExample(
             },
         ],
     },
-    response_only=True,
 )

@@ -6,6 +6,7 @@ from profiles.api.serializers.entries import (
     EntrySerializer,
     choice_field,
     key_field,
+    strings_field,
     text_field,
     update_serializer,
 )
@@ -33,7 +34,7 @@ class RuleSerializer(EntrySerializer):
     maxItems = serializers.IntegerField(min_value=0, required=False, allow_null=True)
     maxTokens = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     order = choice_field(ORDERS)
-    facets = serializers.ListField(child=serializers.CharField(), required=False, allow_null=True)
+    facets = strings_field(required=False, allow_null=True)
     currentness = CurrentnessSerializer(required=False, allow_null=True)
 
 

@@ -1,5 +1,5 @@
-"""What the entry serializers share: key, choice and text fields, the entry base, and the error
-bodies the schema documents."""
+"""What the entry serializers share: key, choice and text fields, the entry base, the error
+bodies the schema documents, and how a record names a user (``username``)."""
 
 from django.http import QueryDict
 from rest_framework import serializers
@@ -17,8 +17,18 @@ ITEM_PATH_MAX_LENGTH = Item._meta.get_field("path").max_length
 ITEM_PATH_PATTERN = r"^[^\s\x00]([^\x00]*[^\s\x00])?$"
 
 
+def username(user) -> str | None:
+    """Return how a record names a user (``None``: nobody, e.g. a system's write)."""
+    return None if user is None else user.get_username()
+
+
 def key_field(**kwargs) -> serializers.RegexField:
     return serializers.RegexField(KEY_PATTERN, max_length=64, **kwargs)
+
+
+def strings_field(**kwargs) -> serializers.ListField:
+    """Return a field of a list of strings (keys, names, paths)."""
+    return serializers.ListField(child=serializers.CharField(), **kwargs)
 
 
 def choice_field(choices, **kwargs) -> serializers.ChoiceField:

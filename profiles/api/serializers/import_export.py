@@ -3,6 +3,8 @@
 from rest_framework import serializers
 
 from profiles.api.serializers.authoring import ProfileSerializer
+from profiles.api.serializers.entries import IssueSerializer, strings_field
+from profiles.api.serializers.examples import counts_example
 from profiles.api.serializers.material import (
     BulkIngestSummarySerializer,
     ConsumerSerializer,
@@ -13,6 +15,7 @@ from profiles.api.serializers.safechange import (
     EntityChangeSerializer,
     ImpactEntrySerializer,
     ImpactSummarySerializer,
+    entity_counts_serializer,
 )
 from profiles.import_export.import_summary import NAMES_LISTED
 from profiles.import_export.imports import IMPORT_MODES
@@ -35,11 +38,10 @@ class WorkspaceSerializer(serializers.Serializer):
     profiles = ProfileSerializer(many=True, required=False)
 
 
-class ImportIssueSerializer(serializers.Serializer):
+class ImportIssueSerializer(IssueSerializer):
     """One error of a failed import: its path in the file and where it is written."""
 
     path = serializers.CharField(help_text='Document path, e.g. "profiles[0].rules.tickets".')
-    message = serializers.CharField()
     entry = serializers.CharField(
         required=False,
         help_text='The entry it concerns: "consumer K", "layer K", "item LAYER/PATH", '
@@ -47,9 +49,6 @@ class ImportIssueSerializer(serializers.Serializer):
     )
     line = serializers.IntegerField(
         required=False, min_value=1, help_text="Line of the value in the file (1-based)."
-    )
-    column = serializers.IntegerField(
-        required=False, min_value=1, help_text="Column of the value (1-based)."
     )
     aliasLine = serializers.IntegerField(
         required=False,
@@ -74,8 +73,7 @@ class ImportCountsSerializer(serializers.Serializer):
 
 
 def _names_field(action: str):
-    return serializers.ListField(
-        child=serializers.CharField(),
+    return strings_field(
         max_length=NAMES_LISTED,
         help_text=f"The first {NAMES_LISTED} {action}; the count minus these is how many more.",
     )
@@ -95,19 +93,25 @@ class ImportNamesByKindSerializer(serializers.Serializer):
     rules = ImportNamesSerializer(help_text="As PROFILE/LAYER.")
 
 
-class ImportSummarySerializer(serializers.Serializer):
-    mode = serializers.ChoiceField(choices=IMPORT_MODES)
-    changed = serializers.BooleanField()
-    consumers = ImportCountsSerializer()
-    layers = ImportCountsSerializer()
-    items = ImportCountsSerializer()
-    profiles = ImportCountsSerializer()
-    rules = ImportCountsSerializer()
-    names = ImportNamesByKindSerializer(
-        required=False,
-        help_text="What was created, updated and deleted, per kind (jobs finished before "
-        "names were recorded have none).",
-    )
+# The kinds of rows an import counts, in the summary's order (``ImportSummary.counts``).
+IMPORT_KINDS = ("consumers", "layers", "items", "profiles", "rules")
+
+# An import's summary: its mode, whether it changed anything, the counts of each kind, the
+# names (the fields in this order, the counts one per kind).
+ImportSummarySerializer = type(
+    "ImportSummarySerializer",
+    (serializers.Serializer,),
+    {
+        "mode": serializers.ChoiceField(choices=IMPORT_MODES),
+        "changed": serializers.BooleanField(),
+        **{kind: ImportCountsSerializer() for kind in IMPORT_KINDS},
+        "names": ImportNamesByKindSerializer(
+            required=False,
+            help_text="What was created, updated and deleted, per kind (jobs finished before "
+            "names were recorded have none).",
+        ),
+    },
+)
 
 
 class JobFieldsSerializer(serializers.Serializer):
@@ -138,17 +142,7 @@ class ImportJobSerializer(JobFieldsSerializer):
 # --- dry run (issue 21) --------------------------------------------------------------------
 
 
-class CountsByOpSerializer(serializers.Serializer):
-    create = serializers.IntegerField()
-    update = serializers.IntegerField()
-    delete = serializers.IntegerField()
-
-
-class DryRunCountsSerializer(serializers.Serializer):
-    consumer = CountsByOpSerializer()
-    layer = CountsByOpSerializer()
-    item = CountsByOpSerializer()
-    profile = CountsByOpSerializer()
+DryRunCountsSerializer = entity_counts_serializer("DryRunCounts", "CountsByOp")
 
 
 class ImportDryRunSerializer(serializers.Serializer):
@@ -163,12 +157,10 @@ class ImportDryRunSerializer(serializers.Serializer):
     moreChanges = serializers.IntegerField(
         help_text="Changes after these (ask again with `offset`)."
     )
-    affectedProfiles = serializers.ListField(
-        child=serializers.CharField(),
+    affectedProfiles = strings_field(
         help_text="Profiles whose answer the import may change (the impact covers them).",
     )
-    protectedProfiles = serializers.ListField(
-        child=serializers.CharField(),
+    protectedProfiles = strings_field(
         help_text="Protected profiles it touches: a plain import is refused (409 "
         "CHANGE_REQUEST_REQUIRED); `propose=true` opens it as a change set.",
     )
@@ -178,12 +170,7 @@ class ImportDryRunSerializer(serializers.Serializer):
 
 DRY_RUN_EXAMPLE = {
     "mode": "merge",
-    "counts": {
-        "consumer": {"create": 0, "update": 0, "delete": 0},
-        "layer": {"create": 1, "update": 1, "delete": 0},
-        "item": {"create": 12, "update": 0, "delete": 0},
-        "profile": {"create": 0, "update": 0, "delete": 0},
-    },
+    "counts": counts_example(layer={"create": 1, "update": 1}, item={"create": 12}),
     "changes": [
         {
             "kind": "layer",

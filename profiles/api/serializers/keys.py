@@ -2,9 +2,11 @@
 service (``profiles.workspace.keys.api_key_create``) validates the body; these serializers
 describe it."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from profiles.api.serializers.entries import strings_field
+from profiles.api.serializers.examples import request_example
 from profiles.models import KeyScope
 from profiles.models.keys import NAME_MAX_LENGTH
 
@@ -47,7 +49,7 @@ class ApiKeySerializer(serializers.Serializer):
     prefix = serializers.CharField(help_text="The key's first characters, to recognise it.")
     owner = serializers.CharField(help_text="Username of the key's owner.")
     scopes = serializers.ListField(child=serializers.ChoiceField(KeyScope.values))
-    environments = serializers.ListField(child=serializers.CharField())
+    environments = strings_field()
     expiresAt = serializers.DateTimeField(allow_null=True)
     lastUsedAt = serializers.DateTimeField(
         allow_null=True, help_text="Updated at most once a minute."
@@ -62,10 +64,9 @@ class NewApiKeySerializer(ApiKeySerializer):
     )
 
 
-NEW_KEY_EXAMPLE = OpenApiExample(
+NEW_KEY_EXAMPLE = request_example(
     "A resolve-only key for production",
-    request_only=True,
-    value={"name": "support assistant", "scopes": ["resolve"], "environments": ["production"]},
+    {"name": "support assistant", "scopes": ["resolve"], "environments": ["production"]},
 )
 
 

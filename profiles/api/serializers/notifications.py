@@ -1,9 +1,10 @@
 """Shapes and examples of the webhooks (``/api/v1/webhooks``), for the OpenAPI schema. The
 service (``profiles.notifications.webhooks``) validates the bodies; these describe them."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from profiles.api.serializers.examples import request_example, response_example
 from profiles.models import WEBHOOK_EVENTS, WebhookDelivery
 from profiles.notifications.addresses import URL_MAX_LENGTH
 from profiles.notifications.webhooks import (
@@ -95,20 +96,18 @@ class WebhookDeliverySerializer(serializers.Serializer):
     payload = serializers.JSONField(help_text="The body's `data`.")
 
 
-NEW_WEBHOOK_EXAMPLE = OpenApiExample(
+NEW_WEBHOOK_EXAMPLE = request_example(
     "Change requests to a chat bridge",
-    request_only=True,
-    value={
+    {
         "url": "https://hooks.example.com/context-studio",
         "events": ["change_request.opened", "change_request.approved", "change_request.applied"],
         "secret": "a-long-random-shared-secret",
         "description": "review notifications",
     },
 )
-WEBHOOK_EXAMPLE = OpenApiExample(
+WEBHOOK_EXAMPLE = response_example(
     "A webhook",
-    response_only=True,
-    value={
+    {
         "id": 3,
         "url": "https://hooks.example.com/context-studio",
         "events": ["change_request.opened", "change_request.approved", "change_request.applied"],
@@ -120,10 +119,9 @@ WEBHOOK_EXAMPLE = OpenApiExample(
         "deliveriesUrl": "/api/v1/webhooks/3/deliveries",
     },
 )
-DELIVERY_EXAMPLE = OpenApiExample(
+DELIVERY_EXAMPLE = response_example(
     "A delivery retried after a 503",
-    response_only=True,
-    value={
+    {
         "id": 41,
         "event": "change_request.opened",
         "status": "pending",

@@ -4,7 +4,7 @@ the engine's own JSON, passed through."""
 from rest_framework import serializers
 
 from profiles.api.serializers.authoring import RuleSerializer
-from profiles.api.serializers.entries import SCENARIO_NAME_MAX_LENGTH, choice_field
+from profiles.api.serializers.entries import SCENARIO_NAME_MAX_LENGTH, choice_field, strings_field
 from resolver.model import AVAILABILITIES, FORMATS
 from resolver.request import DETAILS
 
@@ -12,6 +12,11 @@ INPUT_HELP = (
     "A flat object of string/number/boolean/null values (at most 100 keys); "
     "input.message is the user's message (at most 20,000 characters)."
 )
+
+
+def string_or_null() -> serializers.CharField:
+    """Return a field of the resolution that is a string or null (SPEC §7)."""
+    return serializers.CharField(allow_null=True)
 
 
 class SelectionSerializer(serializers.Serializer):
@@ -107,20 +112,20 @@ class ResolvedProfileSerializer(serializers.Serializer):
     name = serializers.CharField(allow_blank=True)
     consumer = serializers.CharField()
     objective = serializers.CharField()
-    environment = serializers.CharField(allow_null=True)
+    environment = string_or_null()
 
 
 class StatusEntrySerializer(serializers.Serializer):
     code = serializers.CharField()
     layer = serializers.CharField()
-    detail = serializers.CharField(allow_null=True)
+    detail = string_or_null()
 
 
 class ExcludedItemSerializer(serializers.Serializer):
     layer = serializers.CharField()
     item = serializers.CharField()
     reason = serializers.ChoiceField(["STALE", "UNKNOWN"])
-    date = serializers.CharField(allow_null=True)
+    date = string_or_null()
     ageDays = serializers.IntegerField(allow_null=True)
 
 
@@ -160,15 +165,15 @@ class LayerCurrentnessSerializer(serializers.Serializer):
 class DecisionSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(["inline", "on-demand", "omitted"])
     reason = serializers.CharField()
-    detail = serializers.CharField(allow_null=True)
+    detail = string_or_null()
 
 
 class MaterializedItemSerializer(serializers.Serializer):
     item = serializers.CharField()
     score = serializers.FloatField(allow_null=True)
-    matchedTerms = serializers.ListField(child=serializers.CharField())
-    date = serializers.CharField(allow_null=True)
-    notCurrent = serializers.CharField(allow_null=True)
+    matchedTerms = strings_field()
+    date = string_or_null()
+    notCurrent = string_or_null()
 
 
 class LayerReferenceSerializer(serializers.Serializer):
@@ -182,13 +187,13 @@ class MaterializedSerializer(serializers.Serializer):
 
 
 class ProjectedSerializer(serializers.Serializer):
-    facets = serializers.ListField(child=serializers.CharField())
+    facets = strings_field()
     derived = serializers.DictField(child=serializers.IntegerField())
 
 
 class RenderedSerializer(serializers.Serializer):
-    items = serializers.ListField(child=serializers.CharField())
-    trimmed = serializers.ListField(child=serializers.CharField())
+    items = strings_field()
+    trimmed = strings_field()
     characters = serializers.IntegerField()
     estimatedTokens = serializers.IntegerField()
 

@@ -1,10 +1,10 @@
 """Shapes and examples of reviews (requested reviewers, the thread, verdicts, scheduled apply)
 for the OpenAPI schema, and how a request's review fields and a thread entry are shown."""
 
-from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
-from profiles.api.exceptions import error_body
+from profiles.api.serializers.entries import username
+from profiles.api.serializers.examples import error_example, request_example, response_example
 from profiles.models import ChangeRequest, ChangeRequestComment
 from profiles.safechange.reviews import COMMENT_MAX_LENGTH, MAX_REVIEWERS, changes_requested_by
 
@@ -30,16 +30,12 @@ def apply_at_field(**kwargs):
     )
 
 
-def _username(user) -> str | None:
-    return None if user is None else user.get_username()
-
-
 def review_record(change_request: ChangeRequest, *, detail: bool) -> dict:
     """Return the review fields of a request's API record (reviewers prefetched)."""
     record = {
         "reviewers": sorted(user.get_username() for user in change_request.reviewers.all()),
         "applyAt": change_request.apply_at,
-        "applyScheduledBy": _username(change_request.apply_scheduled_by)
+        "applyScheduledBy": username(change_request.apply_scheduled_by)
         if change_request.apply_at is not None
         else None,
     }
@@ -52,7 +48,7 @@ def comment_record(comment: ChangeRequestComment, *, revision: int) -> dict:
     """Return a thread entry as the API shows it; ``revision``: the request's current one."""
     return {
         "id": comment.pk,
-        "author": _username(comment.author),
+        "author": username(comment.author),
         "kind": comment.kind,
         "body": comment.body,
         "revision": comment.revision,
@@ -94,15 +90,13 @@ class ApproveSerializer(serializers.Serializer):
     )
 
 
-COMMENT_CREATE_EXAMPLE = OpenApiExample(
-    "Comment",
-    value={"body": "Does the third KB article fit in the budget of the mobile consumer?"},
-    request_only=True,
+COMMENT_CREATE_EXAMPLE = request_example(
+    "Comment", {"body": "Does the third KB article fit in the budget of the mobile consumer?"}
 )
 
-COMMENT_EXAMPLE = OpenApiExample(
+COMMENT_EXAMPLE = response_example(
     "A request for changes",
-    value={
+    {
         "id": 31,
         "author": "lee",
         "kind": "changes-requested",
@@ -111,24 +105,18 @@ COMMENT_EXAMPLE = OpenApiExample(
         "outdated": False,
         "createdAt": CREATED_AT,
     },
-    response_only=True,
 )
 
-REQUEST_CHANGES_EXAMPLE = OpenApiExample(
-    "Request changes",
-    value={"body": "Keep maxItems at 2 for the mobile consumer."},
-    request_only=True,
+REQUEST_CHANGES_EXAMPLE = request_example(
+    "Request changes", {"body": "Keep maxItems at 2 for the mobile consumer."}
 )
 
-CHANGES_REQUESTED_EXAMPLE = OpenApiExample(
+CHANGES_REQUESTED_EXAMPLE = error_example(
     "Changes requested",
-    value=error_body(
-        "CHANGES_REQUESTED",
-        "change request #12: lee requested changes on revision 1; edit the request (a new "
-        "revision) and have it reviewed again",
-        "reviews",
-        changesRequestedBy=["lee"],
-    ),
-    response_only=True,
-    status_codes=["409"],
+    409,
+    "CHANGES_REQUESTED",
+    "change request #12: lee requested changes on revision 1; edit the request (a new "
+    "revision) and have it reviewed again",
+    "reviews",
+    changesRequestedBy=["lee"],
 )

@@ -3,12 +3,17 @@ promotion), for the OpenAPI schema. The services validate the bodies (with the e
 messages); these serializers describe them. A profile's versions and the environments are
 ``versioning``'s."""
 
-from drf_spectacular.utils import OpenApiExample, PolymorphicProxySerializer, extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
-from profiles.api.exceptions import error_body
 from profiles.api.serializers.authoring import RuleSerializer
-from profiles.api.serializers.entries import key_field
+from profiles.api.serializers.entries import key_field, strings_field
+from profiles.api.serializers.examples import (
+    counts_example,
+    error_example,
+    request_example,
+    response_example,
+)
 from profiles.api.serializers.reviews import apply_at_field, reviewers_field
 from profiles.api.serializers.versioning import CREATED_AT, ChangeSerializer
 from profiles.safechange.change_set_entries import MAX_SET_CHANGES
@@ -91,21 +96,16 @@ IMPACT_ENTRY = {
 }
 
 IMPACT_EXAMPLES = [
-    OpenApiExample(
-        "A draft",
-        value={"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
-        request_only=True,
-    ),
-    OpenApiExample(
+    request_example("A draft", {"budget": 1400, "rules": {"kb": {"maxItems": 3}}}),
+    response_example(
         "Its impact",
-        value={
+        {
             "profile": "support-answer",
             "baseVersion": 4,
             "summary": {"scenarios": 6, "changed": 1, "skipped": 0},
             "next": None,
             "impact": [IMPACT_ENTRY],
         },
-        response_only=True,
     ),
 ]
 
@@ -210,17 +210,15 @@ class EntityChangeSerializer(serializers.Serializer):
     )
 
 
-class OpCountsSerializer(serializers.Serializer):
-    create = serializers.IntegerField(min_value=0)
-    update = serializers.IntegerField(min_value=0)
-    delete = serializers.IntegerField(min_value=0)
+def entity_counts_serializer(name: str, by_op: str, **count) -> type[serializers.Serializer]:
+    """Return the serializer (component ``name``) of counts of entity changes: one object
+    (component ``by_op``) per kind, a number per op, each an ``IntegerField(**count)``."""
+    counts = {op: serializers.IntegerField(**count) for op in OPS}
+    ops = type(f"{by_op}Serializer", (serializers.Serializer,), counts)
+    return type(f"{name}Serializer", (serializers.Serializer,), {kind: ops() for kind in KINDS})
 
 
-class EntityCountsSerializer(serializers.Serializer):
-    consumer = OpCountsSerializer()
-    layer = OpCountsSerializer()
-    item = OpCountsSerializer()
-    profile = OpCountsSerializer()
+EntityCountsSerializer = entity_counts_serializer("EntityCounts", "OpCounts", min_value=0)
 
 
 class ChangeRequestListItemSerializer(serializers.Serializer):
@@ -247,12 +245,10 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
         help_text="How many entities of each kind it creates, changes and deletes (a created "
         "layer's items are item creates); the changes themselves are on the request's detail."
     )
-    affectedProfiles = serializers.ListField(
-        child=serializers.CharField(),
+    affectedProfiles = strings_field(
         help_text="The profiles whose answer the request may change (its impact covers them).",
     )
-    entities = serializers.ListField(
-        child=serializers.CharField(),
+    entities = strings_field(
         help_text="A change set: the entities it touches (layer:tickets, item:kb/a, …); the "
         "stale check compares each one's ETag at apply.",
     )
@@ -285,8 +281,7 @@ class ChangeRequestListItemSerializer(serializers.Serializer):
 class ChangeRequestSerializer(ChangeRequestListItemSerializer):
     changes = ChangesOrSetField()
     description = serializers.CharField(allow_blank=True)
-    changesRequestedBy = serializers.ListField(
-        child=serializers.CharField(),
+    changesRequestedBy = strings_field(
         help_text="Reviewers whose latest verdict on the current revision asks for changes: "
         "while any does, apply answers 409 CHANGES_REQUESTED.",
     )
@@ -294,28 +289,26 @@ class ChangeRequestSerializer(ChangeRequestListItemSerializer):
     entityChanges = EntityChangeSerializer(
         many=True, help_text="A change set: each entry's field diff (empty for one profile)."
     )
-    staleEntities = serializers.ListField(
-        child=serializers.CharField(),
+    staleEntities = strings_field(
         help_text="A change set: the entities that moved since it was written (rebase).",
     )
     impact = ImpactEntrySerializer(many=True)
 
 
-CHANGE_REQUEST_CREATE_EXAMPLE = OpenApiExample(
+CHANGE_REQUEST_CREATE_EXAMPLE = request_example(
     "Propose a change",
-    value={
+    {
         "profile": "support-answer",
         "title": "Three KB articles and a larger budget",
         "description": "Refund questions need the card-refund article too.",
         "changes": {"budget": 1400, "rules": {"kb": {"maxItems": 3}}},
         "reviewers": ["lee"],
     },
-    request_only=True,
 )
 
-CHANGE_REQUEST_EXAMPLE = OpenApiExample(
+CHANGE_REQUEST_EXAMPLE = response_example(
     "An open change request",
-    value={
+    {
         "id": 12,
         "revision": 1,
         "profile": "support-answer",
@@ -331,12 +324,7 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
         "affectedProfiles": ["support-answer"],
         "entities": [],
         "itemsWithheld": 0,
-        "counts": {
-            "consumer": {"create": 0, "update": 0, "delete": 0},
-            "layer": {"create": 0, "update": 0, "delete": 0},
-            "item": {"create": 0, "update": 0, "delete": 0},
-            "profile": {"create": 0, "update": 1, "delete": 0},
-        },
+        "counts": counts_example(profile={"update": 1}),
         "creates": None,
         "promotedFrom": None,
         "entityChanges": [],
@@ -359,54 +347,41 @@ CHANGE_REQUEST_EXAMPLE = OpenApiExample(
         "applyScheduledBy": None,
         "changesRequestedBy": [],
     },
-    response_only=True,
 )
 
 APPROVE_ERROR_EXAMPLES = [
-    OpenApiExample(
+    error_example(
         "Changed since it was read",
-        value=error_body(
-            "PRECONDITION_FAILED",
-            "change request #12 changed since you read it (it is at revision 2): review it "
-            "again, then approve",
-            "If-Match",
-        ),
-        response_only=True,
-        status_codes=["412"],
+        412,
+        "PRECONDITION_FAILED",
+        "change request #12 changed since you read it (it is at revision 2): review it "
+        "again, then approve",
+        "If-Match",
     ),
-    OpenApiExample(
+    error_example(
         "No revision named",
-        value=error_body(
-            "PRECONDITION_REQUIRED",
-            "send the ETag of change request #12 as If-Match: an approval approves the "
-            "revision you reviewed",
-            "If-Match",
-            etag='"cr12.1"',
-        ),
-        response_only=True,
-        status_codes=["428"],
+        428,
+        "PRECONDITION_REQUIRED",
+        "send the ETag of change request #12 as If-Match: an approval approves the "
+        "revision you reviewed",
+        "If-Match",
+        etag='"cr12.1"',
     ),
 ]
 
 SAFE_CHANGE_ERROR_EXAMPLES = [
-    OpenApiExample(
-        "Self-approval",
-        value=error_body("SELF_APPROVAL", "the author of a change request cannot approve it"),
-        response_only=True,
-        status_codes=["403"],
+    error_example(
+        "Self-approval", 403, "SELF_APPROVAL", "the author of a change request cannot approve it"
     ),
-    OpenApiExample(
+    error_example(
         "Stale base",
-        value=error_body(
-            "STALE_CHANGE_REQUEST",
-            'profile "support-answer" moved past version 4 (it is at version 5): rebase the '
-            "change request to recompute its impact, then apply it",
-            "baseVersion",
-            baseVersion=4,
-            currentVersion=5,
-        ),
-        response_only=True,
-        status_codes=["409"],
+        409,
+        "STALE_CHANGE_REQUEST",
+        'profile "support-answer" moved past version 4 (it is at version 5): rebase the '
+        "change request to recompute its impact, then apply it",
+        "baseVersion",
+        baseVersion=4,
+        currentVersion=5,
     ),
 ]
 
@@ -426,11 +401,7 @@ class PromoteSerializer(serializers.Serializer):
     reviewers = reviewers_field(required=False)
 
 
-PROMOTE_EXAMPLE = OpenApiExample(
-    "Promote staging to production",
-    value={"to": "production"},
-    request_only=True,
-)
+PROMOTE_EXAMPLE = request_example("Promote staging to production", {"to": "production"})
 
 # --- change sets ---------------------------------------------------------------------------
 
@@ -454,19 +425,18 @@ CHANGE_SET_CHANGES = [
     },
 ]
 
-CHANGE_SET_CREATE_EXAMPLE = OpenApiExample(
+CHANGE_SET_CREATE_EXAMPLE = request_example(
     "Propose a change set",
-    value={
+    {
         "title": "Release notes, kept out of production",
         "description": "A new layer; production excludes it until it is reviewed.",
         "changes": CHANGE_SET_CHANGES,
     },
-    request_only=True,
 )
 
-CHANGE_SET_EXAMPLE = OpenApiExample(
+CHANGE_SET_EXAMPLE = response_example(
     "An open change set",
-    value={
+    {
         **CHANGE_REQUEST_EXAMPLE.value,
         "id": 13,
         "profile": "",
@@ -477,12 +447,7 @@ CHANGE_SET_EXAMPLE = OpenApiExample(
         "changes": CHANGE_SET_CHANGES,
         "affectedProfiles": ["support-answer", "support-staging"],
         "entities": ["layer:release-notes", "profile:support-answer", "profile:support-staging"],
-        "counts": {
-            "consumer": {"create": 0, "update": 0, "delete": 0},
-            "layer": {"create": 1, "update": 0, "delete": 0},
-            "item": {"create": 0, "update": 0, "delete": 0},
-            "profile": {"create": 0, "update": 2, "delete": 0},
-        },
+        "counts": counts_example(layer={"create": 1}, profile={"update": 2}),
         "entityChanges": [
             {
                 "kind": "layer",
@@ -517,18 +482,14 @@ CHANGE_SET_EXAMPLE = OpenApiExample(
         "summary": {"scenarios": 4, "changed": 1, "skipped": 0},
         "approvalsRequired": 2,
     },
-    response_only=True,
 )
 
-STALE_CHANGE_SET_EXAMPLE = OpenApiExample(
+STALE_CHANGE_SET_EXAMPLE = error_example(
     "Stale change set",
-    value=error_body(
-        "STALE_CHANGE_REQUEST",
-        "layer:tickets changed since change request #13 was written: rebase it to recompute "
-        "its impact, then apply it",
-        "entities",
-        entities=["layer:tickets"],
-    ),
-    response_only=True,
-    status_codes=["409"],
+    409,
+    "STALE_CHANGE_REQUEST",
+    "layer:tickets changed since change request #13 was written: rebase it to recompute "
+    "its impact, then apply it",
+    "entities",
+    entities=["layer:tickets"],
 )

@@ -1,7 +1,8 @@
 """The shape and example of a version diff's rendered text (``text``, with ``?scenario=``)."""
 
-from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
+
+from profiles.api.serializers.examples import response_example
 
 
 class TextDiffSerializer(serializers.Serializer):
@@ -20,9 +21,9 @@ class TextDiffSerializer(serializers.Serializer):
     afterError = serializers.CharField(required=False, help_text="Why `after` is null.")
 
 
-DIFF_TEXT_EXAMPLE = OpenApiExample(
+DIFF_TEXT_EXAMPLE = response_example(
     "With the rendered text of a scenario (?scenario=)",
-    value={
+    {
         "profile": "support-answer",
         "fromVersion": 2,
         "toVersion": 3,
@@ -37,5 +38,4 @@ DIFF_TEXT_EXAMPLE = OpenApiExample(
             "truncated": 0,
         },
     },
-    response_only=True,
 )

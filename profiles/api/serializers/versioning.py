@@ -4,9 +4,9 @@ restore; environments and their protection), for the OpenAPI schema."""
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import serializers
 
-from profiles.api.exceptions import error_body
 from profiles.api.serializers.authoring import ProfileSerializer
 from profiles.api.serializers.entries import key_field
+from profiles.api.serializers.examples import error_example, response_example
 from profiles.api.serializers.text_diff import TextDiffSerializer
 from profiles.models import ProfileVersion
 
@@ -62,9 +62,9 @@ class DiffSerializer(serializers.Serializer):
     )
 
 
-VERSION_EXAMPLE = OpenApiExample(
+VERSION_EXAMPLE = response_example(
     "A version",
-    value={
+    {
         "number": 3,
         "author": "dana",
         "createdAt": CREATED_AT,
@@ -84,12 +84,11 @@ VERSION_EXAMPLE = OpenApiExample(
             "rules": {"kb": {"mode": "retrieve", "maxItems": 3}},
         },
     },
-    response_only=True,
 )
 
-DIFF_EXAMPLE = OpenApiExample(
+DIFF_EXAMPLE = response_example(
     "What changed from version 2 to 3",
-    value={
+    {
         "profile": "support-answer",
         "fromVersion": 2,
         "toVersion": 3,
@@ -99,19 +98,15 @@ DIFF_EXAMPLE = OpenApiExample(
             {"path": "rules.glossary", "from": None, "to": {"mode": "on-demand"}},
         ],
     },
-    response_only=True,
 )
 
-CHANGE_REQUEST_REQUIRED_EXAMPLE = OpenApiExample(
+CHANGE_REQUEST_REQUIRED_EXAMPLE = error_example(
     "Protected environment",
-    value=error_body(
-        "CHANGE_REQUEST_REQUIRED",
-        'environment "production" requires a change request: profile "support-answer" '
-        "changes only by applying an approved change request",
-        "environment",
-    ),
-    response_only=True,
-    status_codes=["409"],
+    409,
+    "CHANGE_REQUEST_REQUIRED",
+    'environment "production" requires a change request: profile "support-answer" '
+    "changes only by applying an approved change request",
+    "environment",
 )
 
 

@@ -2,13 +2,11 @@
 create, duplicate, edit its own fields, delete, and compare two side by side."""
 
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from profiles.authoring import profiles as authoring_profiles
-from profiles.models import Profile
 from profiles.resolution.services import profile_resolve
 from profiles.studio import presenters
 from profiles.studio.draft import (
@@ -18,12 +16,12 @@ from profiles.studio.draft import (
 from profiles.studio.entries import confirm_delete, entry_page
 from profiles.studio.forms.authoring import ProfileCreateForm, ProfileForm
 from profiles.studio.forms.entries import lock_key
+from profiles.studio.lookups import profile_or_404
 from profiles.workspace import cache
 from profiles.workspace.concurrency import profile_etag
 from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.workspace.selectors import (
-    profile_get,
     profile_list_with_last_change,
     scenario_count,
     scenario_list,
@@ -53,13 +51,6 @@ SORT_LABELS = {
     "changed": "last change",
     "status": "status",
 }
-
-
-def _profile(key: str) -> Profile:
-    try:
-        return profile_get(key=key)
-    except Profile.DoesNotExist:
-        raise Http404(f'no profile "{key}"') from None
 
 
 def profile_rows() -> list[dict]:
@@ -194,7 +185,7 @@ def profile_create(request):
 @require_http_methods(["GET", "POST"])
 def profile_duplicate(request, key):
     """Copy a profile and its rules under a new key (the selection must differ)."""
-    source = _profile(key)
+    source = profile_or_404(key)
     document = profile_document(cache.workspace_get().document, source.key)
     initial = ProfileForm.initial_of(document) | {
         "key": f"{source.key}-copy"[:64],
@@ -226,7 +217,7 @@ def profile_duplicate(request, key):
 @require_http_methods(["GET", "POST"])
 def profile_edit(request, key):
     """Edit a profile's own fields (name, consumer, objective, environment, description)."""
-    profile = _profile(key)
+    profile = profile_or_404(key)
     document = profile_document(cache.workspace_get().document, key)
     initial = ProfileForm.initial_of(document) | {"etag": profile_etag(profile)}
     form = ProfileForm(request.POST if request.method == "POST" else None, initial=initial)
@@ -261,7 +252,7 @@ def profile_edit(request, key):
 @require_http_methods(["GET", "POST"])
 def profile_delete(request, key):
     """Ask for confirmation, then delete the profile (its rules and scenarios go with it)."""
-    profile = _profile(key)
+    profile = profile_or_404(key)
     scenarios = scenario_count(profile=profile)
     context = {
         "kind": "profile",

@@ -30,17 +30,10 @@ from profiles.material.bulk_ingest import (
 )
 from profiles.models import ImportJob, Layer
 from profiles.studio.forms.bulk_ingest import BulkIngestUploadForm
+from profiles.studio.lookups import job_shown, layer_or_404
 from profiles.studio.throttling import throttle_refusal
 from profiles.studio.views.import_export import issue_shown
-from profiles.workspace import selectors
-from profiles.workspace.permissions import ADMINISTER, WRITE_MATERIAL, capability_required, user_can
-
-
-def _layer(key: str) -> Layer:
-    try:
-        return selectors.layer_get(key=key)
-    except Layer.DoesNotExist:
-        raise Http404(f'no layer "{key}"') from None
+from profiles.workspace.permissions import WRITE_MATERIAL, capability_required
 
 
 def _page(request, layer: Layer, form, *, error: dict | None = None, status: int = 200):
@@ -62,7 +55,7 @@ def item_bulk(request, key):
     """Upload a batch of item operations for the layer ``key``: every line is checked first
     (a bad one: the form lists every issue with its line and column, nothing is written),
     then a background job writes the batch and its page shows the progress."""
-    layer = _layer(key)
+    layer = layer_or_404(key)
     if request.method == "GET":
         return _page(request, layer, BulkIngestUploadForm())
     # Counted as the API counts a bulk request: one per upload, before its file is read.
@@ -102,11 +95,7 @@ def item_bulk_job(request, key, job_id):
     """Show a bulk upload's progress (the page polls its own fragment), then its summary or
     its error. Only its owner and administrators see it; to others it does not exist."""
     job = import_job_get(job_id=job_id, kind=ImportJob.Kind.BULK)
-    if (
-        job is None
-        or job.layer != key
-        or (job.user_id != request.user.pk and not user_can(request.user, ADMINISTER))
-    ):
+    if not job_shown(request.user, job) or job.layer != key:
         raise Http404("no such bulk upload")
     error = job.error or {}
     summary = job.summary or {}

@@ -32,6 +32,7 @@ from profiles.studio.draft import (
     scenario_matches,
     scenario_save,
 )
+from profiles.studio.lookups import profile_or_404
 from profiles.studio.scenario_links import scenario_from_parameter, scenario_parameter
 from profiles.studio.throttling import throttled
 from profiles.versioning.environments import profile_write_refusal
@@ -41,7 +42,6 @@ from profiles.workspace.origin import STUDIO as STUDIO_ORIGIN
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, WRITE_RULES, capability_required
 from profiles.workspace.selectors import (
-    profile_get,
     profile_history_list_with_changes,
     scenario_get_default,
     scenario_list,
@@ -49,13 +49,6 @@ from profiles.workspace.selectors import (
 )
 from profiles.workspace.validation import WorkspaceValidationError
 from profiles.workspace.writing import Conflict
-
-
-def _editor_profile(key: str) -> Profile:
-    try:
-        return profile_get(key=key)
-    except Profile.DoesNotExist:
-        raise Http404(f'no profile "{key}"') from None
 
 
 def _loaded_scenario(request, profile: Profile, scenarios=None) -> Scenario | None:
@@ -138,7 +131,7 @@ def profile_editor(request, key):
     default scenario. Nothing is remembered across visits: a link opens what it names, a bare
     link the default scenario (Save and Discard come back with the link of the sample input).
     """
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     scenarios = _scenarios(profile)
     loaded = None
@@ -190,7 +183,7 @@ def _preview_response(request, profile, draft, cached, *, loaded, sample: str = 
 @throttled("preview")
 def profile_preview(request, key):
     """Resolve the posted draft and return the preview (never writes)."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
@@ -220,7 +213,7 @@ def _sample_response(request, profile, draft, cached, *, loaded, scenarios, stat
 @throttled("preview")
 def profile_scenario_load(request, key):
     """Replace the sample input by a saved scenario's; the unsaved rule edits stay."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     scenarios = _scenarios(profile)
     chosen = next((s for s in scenarios if str(s.pk) == request.POST.get("scenario")), None)
@@ -245,7 +238,7 @@ def profile_scenario_load(request, key):
 @require_POST
 def profile_scenario_save(request, key):
     """Save the sample input as a named scenario of the profile."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     scenarios = _scenarios(profile)
@@ -297,7 +290,7 @@ def profile_preview_rows(request, key):
     next page of one stage ("show more"), optionally only what changed / is left out /
     was trimmed. Resolves the draft in full: this is where a layer's size is paid, on demand.
     """
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     layer = request.POST.get("layer", "")
     if layer not in {entry["key"] for entry in cached.document["layers"]}:
@@ -348,7 +341,7 @@ def profile_preview_rows(request, key):
 @throttled("preview")
 def profile_preview_cut(request, key):
     """Return the units the budget trimmed or the rules cut, a page at a time."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     resolution = resolve_draft(draft, cached, detail="full")
@@ -371,7 +364,7 @@ def profile_preview_cut(request, key):
 @throttled("preview")
 def profile_preview_handoff(request, key):
     """Return this exact preview request as curl, Python and JavaScript, with its answer."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     if not draft.is_valid():

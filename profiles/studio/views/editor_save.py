@@ -25,8 +25,9 @@ from profiles.safechange.impact import (
 )
 from profiles.safechange.reviews import change_request_open
 from profiles.studio.draft import draft_from_post
+from profiles.studio.lookups import profile_or_404
 from profiles.studio.throttling import throttled
-from profiles.studio.views.editor import _editor_profile, _loaded_scenario, _share_url, editor_page
+from profiles.studio.views.editor import _loaded_scenario, _share_url, editor_page
 from profiles.versioning.environments import ChangeRequestRequired, SafeChangeError
 from profiles.versioning.versions import profile_documents_get
 from profiles.workspace import cache
@@ -42,7 +43,7 @@ from resolver import ResolverError, WorkspaceError
 def profile_save(request, key):
     """Save the rules and budget of the posted draft, unless someone saved since it was opened;
     the save message (optional) becomes the new version's message in History."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
@@ -80,7 +81,7 @@ def profile_save(request, key):
 @require_POST
 def profile_discard(request, key):
     """Drop the unsaved rule edits; keep the sample input."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     loaded = _loaded_scenario(request, profile)
@@ -101,7 +102,7 @@ def _editor_draft(request, profile: Profile):
 def profile_save_impact(request, key):
     """Return the impact summary Save shows before saving: how many saved scenarios answer
     differently under the draft, and how (a fragment for ``#save-impact``)."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     if request.POST.get("dismiss"):
         return HttpResponse("")
     cached, draft = _editor_draft(request, profile)
@@ -149,7 +150,7 @@ def profile_propose(request, key):
     profile changed since, nothing is proposed and the editor keeps the draft, as Save does —
     changes computed against the newer version would silently revert what was saved since.
     """
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached, draft = _editor_draft(request, profile)
     if not draft.is_valid():
         messages.error(request, "Nothing was proposed: fix the fields marked in the editor.")

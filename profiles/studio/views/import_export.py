@@ -31,11 +31,11 @@ from profiles.import_export.previews import (
 from profiles.safechange.impact import impact_max_scenarios
 from profiles.studio.entity_rows import counts_rows, entity_change_rows, impact_rows
 from profiles.studio.forms.import_export import WorkspaceUploadForm
+from profiles.studio.lookups import job_shown
 from profiles.studio.throttling import throttle_refusal
 from profiles.versioning.environments import SafeChangeError
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import (
-    ADMINISTER,
     IMPORT_EXPORT,
     READ_MATERIAL,
     WRITE_RULES,
@@ -173,7 +173,7 @@ def _previewed(request, action: str):
 def workspace_import_job(request, job_id):
     """Show an import's progress (the page polls its own fragment), then its result."""
     job = import_job_get(job_id=job_id)
-    if job is None or (job.user_id != request.user.pk and not user_can(request.user, ADMINISTER)):
+    if not job_shown(request.user, job):
         raise Http404("no such import")
     issues = [
         issue_shown(issue)

@@ -7,13 +7,13 @@ The rules of a key (names, scopes, environments, expiry) are
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_GET, require_POST
 
 from profiles.models import KeyScope
 from profiles.models.keys import NAME_MAX_LENGTH
+from profiles.studio.lookups import or_404
 from profiles.workspace import keys as api_keys
 from profiles.workspace.permissions import (
     ADMINISTER,
@@ -128,9 +128,7 @@ def key_create(request):
 @capability_required(RESOLVE, unsafe=MANAGE_KEYS)
 @require_POST
 def key_revoke(request, key_id: int):
-    key = api_keys.api_key_get(viewer=request.user, key_id=key_id)
-    if key is None:
-        raise Http404("no such API key")
+    key = or_404("no such API key", api_keys.api_key_get, viewer=request.user, key_id=key_id)
     api_keys.api_key_revoke(key=key)
     messages.success(request, f"Key “{key.name}” revoked: requests that send it get 401 now.")
     return redirect("token-list")

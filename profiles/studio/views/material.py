@@ -3,7 +3,7 @@
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseRedirect
+from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
@@ -27,6 +27,7 @@ from profiles.studio import proposals
 from profiles.studio.entries import confirm_delete, entry_page, writable_by
 from profiles.studio.forms.entries import lock_key
 from profiles.studio.forms.material import ConsumerForm, ItemForm, LayerForm
+from profiles.studio.lookups import layer_or_404, or_404
 from profiles.studio.proposals import (
     DESCRIPTION_FIELD,
     REVIEWERS_FIELD,
@@ -67,10 +68,7 @@ PER_PAGE = 25
 
 
 def _consumer(key: str) -> Consumer:
-    try:
-        return selectors.consumer_get(key=key)
-    except Consumer.DoesNotExist:
-        raise Http404(f'no consumer "{key}"') from None
+    return or_404(f'no consumer "{key}"', selectors.consumer_get, key=key)
 
 
 @capability_required(READ_CONFIG)
@@ -172,13 +170,6 @@ LAYERS_PER_PAGE = 25
 ITEMS_PER_PAGE = 25
 
 
-def _layer(key: str) -> Layer:
-    try:
-        return selectors.layer_get(key=key)
-    except Layer.DoesNotExist:
-        raise Http404(f'no layer "{key}"') from None
-
-
 @capability_required(READ_CONFIG)
 @require_GET
 def layer_list(request):
@@ -235,7 +226,7 @@ def layer_create(request):
 @require_http_methods(["GET", "POST"])
 def layer_edit(request, key):
     """Edit a layer's fields and conditions: availability, scope, required input, filter."""
-    layer = _layer(key)
+    layer = layer_or_404(key)
     entry = map_layer_to_resolver(layer, [])
     initial = LayerForm.initial_of(entry) | {"etag": layer_etag(layer), "governed": layer.governed}
     form = LayerForm(
@@ -342,14 +333,14 @@ def _layer_delete_removing_rules(request, key: str, context: dict):
             "Nothing has changed yet.",
         )
         return HttpResponseRedirect(reverse("change-request", args=[removal.change_request.pk]))
-    context.update(_rule_users(key, request), etag=layer_etag(_layer(key)))
+    context.update(_rule_users(key, request), etag=layer_etag(layer_or_404(key)))
     return render(request, "profiles/confirm_delete.html", context, status=409)
 
 
 @capability_required(WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def layer_delete(request, key):
-    layer = _layer(key)
+    layer = layer_or_404(key)
     items = layer_item_count(layer=layer)
     context = {
         "kind": "layer",
@@ -383,17 +374,14 @@ def layer_delete(request, key):
 
 
 def _item(layer: Layer, item_id: int) -> Item:
-    try:
-        return item_of_layer_get(layer=layer, item_id=item_id)
-    except Item.DoesNotExist:
-        raise Http404("no such item in this layer") from None
+    return or_404("no such item in this layer", item_of_layer_get, layer=layer, item_id=item_id)
 
 
 @capability_required(READ_MATERIAL)
 @require_GET
 def item_list(request, key):
     """List a layer's items, searchable by path, title and body, a page at a time."""
-    layer = _layer(key)
+    layer = layer_or_404(key)
     query = request.GET.get("q", "").strip()
     items = item_list_matching(layer=layer, query=query)
     page = Paginator(items, ITEMS_PER_PAGE).get_page(request.GET.get("page"))
@@ -406,7 +394,7 @@ def item_list(request, key):
 @capability_required(WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def item_create(request, key):
-    layer = _layer(key)
+    layer = layer_or_404(key)
     form = ItemForm(
         request.POST if request.method == "POST" else None, initial={"metadata_text": "{}"}
     )
@@ -432,7 +420,7 @@ def item_create(request, key):
 @capability_required(READ_MATERIAL, unsafe=WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def item_edit(request, key, item_id):
-    layer = _layer(key)
+    layer = layer_or_404(key)
     item = _item(layer, item_id)
     initial = ItemForm.initial_of(map_item_to_resolver(item)) | {"etag": item_etag(item)}
     form = ItemForm(request.POST if request.method == "POST" else None, initial=initial)
@@ -469,7 +457,7 @@ def item_edit(request, key, item_id):
 @capability_required(WRITE_MATERIAL)
 @require_http_methods(["GET", "POST"])
 def item_delete(request, key, item_id):
-    layer = _layer(key)
+    layer = layer_or_404(key)
     item = _item(layer, item_id)
     context = {
         "kind": "item",

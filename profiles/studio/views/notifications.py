@@ -7,7 +7,6 @@ import secrets
 from django import forms
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.cache import add_never_cache_headers
@@ -16,6 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from profiles.models import WEBHOOK_EVENTS
 from profiles.notifications import webhooks as service
 from profiles.notifications.addresses import URL_MAX_LENGTH
+from profiles.studio.lookups import or_404
 from profiles.studio.throttling import throttled
 from profiles.workspace.permissions import MANAGE_WEBHOOKS, capability_required
 
@@ -97,10 +97,7 @@ def webhook_list_page(request):
 
 
 def _webhook(request, webhook_id):
-    webhook = service.webhook_get(user=request.user, webhook_id=webhook_id)
-    if webhook is None:
-        raise Http404("no such webhook")
-    return webhook
+    return or_404("no such webhook", service.webhook_get, user=request.user, webhook_id=webhook_id)
 
 
 def _detail_page(request, webhook, *, form=None, new_secret=None, status=200):

@@ -42,9 +42,9 @@ from profiles.safechange.reviews import (
     changes_requested_by,
     reviewer_candidates_list,
 )
-from profiles.safechange.selectors import change_request_get
 from profiles.safechange.titles import DESCRIPTION_MAX_LENGTH, TITLE_MAX_LENGTH, default_title
 from profiles.studio.draft import draft_from_post
+from profiles.studio.lookups import change_request_or_404, profile_or_404
 from profiles.studio.throttling import throttle_refusal, throttled
 from profiles.studio.views.editor import editor_page
 from profiles.versioning.environments import SafeChangeError
@@ -56,7 +56,6 @@ from profiles.versioning.versions import (
 from profiles.workspace import cache
 from profiles.workspace.concurrency import PreconditionFailed
 from profiles.workspace.permissions import WRITE_RULES, capability_required, user_can
-from profiles.workspace.selectors import profile_get
 
 # What the confirmation step carries back to Propose: the editor's own fields, unchanged.
 PROPOSAL_FIELDS = ("title", "description", "reviewers", "csrfmiddlewaretoken")
@@ -114,13 +113,6 @@ def _proposal_page(request, *, context: dict, form: ProposalForm, status: int = 
     return render(request, "profiles/change_request_propose.html", context, status=status)
 
 
-def _editor_profile(key: str) -> Profile:
-    try:
-        return profile_get(key=key)
-    except Profile.DoesNotExist:
-        raise Http404(f'no profile "{key}"') from None
-
-
 def editor_changes(profile: Profile, draft) -> dict:
     """Return the changes the editor's draft proposes: its budget and rules against the saved
     profile (Propose computes the same)."""
@@ -139,7 +131,7 @@ def profile_propose_confirm(request, key):
     """Show what the editor's draft would propose (the diff and its impact on every saved
     scenario) with the request's title, description and reviewers; "Open change request"
     posts it all to Propose, which opens it."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     if not draft.is_valid():
@@ -260,20 +252,13 @@ def review_context(request, change_request: ChangeRequest, *, approved: bool, st
     }
 
 
-def _request_or_404(pk: int) -> ChangeRequest:
-    try:
-        return change_request_get(pk=pk)
-    except ChangeRequest.DoesNotExist:
-        raise Http404("no such change request") from None
-
-
 def _back(pk: int, anchor: str = ""):
     return redirect(reverse("change-request", args=[pk]) + anchor)
 
 
 def _done(request, pk: int, service, success: str, *, anchor: str, **arguments):
     """Call the service; say what happened; go back to the page."""
-    _request_or_404(pk)
+    change_request_or_404(pk)
     refusal = throttle_refusal(request, scope="comment")
     if refusal is not None:
         return refusal
@@ -369,8 +354,8 @@ def change_request_schedule_post(request, pk):
 def change_request_update_changes(request, pk):
     """Replace a request's changes by the draft of its preview (its author, from the editor
     opened on the request): a new revision, reviewed again."""
-    change_request = _request_or_404(pk)
-    profile = _editor_profile(change_request.profile_key)
+    change_request = change_request_or_404(pk)
+    profile = profile_or_404(change_request.profile_key)
     key = profile.key
     latest = latest_versions_get([key]).get(key)
     if change_request.creates is not None or (latest and latest.number) != (

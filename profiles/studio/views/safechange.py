@@ -38,7 +38,6 @@ from profiles.safechange.reviews import change_request_approve_reviewed, change_
 from profiles.safechange.selectors import (
     ChangeRequestStanding,
     change_request_etag,
-    change_request_get,
     change_request_list,
     change_request_list_filtered,
     change_request_profile_keys_list,
@@ -46,8 +45,9 @@ from profiles.safechange.selectors import (
 )
 from profiles.studio.draft import draft_from_saved, sample_values_from_scenario
 from profiles.studio.entity_rows import change_set_context
+from profiles.studio.lookups import change_request_or_404, profile_or_404
 from profiles.studio.throttling import throttle_refusal, throttled
-from profiles.studio.views.editor import _editor_profile, editor_page
+from profiles.studio.views.editor import editor_page
 from profiles.studio.views.reviews import review_context
 from profiles.studio.views.versioning import diff_rows
 from profiles.versioning.environments import SafeChangeError
@@ -219,10 +219,7 @@ def change_request_impact_more(request, pk):
     Nothing is stored: the rows are computed from the request's changes on the version it
     was made on (an open request that is not stale), as its stored impact was.
     """
-    try:
-        change_request = change_request_list().get(pk=pk)
-    except ChangeRequest.DoesNotExist:
-        raise Http404("no such change request") from None
+    change_request = change_request_or_404(pk, change_request_list().get)
     text = request.GET.get("offset")
     offset = 0 if text is None else whole_number(text)
     if offset is None:
@@ -262,10 +259,7 @@ def change_request_impact_more(request, pk):
 def change_request_page(request, pk):
     """One change request, as a reviewer reads it: what changes and its impact on every saved
     scenario, then the conversation, then the approvals and the actions."""
-    try:
-        change_request = change_request_list().get(pk=pk)
-    except ChangeRequest.DoesNotExist:
-        raise Http404("no such change request") from None
+    change_request = change_request_or_404(pk, change_request_list().get)
     status = 200
     if request.method == "POST":
         action = request.POST.get("action", "")
@@ -363,11 +357,8 @@ def change_request_page(request, pk):
 def change_request_preview(request, pk):
     """Open the editor on the request's profile with its changes as the unsaved draft and a
     saved scenario as the sample input: the live preview under the proposed rules."""
-    try:
-        change_request = change_request_get(pk=pk)
-    except ChangeRequest.DoesNotExist:
-        raise Http404("no such change request") from None
-    profile = _editor_profile(change_request.profile_key)
+    change_request = change_request_or_404(pk)
+    profile = profile_or_404(change_request.profile_key)
     cached = cache.workspace_get()
     document = cached.document
     profiles = [

@@ -11,8 +11,8 @@ from django.views.decorators.http import require_POST
 
 from profiles.resolution.sweep import profile_budget_sweep
 from profiles.studio.draft import draft_from_post
+from profiles.studio.lookups import profile_or_404
 from profiles.studio.throttling import throttled
-from profiles.studio.views.editor import _editor_profile
 from profiles.workspace import cache
 from profiles.workspace.parameters import whole_number
 from profiles.workspace.permissions import READ_CONFIG, RESOLVE, capability_required
@@ -127,7 +127,7 @@ def profile_preview_sweep(request, key):
     """Return the budget sweep of the posted draft (``sweep_at``: the budget the slider shows;
     ``part=at``: only what that budget admits, the slider itself is not replaced: the figures
     in place of the last ones, the chart and its table out of band)."""
-    profile = _editor_profile(key)
+    profile = profile_or_404(key)
     cached = cache.workspace_get()
     draft = draft_from_post(request.POST, cached.document, profile.key)
     if not draft.is_valid():

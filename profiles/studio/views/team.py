@@ -12,13 +12,13 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import login
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods, require_POST
 
 from profiles.models import INVITATION_EMAIL_MAX_LENGTH
+from profiles.studio.lookups import or_404
 from profiles.studio.throttling import throttled
 from profiles.team import invitations, selectors
 from profiles.team.members import (
@@ -151,9 +151,7 @@ def team_invite(request):
 @require_POST
 def team_invitation_revoke(request, invitation_id: int):
     """Stop an invitation's link."""
-    invitation = selectors.invitation_get(invitation_id=invitation_id)
-    if invitation is None:
-        raise Http404("no such invitation")
+    invitation = or_404("no such invitation", selectors.invitation_get, invitation_id=invitation_id)
     if invitations.invitation_revoke(invitation=invitation, actor=request.user, origin=STUDIO):
         messages.success(request, f"Invitation of {invitation.email} revoked.")
     else:
@@ -164,10 +162,7 @@ def team_invitation_revoke(request, invitation_id: int):
 
 
 def _member(member_id: int):
-    member = selectors.member_get(member_id=member_id)
-    if member is None:
-        raise Http404("no such member")
-    return member
+    return or_404("no such member", selectors.member_get, member_id=member_id)
 
 
 def _back(request):

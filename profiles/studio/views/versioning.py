@@ -16,10 +16,11 @@ from django.shortcuts import redirect, render
 from django.urls import path, reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from profiles.models import Profile, ProfileVersion
+from profiles.models import Profile
 from profiles.safechange.change_requests import change_request_create, changes_to_reach
 from profiles.safechange.impact import IMPACT_SCOPE
 from profiles.safechange.restore import version_restore
+from profiles.studio.lookups import or_404
 from profiles.studio.throttling import throttle_refusal
 from profiles.studio.version_rows import version_rows
 from profiles.studio.views.text_diff import history_text_diff
@@ -126,10 +127,7 @@ def profile_history(request, key):
 def profile_version_restore(request, key, number):
     """Confirm, then restore a version (appending a new one); in a protected environment,
     propose the restore as a change request instead."""
-    try:
-        version = version_get(profile_key=key, number=number)
-    except ProfileVersion.DoesNotExist:
-        raise Http404("no such version") from None
+    version = or_404("no such version", version_get, profile_key=key, number=number)
     if version.document is None:
         raise Http404("this version records a deletion; there is nothing to restore")
     current = profile_documents_get([key]).get(key)
