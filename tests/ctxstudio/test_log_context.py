@@ -9,7 +9,8 @@ import secrets
 import pytest
 from django.conf import settings
 
-from ctxstudio.log_context import RequestIdFilter, UtcFormatter
+from ctxstudio.log_context import RequestIdFilter
+from ctxstudio.log_format import UtcFormatter
 from tests.ctxstudio.test_production import run_manage
 
 LINE = re.compile(
