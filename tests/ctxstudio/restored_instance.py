@@ -1,5 +1,5 @@
-"""What a restored instance answers: ``python -m tests.ctxstudio.restored_instance``, in a
-process pointed at the restored database (``DATABASE_URL``) by ``test_backups``.
+"""What a restored instance answers: ``main()``, run by ``test_backups`` in a ``manage.py
+shell`` pointed at the restored database (``DATABASE_URL``).
 
 Resolves ``RESTORED_REQUEST`` (JSON) with the API key ``RESTORED_KEY`` through the API, and
 prints one JSON object: the answer, the held texts files this process built or rebuilt, and
@@ -9,15 +9,10 @@ what the restored database holds (decision log, activity, the load layer's items
 import json
 import os
 
-import django
+from django.test import Client
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ctxstudio.settings")
-django.setup()
-
-from django.test import Client  # noqa: E402 -- after django.setup()
-
-from profiles.models import Activity, DecisionLog, Item  # noqa: E402
-from profiles.workspace import held_texts  # noqa: E402
+from profiles.models import Activity, DecisionLog, Item
+from profiles.workspace import held_texts
 
 
 def main() -> None:
@@ -44,7 +39,3 @@ def main() -> None:
             }
         )
     )
-
-
-if __name__ == "__main__":
-    main()

@@ -6,11 +6,8 @@ instance started on the restored database answers as the original did when the d
 
 import io
 import json
-import os
 import secrets
 import stat
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -29,7 +26,7 @@ from ctxstudio.backups import BackupError, client_program
 from profiles.import_export.imports import workspace_import
 from profiles.workspace.keys import token_replace
 from resolver.compiled import compile_workspace
-from tests.ctxstudio.test_production import ROOT, run_manage
+from tests.ctxstudio.test_production import run_manage
 from tests.profiles.studio.conftest import CASE_01
 
 LOAD = "load"
@@ -110,23 +107,16 @@ class WriteLoad(threading.Thread):
 def restored_instance(url: str, texts: Path, key: str, request: dict) -> dict:
     """Start an instance on the restored database and return what it answered
     (``tests.ctxstudio.restored_instance``)."""
-    leaked = ("DEBUG", "SECRET_KEY", "DJANGO_ALLOW_ASYNC_UNSAFE", "DJANGO_SETTINGS_MODULE")
-    environment = {k: v for k, v in os.environ.items() if k not in leaked}
-    environment.update(
+    done = run_manage(
+        "shell",
+        "-c",
+        "from tests.ctxstudio.restored_instance import main; main()",
         DATABASE_URL=url,
         MATERIAL_TEXTS_DIR=str(texts),
         MAPPED_TEXTS_MIN_ITEMS="1",
         DECISION_LOG_ASYNC="false",
         RESTORED_KEY=key,
         RESTORED_REQUEST=json.dumps(request),
-    )
-    done = subprocess.run(
-        [sys.executable, "-m", "tests.ctxstudio.restored_instance"],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])

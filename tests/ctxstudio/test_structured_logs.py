@@ -8,11 +8,13 @@ import json
 import logging
 import re
 import secrets
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from django.conf import settings
 from django.contrib.auth.models import Group, User
+from django.http import HttpResponse
 from django.utils.module_loading import import_string
 from rest_framework.test import APIClient
 
@@ -184,6 +186,36 @@ def test_access_line__text_format__one_plain_line_with_the_same_facts(client, se
     )
     assert line is not None, log.text()
     assert TIME.fullmatch(line[1])
+
+
+class AnsweringMiddleware:
+    """Stands for the lean resolve path: answers ``/api/v1/resolve`` itself, skipping every
+    later middleware, and names its caller as DRF does."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request.user, request.auth = SimpleNamespace(pk=7), SimpleNamespace(pk=41)
+        return HttpResponse(b"{}", status=200, content_type="application/json")
+
+
+def test_access_line__a_middleware_after_it_answers__still_one_line(client, settings):
+    first, *others = settings.MIDDLEWARE
+    settings.MIDDLEWARE = [first, f"{__name__}.AnsweringMiddleware", *others]
+    settings.LOG_ACCESS = True
+    with CapturedLog() as log:
+        response = client.post("/api/v1/resolve", {}, HTTP_X_REQUEST_ID="lean-1")
+
+    assert response["X-Request-ID"] == "lean-1"
+    [line] = log.access()
+    assert (line["door"], line["status"], line["user_id"], line["key_id"]) == (
+        "resolve",
+        200,
+        7,
+        41,
+    )
+    assert line["request_id"] == "lean-1"
 
 
 @pytest.mark.parametrize(
