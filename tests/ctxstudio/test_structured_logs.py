@@ -23,6 +23,7 @@ from ctxstudio.log_format import ACCESS_FIELDS, exception_withheld
 from profiles.import_export.imports import workspace_import
 from profiles.models import Item
 from profiles.workspace.keys import token_replace
+from tests.ctxstudio.test_production import run_manage
 from tests.profiles.studio.conftest import CASE_01
 
 LINE_FIELDS = {"time", "level", "logger", "request_id", "message"}
@@ -322,3 +323,30 @@ def test_no_customer_text__studio_api_and_failing_requests_at_debug__marker_in_n
     assert {line["status"] for line in json_log.access()} >= {200, 201, 302, 400, 404, 500}
     assert any("ValueError: (message withheld" in line.get("exc_info", "") for line in lines)
     assert any(line["message"] == "Not Found: api" for line in lines)
+
+
+def test_log_format_json__production_process__a_json_line_outside_a_request():
+    result = run_manage(
+        "shell",
+        "-c",
+        "import logging; logging.getLogger('profiles.notifications').warning('mail %s failed', 3)",
+        DEBUG="false",
+        SECRET_KEY=secrets.token_urlsafe(50),
+        LOG_FORMAT="json",
+    )
+
+    [line] = [json.loads(text) for text in result.stderr.splitlines() if text.startswith("{")]
+    assert set(line) == LINE_FIELDS, result.stderr
+    assert (line["level"], line["logger"], line["request_id"], line["message"]) == (
+        "WARNING",
+        "profiles.notifications",
+        "-",
+        "mail 3 failed",
+    )
+
+
+def test_log_format__unknown__the_process_refuses_to_start():
+    result = run_manage("check", LOG_FORMAT="xml")
+
+    assert result.returncode != 0
+    assert "LOG_FORMAT must be text or json, not 'xml'" in result.stderr
