@@ -23,6 +23,7 @@ from ctxstudio.log_format import ACCESS_FIELDS, exception_withheld
 from profiles.import_export.imports import workspace_import
 from profiles.models import Item
 from profiles.workspace.keys import token_replace
+from tests.ctxstudio.test_log_context import production_warning
 from tests.ctxstudio.test_production import run_manage
 from tests.profiles.studio.conftest import CASE_01
 
@@ -326,14 +327,7 @@ def test_no_customer_text__studio_api_and_failing_requests_at_debug__marker_in_n
 
 
 def test_log_format_json__production_process__a_json_line_outside_a_request():
-    result = run_manage(
-        "shell",
-        "-c",
-        "import logging; logging.getLogger('profiles.notifications').warning('mail %s failed', 3)",
-        DEBUG="false",
-        SECRET_KEY=secrets.token_urlsafe(50),
-        LOG_FORMAT="json",
-    )
+    result = production_warning(LOG_FORMAT="json")
 
     [line] = [json.loads(text) for text in result.stderr.splitlines() if text.startswith("{")]
     assert set(line) == LINE_FIELDS, result.stderr
