@@ -10,6 +10,7 @@ from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from rest_framework.response import Response
 
+from ctxstudio.log_context import door_of
 from profiles.api.exceptions import code_for_status, error_body
 from profiles.workspace.concurrency import WriteConflict, is_retryable
 from profiles.workspace.parameters import ParameterInvalid, whole_number
@@ -37,7 +38,10 @@ class DatabaseUnavailableMiddleware:
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
         logger.error(
-            "database unavailable during %s %s: %s", request.method, request.path, exception
+            "database unavailable during %s %s: %s",
+            request.method,
+            door_of(request.path),  # not the path: it may carry what a client typed
+            exception,
         )
         if request.path.startswith("/api/") or "application/json" in request.headers.get(
             "Accept", ""

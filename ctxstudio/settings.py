@@ -139,7 +139,8 @@ INVITATION_MAX_AGE_DAYS = int(os.environ.get("INVITATION_MAX_AGE_DAYS", "7"))
 INVITATIONS_MAX_PENDING = int(os.environ.get("INVITATIONS_MAX_PENDING", "50"))
 
 MIDDLEWARE = [
-    # First: every log line of the request carries its id (ctxstudio.log_context).
+    # First: every log line of the request carries its id, and the request its access line
+    # (LOG_ACCESS), whichever middleware answers it (ctxstudio.log_context).
     "ctxstudio.log_context.RequestIdMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -445,27 +446,44 @@ else:
 # instead, once, naming CACHE_URL (and not in development: make run is one process).
 SILENCED_SYSTEM_CHECKS = ["axes.W001"]
 
-# Application log lines: UTC time, level, logger, the request's id ("-" outside a request).
+# Application log lines: UTC time, level, logger, the request's id ("-" outside a request),
+# as a plain line (LOG_FORMAT=text, the development default) or one JSON object a line
+# (LOG_FORMAT=json, for production: docs/operations.md "Logs"). LOG_ACCESS adds one access
+# line a request (door, method, status, duration, user and key ids). No customer text in any
+# line, at any level (ctxstudio.log_format).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "").strip().lower() or "text"
+if LOG_FORMAT not in ("text", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}.")
+LOG_ACCESS = env_bool("LOG_ACCESS", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "filters": {"request_id": {"()": "ctxstudio.log_context.RequestIdFilter"}},
+    "filters": {
+        "request_id": {"()": "ctxstudio.log_context.RequestIdFilter"},
+        "request_path": {"()": "ctxstudio.log_context.RequestPathFilter"},
+    },
     "formatters": {
         "line": {
-            "()": "ctxstudio.log_context.UtcFormatter",
+            "()": "ctxstudio.log_format.UtcFormatter",
             "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s",
-        }
+        },
+        "json": {"()": "ctxstudio.log_format.JsonLineFormatter"},
     },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
-            "formatter": "line",
-            "filters": ["request_id"],
+            "formatter": "json" if LOG_FORMAT == "json" else "line",
+            "filters": ["request_id", "request_path"],
         }
     },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
     # Django's own console handler (DEBUG only, plain lines) would print each of its lines a
-    # second time beside ours: its records reach the root's handler alone, at its INFO level.
+    # second time beside ours: its records reach the root's handler alone, at its INFO level
+    # (its DEBUG lines include the SQL queries with their parameters: customer text).
     # (django.server keeps its handler: the development server's access lines.)
-    "loggers": {"django": {"handlers": [], "level": "INFO", "propagate": True}},
+    # The access lines are INFO, whatever LOG_LEVEL (LOG_ACCESS turns them on and off).
+    "loggers": {
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "ctxstudio.access": {"level": "INFO"},
+    },
 }

@@ -9,7 +9,8 @@ import secrets
 import pytest
 from django.conf import settings
 
-from ctxstudio.log_context import RequestIdFilter, UtcFormatter
+from ctxstudio.log_context import RequestIdFilter
+from ctxstudio.log_format import UtcFormatter
 from tests.ctxstudio.test_production import run_manage
 
 LINE = re.compile(
@@ -19,15 +20,21 @@ LINE = re.compile(
 )
 
 
-def test_log_line__production_process__time_level_logger_and_no_request():
-    result = run_manage(
+def production_warning(**env):
+    """Run a production process (DEBUG off) that logs one warning outside any request."""
+    return run_manage(
         "shell",
         "-c",
         "import logging; logging.getLogger('profiles.notifications').warning('mail %s failed', 3)",
         DEBUG="false",
         SECRET_KEY=secrets.token_urlsafe(50),
         CACHE_URL="redis://127.0.0.1:6379/0",  # not connected to
+        **env,
     )
+
+
+def test_log_line__production_process__time_level_logger_and_no_request():
+    result = production_warning()
 
     lines = [match.groupdict() for match in LINE.finditer(result.stderr)]
     assert [
