@@ -124,8 +124,8 @@ class SnapshotStore:
             self.current = dataclasses.replace(held, fetched_at=time.time())  # vouched for
             return False
         snapshot = self._prepare(data, etag or "", time.time())
+        self._persist(snapshot)  # before it is used: a call that sees it finds it on disk
         self.current = snapshot
-        self._persist(snapshot)
         return True
 
     def wake(self) -> None:
