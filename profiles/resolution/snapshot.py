@@ -6,9 +6,9 @@ document the engine reads (SPEC §2), with the engine version that must read it.
 
 * ``workspace``: the consumers of the profiles the key may resolve, every layer, and those
   profiles (a key limited to environments: the profiles of those environments only). A
-  **held** layer (compiled into the server's workers) comes with its items; a **served**
-  layer (an ``itemFilter``: customer material, fetched per request) comes with its fields
-  and no item, so that rules and ``availability`` naming it stay valid;
+  layer without an ``itemFilter`` comes with its items; a layer with one (customer
+  material, which the server serves per request) comes with its fields and no item, so
+  that rules and ``availability`` naming it stay valid;
 * ``served``: each served layer's item total, which the engine needs to say, for a request,
   whether it reads the layer (``CompiledWorkspace.needs``) and to answer the layer's
   ``available.items`` exactly when it does not;
@@ -91,7 +91,13 @@ def snapshot_document(cached, environments: frozenset[str] | None) -> dict:
         if environments is None or profile.get("environment") in environments
     ]
     consumers_used = {profile["consumer"] for profile in profiles}
-    served = dict(cached.compiled.served)
+    # Every layer with an itemFilter is customer material: never in a snapshot, whether or
+    # not this server serves it (SERVE_FILTERED_LAYERS) or holds it.
+    served = {
+        layer["key"]: cached.compiled.served.get(layer["key"], len(layer.get("items") or ()))
+        for layer in document["layers"]
+        if layer.get("itemFilter")
+    }
     held = [layer["key"] for layer in document["layers"] if layer["key"] not in served]
     layers = cache.document_with_items(cached, held)["layers"] if held else document["layers"]
     return {

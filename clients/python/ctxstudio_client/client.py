@@ -34,9 +34,12 @@ LOCAL_MODES = (False, True, "only", "degraded")
 FIELDS = ("consumer", "objective", "environment", "now", "format", "availability", "detail")
 
 
-def request_body(profile, input, fields: dict) -> dict:
-    """Return the SPEC §3 request of a call (fields given as None are left out)."""
-    body = {} if profile is None else {"profile": profile}
+def request_body(profile, input, fields: dict, request: dict | None = None) -> dict:
+    """Return the SPEC §3 request of a call: ``request`` (a whole request, as a dict) with
+    the fields given beside it (those given as None are left out)."""
+    body = dict(request or {})
+    if profile is not None:
+        body["profile"] = profile
     if input is not None:
         body["input"] = input
     body.update({name: value for name, value in fields.items() if value is not None})
@@ -84,7 +87,7 @@ class _Base:
         cache_bytes: int = 32 * 1024 * 1024,
         local: bool | str = False,
         snapshot_dir=None,
-        snapshot_interval: float = 30.0,
+        snapshot_interval: float | None = 30.0,
         snapshot_timeout: float = 30.0,
         transport=None,
     ):
@@ -293,6 +296,7 @@ class Client(_Base):
         profile: str | None = None,
         input: dict | None = None,
         *,
+        request: dict | None = None,
         scenario: str | None = None,
         local: bool | str | None = None,
         max_stale: float | None = None,
@@ -301,8 +305,9 @@ class Client(_Base):
         **fields,
     ) -> Resolution:
         """Resolve a SPEC §3 request (``consumer``, ``objective``, ``environment``, ``now``,
-        ``format``, ``availability``, ``detail`` as keywords), or a saved ``scenario``."""
-        body = request_body(profile, input, _fields(fields))
+        ``format``, ``availability``, ``detail`` as keywords, or a whole ``request`` dict),
+        or a saved ``scenario``."""
+        body = request_body(profile, input, _fields(fields), request)
         local = self.local if local is None else local
         note = ""
         if local:
@@ -322,6 +327,7 @@ class Client(_Base):
         profile: str | None = None,
         input: dict | None = None,
         *,
+        request: dict | None = None,
         scenario: str | None = None,
         max_stale: float | None = None,
         max_age: float | None = None,
@@ -329,7 +335,7 @@ class Client(_Base):
         **fields,
     ) -> ExpandedItem:
         """Return one item the resolution of the same request offers (the server's)."""
-        body = request_body(profile, input, _fields(fields))
+        body = request_body(profile, input, _fields(fields), request)
         if scenario is not None:
             body["scenario"] = scenario
         body["ref"] = ref
@@ -420,6 +426,7 @@ class AsyncClient(_Base):
         profile: str | None = None,
         input: dict | None = None,
         *,
+        request: dict | None = None,
         scenario: str | None = None,
         local: bool | str | None = None,
         max_stale: float | None = None,
@@ -428,7 +435,7 @@ class AsyncClient(_Base):
         **fields,
     ) -> Resolution:
         """As ``Client.resolve``."""
-        body = request_body(profile, input, _fields(fields))
+        body = request_body(profile, input, _fields(fields), request)
         local = self.local if local is None else local
         note = ""
         if local:
@@ -448,6 +455,7 @@ class AsyncClient(_Base):
         profile: str | None = None,
         input: dict | None = None,
         *,
+        request: dict | None = None,
         scenario: str | None = None,
         max_stale: float | None = None,
         max_age: float | None = None,
@@ -455,7 +463,7 @@ class AsyncClient(_Base):
         **fields,
     ) -> ExpandedItem:
         """As ``Client.expand``."""
-        body = request_body(profile, input, _fields(fields))
+        body = request_body(profile, input, _fields(fields), request)
         if scenario is not None:
             body["scenario"] = scenario
         body["ref"] = ref

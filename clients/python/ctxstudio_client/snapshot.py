@@ -5,7 +5,8 @@
 
 * **stale-while-revalidate**: calls read the snapshot it holds and never wait for the
   server; a daemon thread polls every ``interval`` seconds (±10% jitter) with
-  ``If-None-Match`` (304 while unchanged) and swaps in a new snapshot once compiled;
+  ``If-None-Match`` (304 while unchanged) and swaps in a new snapshot once compiled
+  (``interval=None``: no thread, the application calls ``refresh``);
 * **persisted**: every new snapshot is written to a private file (0600, in a folder made
   0700 that must belong to this user and be closed to others), under a temporary name then
   renamed, with an HMAC of its bytes keyed by the API key; a cold start reads it before the
@@ -65,7 +66,9 @@ class SnapshotStore:
     """``fetch(etag) -> (status, etag, data)`` polls the server (raises ``ClientError``);
     ``prepare(data, etag, fetched_at) -> LocalSnapshot`` compiles a snapshot's bytes."""
 
-    def __init__(self, fetch, prepare, *, secret: str, source: str, directory, interval: float):
+    def __init__(
+        self, fetch, prepare, *, secret: str, source: str, directory, interval: float | None
+    ):
         self._fetch = fetch
         self._prepare = prepare
         self._secret = secret.encode()
@@ -106,13 +109,18 @@ class SnapshotStore:
                 if not self._loaded:
                     self._loaded = True
                     self._load_file()
-                if not self._closed and (self._thread is None or not self._thread.is_alive()):
+                if self.interval is None:
+                    pass  # refreshed by the application (``refresh``), no thread
+                elif not self._closed and (self._thread is None or not self._thread.is_alive()):
                     self._thread = threading.Thread(
                         target=self._run, name="ctxstudio-snapshot", daemon=True
                     )
                     self._thread.start()
         if self.current is None and wait > 0:
-            self._tried.wait(wait)
+            if self.interval is None:
+                self._poll()
+            else:
+                self._tried.wait(wait)
         return self.current
 
     def refresh(self) -> bool:
@@ -138,18 +146,22 @@ class SnapshotStore:
 
     # -- the thread -------------------------------------------------------------------------
 
+    def _poll(self) -> None:
+        """Refresh once; a failure is logged and kept in ``last_error``, never raised."""
+        try:
+            self.refresh()
+            self.last_error = ""
+        except ClientError as exc:
+            self.last_error = str(exc)
+            logger.warning("snapshot refresh failed: %s", exc)
+        except Exception as exc:  # a bad snapshot must not end the thread
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            logger.exception("snapshot refresh failed")
+        self._tried.set()
+
     def _run(self) -> None:
         while not self._closed:
-            try:
-                self.refresh()
-                self.last_error = ""
-            except ClientError as exc:
-                self.last_error = str(exc)
-                logger.warning("snapshot refresh failed: %s", exc)
-            except Exception as exc:  # a bad snapshot must not end the thread
-                self.last_error = f"{type(exc).__name__}: {exc}"
-                logger.exception("snapshot refresh failed")
-            self._tried.set()
+            self._poll()
             self._wake.wait(self.interval * random.uniform(0.9, 1.1))
             self._wake.clear()
 

@@ -85,6 +85,17 @@ def test_snapshot__if_none_match_current__304_then_200_after_a_write(stored, rea
     assert json.loads(changed.content)["workspace"]["profiles"][0]["budget"] == 321
 
 
+def test_snapshot__filtered_layers_held_by_the_server__still_without_items(db, reader_client):
+    workspace_import(document=small_workspace(layers=3, items=4, profiles=1))
+
+    with override_settings(SERVE_FILTERED_LAYERS=False):
+        body = json.loads(reader_client.get(API + "snapshot").content)
+
+    layers = {layer["key"]: layer for layer in body["workspace"]["layers"]}
+    assert (body["served"], layers["layer-001"]["items"]) == ({"layer-001": 4}, [])
+    assert len(layers["layer-000"]["items"]) == 4
+
+
 def test_snapshot__etag__differs_by_key_limit(stored):
     assert snapshot_current_etag(None) != snapshot_current_etag(frozenset({"production"}))
 
