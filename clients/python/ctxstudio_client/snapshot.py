@@ -152,8 +152,9 @@ class SnapshotStore:
             self.refresh()
             self.last_error = ""
         except ClientError as exc:
+            if not self.last_error:  # once per outage, not once per poll
+                logger.warning("snapshot refresh failed: %s", exc)
             self.last_error = str(exc)
-            logger.warning("snapshot refresh failed: %s", exc)
         except Exception as exc:  # a bad snapshot must not end the thread
             self.last_error = f"{type(exc).__name__}: {exc}"
             logger.exception("snapshot refresh failed")
