@@ -301,7 +301,8 @@ def outage(server: Server, directory: Path, seconds: float, timeout: float) -> d
     return results
 
 
-def main(argv=None) -> int:
+def run(argv=None) -> dict:
+    """Run the bench; return its figures (also printed)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=2000, help="articles (and tickets)")
     parser.add_argument("--rounds", type=int, default=200)
@@ -320,6 +321,11 @@ def main(argv=None) -> int:
         finally:
             server.stop()
     print(json.dumps({"client_bench": figures}))
+    return figures
+
+
+def main(argv=None) -> int:
+    run(argv)
     return 0
 
 
