@@ -4,13 +4,12 @@ Python client (``profiles.resolution.snapshot``; docs/client.md)."""
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 
-from profiles.api.base import ApiView
 from profiles.api.conditional import none_match_fails, not_modified
 from profiles.api.exceptions import ApiError
+from profiles.api.resolution import ResolutionView
 from profiles.api.serializers.snapshot import SnapshotSerializer
-from profiles.api.throttling import ResolutionRateThrottle
 from profiles.resolution.snapshot import SnapshotTooLarge, snapshot_current_etag, snapshot_get
-from profiles.workspace.permissions import RESOLVE, capability_permission, key_environments
+from profiles.workspace.permissions import key_environments
 
 SNAPSHOT_EXAMPLE = OpenApiExample(
     "A snapshot",
@@ -44,9 +43,7 @@ SNAPSHOT_EXAMPLE = OpenApiExample(
 )
 
 
-class SnapshotView(ApiView):
-    permission_classes = [capability_permission(RESOLVE)]
-    throttle_classes = [ResolutionRateThrottle]
+class SnapshotView(ResolutionView):  # scope resolve, throttled like resolve
     throttle_scope = "snapshot"
 
     @extend_schema(

@@ -210,3 +210,31 @@ def test_async_client__remote_then_not_modified_then_stale(server, support_case,
         Origin.STALE,
     ]
     assert first.data == second.data == stale.data
+
+
+def test_scenarios__every_page__in_order():
+    pages = {
+        "/api/v1/scenarios/": {"results": [{"name": "a"}], "next": "/api/v1/scenarios/?page=2"},
+        "/api/v1/scenarios/?page=2": {"results": [{"name": "b"}], "next": None},
+    }
+
+    def answer(request):
+        target = request.url.raw_path.decode()
+        return httpx.Response(200, json=pages[target])
+
+    client = Client("http://studio.test", key="k", transport=httpx.MockTransport(answer))
+
+    assert [scenario["name"] for scenario in client.scenarios()] == ["a", "b"]
+
+
+def test_scenarios__refused__typed_error():
+    def refuse(request):
+        body = {"error": {"code": "FORBIDDEN", "message": "no", "path": "", "retryable": False}}
+        return httpx.Response(403, json=body)
+
+    client = Client("http://studio.test", key="k", transport=httpx.MockTransport(refuse))
+
+    with pytest.raises(ApiError) as raised:
+        client.scenarios()
+
+    assert (raised.value.status, raised.value.code) == (403, "FORBIDDEN")

@@ -233,6 +233,54 @@ class _Base:
             return answer
         raise error
 
+    def _resolve_start(self, profile, input, fields, request, scenario, local, timeout):
+        """Return ``(local answer or None, body to send, note)`` of a resolve call."""
+        body = request_body(profile, input, _fields(fields), request)
+        local = self.local if local is None else local
+        note = ""
+        if local:
+            outcome = self._local_answer(body, local, scenario, timeout)
+            if isinstance(outcome, Resolution):
+                return outcome, body, ""
+            note = outcome
+        if scenario is not None:
+            body["scenario"] = scenario
+        return None, body, note
+
+    @staticmethod
+    def _expand_body(ref, profile, input, fields, request, scenario) -> dict:
+        body = request_body(profile, input, _fields(fields), request)
+        if scenario is not None:
+            body["scenario"] = scenario
+        body["ref"] = ref
+        return body
+
+    def _steps(self, path: str, body: dict, max_stale, max_age, timeout, make):
+        """A call as a generator, shared by the sync and async clients: it yields
+        ``("send", headers, seconds left)`` and is sent the response (or the ``ClientError``),
+        yields ``("sleep", seconds)`` between attempts, and returns the answer (or raises);
+        a cached answer within ``max_age`` is returned before anything is sent."""
+        key = request_key(path, body)
+        cached = self._cached(key, max_age, make)
+        if cached is not None:
+            return cached
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        attempt = 0
+        while True:
+            outcome = yield ("send", self._conditional(key), deadline - time.monotonic())
+            try:
+                if isinstance(outcome, ClientError):
+                    raise outcome
+                return self._accept(
+                    key, outcome.status_code, outcome.headers, outcome.content, make
+                )
+            except ClientError as error:
+                delay = self._wait(error, attempt, deadline)
+                if delay is None:
+                    return self._fallback(key, error, max_stale, make)
+                yield ("sleep", delay)
+                attempt += 1
+
     def _conditional(self, key: str) -> dict:
         entry = self.cache.get(key)
         if entry is None or not entry.etag:
@@ -307,16 +355,11 @@ class Client(_Base):
         """Resolve a SPEC §3 request (``consumer``, ``objective``, ``environment``, ``now``,
         ``format``, ``availability``, ``detail`` as keywords, or a whole ``request`` dict),
         or a saved ``scenario``."""
-        body = request_body(profile, input, _fields(fields), request)
-        local = self.local if local is None else local
-        note = ""
-        if local:
-            outcome = self._local_answer(body, local, scenario, timeout)
-            if isinstance(outcome, Resolution):
-                return outcome
-            note = outcome
-        if scenario is not None:
-            body["scenario"] = scenario
+        answered, body, note = self._resolve_start(
+            profile, input, fields, request, scenario, local, timeout
+        )
+        if answered is not None:
+            return answered
         answer = self._call("resolve", body, max_stale, max_age, timeout, _resolution)
         answer.note = answer.note or note
         return answer
@@ -335,10 +378,7 @@ class Client(_Base):
         **fields,
     ) -> ExpandedItem:
         """Return one item the resolution of the same request offers (the server's)."""
-        body = request_body(profile, input, _fields(fields), request)
-        if scenario is not None:
-            body["scenario"] = scenario
-        body["ref"] = ref
+        body = self._expand_body(ref, profile, input, fields, request, scenario)
         return self._call("expand", body, max_stale, max_age, timeout, _item)
 
     def scenarios(self, *, timeout: float | None = None) -> list[dict]:
@@ -370,26 +410,21 @@ class Client(_Base):
 
     def _call(self, name, body, max_stale, max_age, timeout, make) -> Answer:
         path = "/api/v1/" + name
-        key = request_key(path, body)
-        cached = self._cached(key, max_age, make)
-        if cached is not None:
-            return cached
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        attempt = 0
-        while True:
-            try:
-                response = self._send(
-                    "POST", path, body, self._conditional(key), deadline - time.monotonic()
-                )
-                return self._accept(
-                    key, response.status_code, response.headers, response.content, make
-                )
-            except ClientError as error:
-                delay = self._wait(error, attempt, deadline)
-                if delay is None:
-                    return self._fallback(key, error, max_stale, make)
-                time.sleep(delay)
-                attempt += 1
+        steps = self._steps(path, body, max_stale, max_age, timeout, make)
+        try:
+            step = next(steps)
+            while True:
+                if step[0] == "sleep":
+                    time.sleep(step[1])
+                    step = next(steps)
+                    continue
+                try:
+                    outcome = self._send("POST", path, body, step[1], step[2])
+                except ClientError as error:
+                    outcome = error
+                step = steps.send(outcome)
+        except StopIteration as done:
+            return done.value
 
 
 class AsyncClient(_Base):
@@ -435,16 +470,11 @@ class AsyncClient(_Base):
         **fields,
     ) -> Resolution:
         """As ``Client.resolve``."""
-        body = request_body(profile, input, _fields(fields), request)
-        local = self.local if local is None else local
-        note = ""
-        if local:
-            outcome = self._local_answer(body, local, scenario, timeout)
-            if isinstance(outcome, Resolution):
-                return outcome
-            note = outcome
-        if scenario is not None:
-            body["scenario"] = scenario
+        answered, body, note = self._resolve_start(
+            profile, input, fields, request, scenario, local, timeout
+        )
+        if answered is not None:
+            return answered
         answer = await self._call("resolve", body, max_stale, max_age, timeout, _resolution)
         answer.note = answer.note or note
         return answer
@@ -463,10 +493,7 @@ class AsyncClient(_Base):
         **fields,
     ) -> ExpandedItem:
         """As ``Client.expand``."""
-        body = request_body(profile, input, _fields(fields), request)
-        if scenario is not None:
-            body["scenario"] = scenario
-        body["ref"] = ref
+        body = self._expand_body(ref, profile, input, fields, request, scenario)
         return await self._call("expand", body, max_stale, max_age, timeout, _item)
 
     async def _send(self, path, body, headers, timeout) -> httpx.Response:
@@ -482,26 +509,21 @@ class AsyncClient(_Base):
 
     async def _call(self, name, body, max_stale, max_age, timeout, make) -> Answer:
         path = "/api/v1/" + name
-        key = request_key(path, body)
-        cached = self._cached(key, max_age, make)
-        if cached is not None:
-            return cached
-        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
-        attempt = 0
-        while True:
-            try:
-                response = await self._send(
-                    path, body, self._conditional(key), deadline - time.monotonic()
-                )
-                return self._accept(
-                    key, response.status_code, response.headers, response.content, make
-                )
-            except ClientError as error:
-                delay = self._wait(error, attempt, deadline)
-                if delay is None:
-                    return self._fallback(key, error, max_stale, make)
-                await asyncio.sleep(delay)
-                attempt += 1
+        steps = self._steps(path, body, max_stale, max_age, timeout, make)
+        try:
+            step = next(steps)
+            while True:
+                if step[0] == "sleep":
+                    await asyncio.sleep(step[1])
+                    step = next(steps)
+                    continue
+                try:
+                    outcome = await self._send(path, body, step[1], step[2])
+                except ClientError as error:
+                    outcome = error
+                step = steps.send(outcome)
+        except StopIteration as done:
+            return done.value
 
 
 def _fields(fields: dict) -> dict:
