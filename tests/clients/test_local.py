@@ -149,3 +149,17 @@ def test_snapshot__unchanged__polled_with_if_none_match_304(make_client, server,
 
     _, path, headers, _ = server.requests[-1]
     assert (path, headers["if-none-match"], changed) == ("/api/v1/snapshot", etag, False)
+
+
+def test_engine_not_installed__server_answers_saying_so_and_nothing_polled(
+    make_client, server, support_case, monkeypatch
+):
+    client = make_client()
+    monkeypatch.setattr(client.engine, "modules", lambda: None)
+    client.engine.missing = "the engine package is not installed"
+
+    answer = client.resolve(**support_case["request"], local=True)
+
+    assert (answer.origin, answer.note) == (Origin.REMOTE, "the engine package is not installed")
+    assert client._store is None
+    assert [path for _, path, _, _ in server.requests] == ["/api/v1/resolve"]

@@ -168,6 +168,8 @@ class _Base:
         ``only`` and ``degraded`` wait for it up to the call's timeout."""
         if scenario is not None:
             reason = "a scenario is resolved by the server"
+        elif self.engine.modules() is None:  # no engine: no snapshot polled for nothing
+            reason = self.engine.missing
         else:
             wait = 0.0 if local is True else (self.timeout if timeout is None else timeout)
             snapshot = self.snapshot.get(wait)

@@ -111,3 +111,12 @@ def test_snapshot__over_the_cap__413_snapshot_too_large(stored, reader_client):
 
 def test_snapshot__anonymous__401(stored, anonymous_client):
     assert anonymous_client.get(API + "snapshot").status_code == 401
+
+
+@pytest.mark.parametrize(
+    "header", ['"unterminated', "W/", ",,,", '"a", *', "\u00e9t\u00e9", "x" * 5000]
+)
+def test_snapshot__hostile_if_none_match__an_answer_never_a_500(stored, reader_client, header):
+    response = reader_client.get(API + "snapshot", HTTP_IF_NONE_MATCH=header)
+
+    assert response.status_code in (200, 304)
