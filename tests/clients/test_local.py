@@ -1,10 +1,17 @@
 """Local evaluation from the snapshot, its file, and fork safety (issue 36, items 3 and 4)."""
 
+import asyncio
 import os
 import stat
 
 import pytest
-from ctxstudio_client import ApiError, LocalEvaluationRefused, Origin, ServerUnavailable
+from ctxstudio_client import (
+    ApiError,
+    AsyncClient,
+    LocalEvaluationRefused,
+    Origin,
+    ServerUnavailable,
+)
 
 
 def snapshot_file(client):
@@ -163,3 +170,20 @@ def test_engine_not_installed__server_answers_saying_so_and_nothing_polled(
     assert (answer.origin, answer.note) == (Origin.REMOTE, "the engine package is not installed")
     assert client._store is None
     assert [path for _, path, _, _ in server.requests] == ["/api/v1/resolve"]
+
+
+def test_async_client__local_only__the_same_bytes_as_remote(server, support_case, tmp_path):
+    async def run():
+        async with AsyncClient(
+            "http://studio.test",
+            key=server.key,
+            transport=server.transport,
+            snapshot_dir=tmp_path / "async",
+        ) as client:
+            remote = await client.resolve(**support_case["request"])
+            local = await client.resolve(**support_case["request"], local="only")
+            return remote, local
+
+    remote, local = asyncio.run(run())
+
+    assert (local.origin, local.data) == (Origin.LOCAL, remote.data)
