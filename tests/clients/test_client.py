@@ -2,6 +2,8 @@
 Retry-After, conditional requests, and the cache's origins (issue 36, items 1 and 2)."""
 
 import asyncio
+import socket
+import threading
 
 import httpx
 import pytest
@@ -238,3 +240,21 @@ def test_scenarios__refused__typed_error():
         client.scenarios()
 
     assert (raised.value.status, raised.value.code) == (403, "FORBIDDEN")
+
+
+def test_resolve__server_never_answers__timeout_error_not_a_hang(support_case):
+    # A real socket that accepts and never answers: the call's timeout reaches the read.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    held = []
+    threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
+    client = Client(f"http://127.0.0.1:{listener.getsockname()[1]}", key="k", retries=0)
+    try:
+        with pytest.raises(ServerUnavailable) as raised:
+            client.resolve(**support_case["request"], timeout=0.3)
+    finally:
+        client.close()
+        listener.close()
+
+    assert raised.value.code == "TIMEOUT"

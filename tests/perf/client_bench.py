@@ -203,14 +203,19 @@ def side_by_side(rounds: int, server: Server, directory: Path) -> dict:
     assert compiled.resolve_json(KB_REQUEST).data == expected
     runs = {name: [] for name in ("engine", "local", "bare", "remote", "not_modified")}
     cached.resolve(request=KB_REQUEST)
+    calls = {
+        "engine": lambda: compiled.resolve_json(KB_REQUEST),
+        "local": lambda: local.resolve(request=KB_REQUEST, local="only"),
+        "bare": lambda: bare_post(server.port, "/api/v1/resolve", body, key=server.key),
+        "remote": lambda: remote.resolve(request=KB_REQUEST),
+        "not_modified": lambda: cached.resolve(request=KB_REQUEST),
+    }
+    order = list(calls)
+    shuffler = random.Random(1)
     for _ in range(rounds):
-        runs["engine"].append(timed(lambda: compiled.resolve_json(KB_REQUEST)))
-        runs["local"].append(timed(lambda: local.resolve(request=KB_REQUEST, local="only")))
-        runs["bare"].append(
-            timed(lambda: bare_post(server.port, "/api/v1/resolve", body, key=server.key))
-        )
-        runs["remote"].append(timed(lambda: remote.resolve(request=KB_REQUEST)))
-        runs["not_modified"].append(timed(lambda: cached.resolve(request=KB_REQUEST)))
+        shuffler.shuffle(order)  # no row always first (warm caches) or last
+        for name in order:
+            runs[name].append(timed(calls[name]))
     figures = {
         "engine": row("engine alone, in process (kb-answer)", runs["engine"]),
         "local": row("client, local from the snapshot", runs["local"]),

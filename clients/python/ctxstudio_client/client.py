@@ -111,6 +111,7 @@ class _Base:
         }
         self._snapshot_options = (snapshot_dir, snapshot_interval, snapshot_timeout)
         self._store: SnapshotStore | None = None
+        self._urls: dict[str, httpx.URL] = {}
         self._pid = os.getpid()
         forksafe.register(self)
 
@@ -283,6 +284,23 @@ class _Base:
                 yield ("sleep", delay)
                 attempt += 1
 
+    def _request(self, method: str, path: str, body, headers, timeout: float) -> httpx.Request:
+        """Build the request itself (cheaper than the client's ``request``: the URL is parsed
+        once per path), with ``timeout`` seconds for each phase of this attempt."""
+        url = self._urls.get(path)
+        if url is None:
+            url = httpx.URL(path if "://" in path else self.base_url + path)
+            if len(self._urls) < 64:
+                self._urls[path] = url
+        seconds = max(timeout, 0.001)
+        return httpx.Request(
+            method,
+            url,
+            content=None if body is None else json.dumps(body, ensure_ascii=False).encode(),
+            headers=headers,
+            extensions={"timeout": dict.fromkeys(("connect", "read", "write", "pool"), seconds)},
+        )
+
     def _conditional(self, key: str) -> dict:
         entry = self.cache.get(key)
         if entry is None or not entry.etag:
@@ -400,13 +418,7 @@ class Client(_Base):
 
     def _send(self, method, path, body, headers, timeout) -> httpx.Response:
         try:
-            return self._client().request(
-                method,
-                path,
-                content=None if body is None else json.dumps(body, ensure_ascii=False).encode(),
-                headers=headers,
-                timeout=max(timeout, 0.001),
-            )
+            return self._client().send(self._request(method, path, body, headers, timeout))
         except httpx.TransportError as exc:
             raise _transport_error(exc) from None
 
@@ -500,12 +512,7 @@ class AsyncClient(_Base):
 
     async def _send(self, path, body, headers, timeout) -> httpx.Response:
         try:
-            return await self._client().post(
-                path,
-                content=json.dumps(body, ensure_ascii=False).encode(),
-                headers=headers,
-                timeout=max(timeout, 0.001),
-            )
+            return await self._client().send(self._request("POST", path, body, headers, timeout))
         except httpx.TransportError as exc:
             raise _transport_error(exc) from None
 
