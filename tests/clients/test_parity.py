@@ -94,3 +94,23 @@ def test_served_layer__remote_unless_degraded__degraded_names_the_layer(app_clie
     served = next(layer for layer in degraded.layers if layer.layer == "layer-001")
     assert served.available == "UNAVAILABLE"
     assert no_filter_input.data == remote_without.data  # reads no customer material
+
+
+def test_expand__an_offered_reference__its_item_then_not_modified_else_typed_404(app_client):
+    case = next(case for stem, case in WORKSPACE_CASES if stem.startswith("01-"))
+    workspace_import(document=case["workspace"])
+    resolution = app_client.resolve(request=case["request"])
+    ref = resolution.references[0].ref
+
+    item = app_client.expand(ref, request=case["request"])
+    again = app_client.expand(ref, request=case["request"])
+    with pytest.raises(ApiError) as raised:
+        app_client.expand(ref + "-not-offered", request=case["request"])
+
+    assert (item.origin, item.ref) == (Origin.REMOTE, ref)
+    assert (again.origin, again.data) == (Origin.NOT_MODIFIED, item.data)
+    assert (raised.value.status, raised.value.code, raised.value.path) == (
+        404,
+        "REF_NOT_AVAILABLE",
+        "ref",
+    )
