@@ -41,8 +41,9 @@ FILE_FORMAT = "ctxstudio-client-snapshot/1"
 
 @dataclass(frozen=True)
 class LocalSnapshot:
-    """A snapshot as this process can use it: its bytes, when they were fetched (wall
-    clock), and either a compiled workspace or ``refusal`` (why it cannot be evaluated)."""
+    """A snapshot as this process can use it: when it was fetched (wall clock), and either a
+    compiled workspace or ``refusal`` (why it cannot be evaluated). ``data`` (its bytes) is
+    kept only until they are written to the file."""
 
     data: bytes
     etag: str
@@ -133,7 +134,8 @@ class SnapshotStore:
             return False
         snapshot = self._prepare(data, etag or "", time.time())
         self._persist(snapshot)  # before it is used: a call that sees it finds it on disk
-        self.current = snapshot
+        # The bytes were for the file: the compiled workspace is what calls use.
+        self.current = dataclasses.replace(snapshot, data=b"")
         return True
 
     def wake(self) -> None:
@@ -232,7 +234,8 @@ class SnapshotStore:
         header, data = raw.split(b"\n", 1)
         meta = json.loads(header)
         try:
-            self.current = self._prepare(data, meta["etag"], meta["fetchedAt"], from_file=True)
+            prepared = self._prepare(data, meta["etag"], meta["fetchedAt"], from_file=True)
+            self.current = dataclasses.replace(prepared, data=b"")
         except Exception as exc:
             logger.warning("snapshot file %s ignored (%s): fetched again", self.path, exc)
             self.path.unlink(missing_ok=True)
