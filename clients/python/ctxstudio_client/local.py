@@ -1,6 +1,6 @@
 """Local evaluation: the snapshot resolved in this process with the engine package
-``resolver`` (``pip install "ctxstudio-client[local]"``, docs/client.md), imported only when
-local evaluation is used.
+``resolver`` (the distribution ``ctxstudio-engine``, ``clients/engine``; docs/client.md),
+imported only when local evaluation is used.
 
 A request is resolved locally only when the answer is the server's: the snapshot's engine
 version is this process's (``resolver.fingerprint.engine_version``, a digest of the engine's
@@ -20,8 +20,8 @@ from ctxstudio_client.snapshot import LocalSnapshot
 
 SNAPSHOT_FORMAT = 1
 ENGINE_MISSING = (
-    'the engine package "resolver" is not installed: pip install "ctxstudio-client[local]" '
-    "and the engine of the server's version (docs/client.md)"
+    'the engine package "resolver" is not installed: install ctxstudio-engine built from '
+    "the server's commit (clients/engine, docs/client.md)"
 )
 
 
