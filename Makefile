@@ -70,6 +70,7 @@ bench: $(BENCH_STAMP)
 	$(PY) -m tests.perf.bench
 	$(PY) -m tests.perf.web_bench $(WEB_BENCH_ARGS)
 	$(PY) -m tests.perf.scale_bench $(SCALE_BENCH_ARGS)
+	$(PY) -m tests.perf.client_bench $(CLIENT_BENCH_ARGS)
 
 # The web section alone: PostgreSQL behind gunicorn, 1k/10k/50k items (docs/benchmarks.md, "Web").
 bench-web: setup

@@ -290,6 +290,8 @@ OIDC_TIMEOUT = float(os.environ.get("OIDC_TIMEOUT", "10"))
 
 # Request bodies and uploads (workspace import) are bounded.
 DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("MAX_BODY_BYTES", str(10 * 1024 * 1024)))
+# The cap of GET /api/v1/snapshot (413 SNAPSHOT_TOO_LARGE beyond: resolve through the API).
+SNAPSHOT_MAX_BYTES = int(os.environ.get("SNAPSHOT_MAX_BYTES", str(64 * 1024 * 1024)))
 FILE_UPLOAD_MAX_MEMORY_SIZE = DATA_UPLOAD_MAX_MEMORY_SIZE
 
 REST_FRAMEWORK = {
@@ -318,6 +320,8 @@ REST_FRAMEWORK = {
         "resolve": os.environ.get("API_THROTTLE_RESOLVE", "600/minute"),
         "preview": os.environ.get("API_THROTTLE_PREVIEW", "600/minute"),
         "expand": os.environ.get("API_THROTTLE_EXPAND", "600/minute"),
+        # GET /api/v1/snapshot (the client's local evaluation polls it, mostly 304).
+        "snapshot": os.environ.get("API_THROTTLE_SNAPSHOT", "120/minute"),
         # An impact resolves every saved scenario twice: up to IMPACT_MAX_RESOLUTIONS a call.
         "impact": os.environ.get("API_THROTTLE_IMPACT", "30/minute"),
         # The activity log: indexed reads, but a reader can ask for any page of a long log.

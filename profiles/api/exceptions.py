@@ -70,6 +70,7 @@ ERROR_CODES: dict[str, ErrorCode] = {
     "CHANGES_REQUESTED": ErrorCode(409, "applying while a reviewer requests changes"),
     "PRECONDITION_FAILED": ErrorCode(412, "stale If-Match: re-read, then send again"),
     "PAYLOAD_TOO_LARGE": ErrorCode(413, "body over MAX_BODY_BYTES"),
+    "SNAPSHOT_TOO_LARGE": ErrorCode(413, "a snapshot over SNAPSHOT_MAX_BYTES: resolve remotely"),
     "UNSUPPORTED_MEDIA_TYPE": ErrorCode(415, "a body that is not JSON (or YAML where taken)"),
     "PRECONDITION_REQUIRED": ErrorCode(428, "approving without If-Match"),
     "THROTTLED": ErrorCode(429, "over the rate", retryable=True),

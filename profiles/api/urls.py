@@ -14,6 +14,7 @@ from profiles.api import (
     resolution,
     reviews,
     safechange,
+    snapshot,
     versioning,
 )
 from profiles.api.routers import ApiRouter
@@ -42,6 +43,7 @@ router.register("webhooks", notifications.WebhookViewSet, basename="webhook")  #
 urlpatterns = [
     path("resolve", resolution.ResolveView.as_view(), name="resolve"),
     path("expand", resolution.ExpandView.as_view(), name="expand"),
+    path("snapshot", snapshot.SnapshotView.as_view(), name="snapshot"),  # local evaluation
     path("profiles/<str:key>/preview", resolution.PreviewView.as_view(), name="profile-preview"),
     *versioning.urlpatterns,  # diff
     *safechange.urlpatterns,  # impact, promote

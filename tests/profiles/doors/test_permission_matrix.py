@@ -340,6 +340,9 @@ EXPECTATIONS: dict[str, Door] = {
     # -- API
     "api:resolve": API_RESOLUTION,
     "api:expand": API_RESOLUTION,
+    "api:snapshot": Door(  # RESOLVE, GET only (the client's local evaluation)
+        {"GET": (401, 200, 200, 200, 200), "POST": (401, 405, 405, 405, 405)}, api=True
+    ),
     "api:profile-preview": Door(
         {"GET": (401, 405, 405, 405, 405), "POST": (401, 200, 200, 200, 200)}, api=True
     ),
