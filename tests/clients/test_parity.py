@@ -12,9 +12,13 @@ from django.contrib.auth.models import User
 from django.core.wsgi import get_wsgi_application
 
 from profiles.import_export.imports import workspace_import
-from tests.profiles.api.conftest import connections_kept_open
-from tests.profiles.api.test_resolve import cli_output
-from tests.profiles.conftest import WORKSPACE_CASES, api_key_for, small_workspace
+from tests.profiles.conftest import (
+    WORKSPACE_CASES,
+    api_key_for,
+    connections_kept_open,
+    small_workspace,
+)
+from tests.profiles.resolution.test_resolve_api import cli_output
 
 pytestmark = pytest.mark.django_db
 

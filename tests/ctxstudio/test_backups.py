@@ -27,7 +27,7 @@ from profiles.import_export.imports import workspace_import
 from profiles.workspace.keys import token_replace
 from resolver.compiled import compile_workspace
 from tests.ctxstudio.test_production import run_manage
-from tests.profiles.studio.conftest import CASE_01
+from tests.profiles.conftest import CASE_01
 
 LOAD = "load"
 

@@ -25,7 +25,7 @@ from profiles.models import Item
 from profiles.workspace.keys import token_replace
 from tests.ctxstudio.test_log_context import production_warning
 from tests.ctxstudio.test_production import run_manage
-from tests.profiles.studio.conftest import CASE_01
+from tests.profiles.conftest import CASE_01
 
 LINE_FIELDS = {"time", "level", "logger", "request_id", "message"}
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")

@@ -10,8 +10,7 @@ from profiles.import_export.imports import workspace_import
 from profiles.resolution.snapshot import snapshot_current_etag
 from resolver import compile_workspace
 from resolver.fingerprint import engine_version
-from tests.profiles.api.conftest import API
-from tests.profiles.conftest import api_key_for, small_workspace
+from tests.profiles.conftest import API, api_key_for, small_workspace
 
 pytestmark = pytest.mark.django_db
 
