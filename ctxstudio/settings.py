@@ -141,6 +141,9 @@ INVITATIONS_MAX_PENDING = int(os.environ.get("INVITATIONS_MAX_PENDING", "50"))
 MIDDLEWARE = [
     # First: every log line of the request carries its id (ctxstudio.log_context).
     "ctxstudio.log_context.RequestIdMiddleware",
+    # Applications' resolves and expands signed with a key: the rest of this list but the
+    # session's middleware, without DRF's dispatch (ctxstudio.lean_door, issue 35).
+    "ctxstudio.lean_door.LeanDoorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Outermost of ours: whatever answers an error under /api/ below, it leaves in JSON.

@@ -15,7 +15,12 @@ def invalid(path: str, message: str) -> ApiError:
 
 def body_object(request, allowed: tuple[str, ...] | None = None) -> dict:
     """Return the request body as a dict; reject a non-object body and unknown fields."""
-    data = request.data
+    return body_fields(request.data, allowed)
+
+
+def body_fields(data, allowed: tuple[str, ...] | None = None) -> dict:
+    """Return a parsed body as a dict; reject a non-object body and unknown fields (the rule
+    of every door: DRF's ``request.data`` or the lean door's parsed bytes)."""
     if isinstance(data, QueryDict):  # a form post from the browsable API
         data = data.dict()
     if not isinstance(data, dict):

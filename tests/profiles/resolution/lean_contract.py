@@ -372,6 +372,29 @@ def contract_calls() -> list[Call]:
     return calls
 
 
+# The calls the full stack answers (the lean door leaves them: no key, another scheme or
+# method or body, an Accept header DRF answers otherwise, another path); it takes the rest.
+FULL_STACK = frozenset(
+    {
+        "resolve: no credentials",
+        "resolve: Bearer without a key",
+        "resolve: Token with spaces",
+        "resolve: lower-case scheme",
+        "resolve: Basic",
+        "resolve: GET",
+        "resolve: OPTIONS",
+        "resolve: PUT",
+        "resolve: form body",
+        "resolve: text body",
+        "resolve: Accept xml",
+        "resolve: indented JSON asked",
+        "resolve: trailing slash",
+        "expand: no credentials",
+        # Django's test client sends no Content-Type with an empty body.
+        "resolve: empty body",
+    }
+)
+
 THROTTLED = [
     Call("resolve: throttled", "resolve", DANA),
     Call("resolve: throttled, bad JSON", "resolve", b"{"),

@@ -10,6 +10,7 @@ import json
 import pytest
 import yaml
 
+from profiles.api import lean
 from profiles.import_export.imports import workspace_import
 from resolver import cli
 from tests.profiles.api.conftest import load_demo
@@ -17,6 +18,7 @@ from tests.profiles.conftest import WORKSPACE_CASES, api_key_for
 from tests.profiles.resolution.lean_contract import (
     CONFORMANCE,
     CONTRACT,
+    FULL_STACK,
     RECORDING,
     THROTTLED,
     Call,
@@ -55,13 +57,33 @@ def throttled_to_zero(settings) -> None:
     }
 
 
-def test_contract__every_request__answers_the_recorded_status_headers_and_bytes(settings):
+@pytest.fixture
+def lean_answered(monkeypatch) -> list:
+    """The requests the lean door answered (their bodies' first bytes, in order)."""
+    answered = []
+    answer = lean.answer
+
+    def counted(request):
+        answered.append(request)
+        return answer(request)
+
+    monkeypatch.setattr(lean, "answer", counted)
+    return answered
+
+
+def test_contract__every_request__answers_the_recorded_status_headers_and_bytes(
+    settings, lean_answered
+):
     load_demo()
     keyring = keyring_make()
 
     answers = play(contract_calls(), keyring)
     throttled_to_zero(settings)
     answers |= play(THROTTLED, keyring)
+
+    # the lean door answered every call of an application, the full stack the others
+    assert len(lean_answered) == len(answers) - len(FULL_STACK)
+    assert set(answers) >= FULL_STACK
 
     if RECORDING:
         store(CONTRACT, answers)
@@ -80,13 +102,14 @@ def cli_output(workspace: dict, request: dict, tmp_path, capsys) -> bytes:
 
 @pytest.mark.parametrize(("stem", "case"), WORKSPACE_CASES, ids=[s for s, _ in WORKSPACE_CASES])
 def test_conformance_case__through_the_door__the_recorded_answer_and_the_cli_bytes(
-    stem, case, django_user_model, tmp_path, capsys
+    stem, case, django_user_model, tmp_path, capsys, lean_answered
 ):
     workspace_import(document=case["workspace"])
     keyring = {"reader": f"Token {api_key_for(django_user_model.objects.create_user('reader'))}"}
 
     answers = play([Call(stem, "resolve", case["request"])], keyring)
 
+    assert len(lean_answered) == 1
     assert answers[stem]["text"].encode() == cli_output(
         case["workspace"], case["request"], tmp_path, capsys
     )
