@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
 from django.contrib.auth.models import Group, User
 from django.db import connection
 from django.test import Client
@@ -27,6 +28,7 @@ from django.utils import timezone
 
 from profiles.models import ApiKey
 from profiles.workspace.keys import api_key_create, api_key_revoke
+from resolver import cli
 from tests.profiles.conftest import api_key_for
 
 FIXTURES = Path(__file__).with_name("fixtures")
@@ -401,6 +403,15 @@ THROTTLED = [
     Call("expand: throttled", "expand", {**DANA, "ref": "glossary/chargeback"}),
     Call("resolve: throttled, revoked key", "resolve", DANA, key="revoked"),
 ]
+
+
+def cli_output(workspace: dict, request: dict, tmp_path, capsys) -> bytes:
+    """Return what ``python -m resolver resolve`` prints for the workspace and the request."""
+    path = tmp_path / "workspace.yaml"
+    path.write_text(yaml.safe_dump(workspace, sort_keys=False), encoding="utf-8")
+    capsys.readouterr()
+    cli.main(["resolve", str(path), "--request", json.dumps(request)])
+    return capsys.readouterr().out.encode()
 
 
 def stored(path: Path) -> dict:

@@ -5,14 +5,10 @@ case answers what ``python -m resolver resolve`` prints.
 ``LEAN_CONTRACT_RECORD=1`` records the answers instead (only ever from the stack as it was
 before the lean door: the fixtures are the reference)."""
 
-import json
-
 import pytest
-import yaml
 
 from profiles.api import lean
 from profiles.import_export.imports import workspace_import
-from resolver import cli
 from tests.profiles.api.conftest import load_demo
 from tests.profiles.conftest import WORKSPACE_CASES, api_key_for
 from tests.profiles.resolution.lean_contract import (
@@ -22,6 +18,7 @@ from tests.profiles.resolution.lean_contract import (
     RECORDING,
     THROTTLED,
     Call,
+    cli_output,
     contract_calls,
     keyring_make,
     play,
@@ -90,14 +87,6 @@ def test_contract__every_request__answers_the_recorded_status_headers_and_bytes(
     recorded = stored(CONTRACT)
     assert set(answers) == set(recorded)
     assert differences(answers, recorded) == []
-
-
-def cli_output(workspace: dict, request: dict, tmp_path, capsys) -> bytes:
-    path = tmp_path / "workspace.yaml"
-    path.write_text(yaml.safe_dump(workspace, sort_keys=False), encoding="utf-8")
-    capsys.readouterr()
-    cli.main(["resolve", str(path), "--request", json.dumps(request)])
-    return capsys.readouterr().out.encode()
 
 
 @pytest.mark.parametrize(("stem", "case"), WORKSPACE_CASES, ids=[s for s, _ in WORKSPACE_CASES])
