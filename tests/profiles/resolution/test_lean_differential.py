@@ -6,9 +6,16 @@ case answers what ``python -m resolver resolve`` prints.
 before the lean door: the fixtures are the reference)."""
 
 import pytest
+from django.test import Client
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
 from profiles.api import lean
 from profiles.import_export.imports import workspace_import
+from profiles.models import Consumer, Layer, Profile
+from resolver import RequestError, compile_workspace
+from resolver.errors import PROFILE_NOT_FOUND
 from tests.profiles.api.conftest import load_demo
 from tests.profiles.conftest import WORKSPACE_CASES, api_key_for
 from tests.profiles.resolution.lean_contract import (
@@ -25,6 +32,7 @@ from tests.profiles.resolution.lean_contract import (
     store,
     stored,
 )
+from tests.resolver.strategies import requests, workspaces
 
 pytestmark = pytest.mark.django_db
 
@@ -46,10 +54,10 @@ def differences(answers: dict, recorded: dict) -> list[str]:
     return found
 
 
-def throttled_to_zero(settings) -> None:
-    rates = settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
-    settings.REST_FRAMEWORK = {
-        **settings.REST_FRAMEWORK,
+def throttled_to_zero(django_settings) -> None:
+    rates = django_settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]
+    django_settings.REST_FRAMEWORK = {
+        **django_settings.REST_FRAMEWORK,
         "DEFAULT_THROTTLE_RATES": {**rates, "resolve": "0/minute", "expand": "0/minute"},
     }
 
@@ -105,3 +113,56 @@ def test_conformance_case__through_the_door__the_recorded_answer_and_the_cli_byt
     if RECORDING:
         store(CONFORMANCE, answers)
     assert differences(answers, stored(CONFORMANCE)) == []
+
+
+# --- random workspaces and requests, stored in the database, asked through the lean door ------
+
+
+def empty_workspace() -> None:
+    for model in (Profile, Layer, Consumer):
+        model.objects.all().delete()
+
+
+@pytest.fixture
+def reader_token(django_user_model) -> str:
+    return f"Token {api_key_for(django_user_model.objects.create_user('reader'))}"
+
+
+@hypothesis_settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
+@given(data=st.data())
+def test_lean_door__random_workspaces_and_requests__resolve_document_request_bytes(
+    data, reader_token, lean_answered
+):
+    document, _ = data.draw(workspaces())
+    empty_workspace()
+    workspace_import(document=document)
+    compiled = compile_workspace(document)
+    client = Client(HTTP_AUTHORIZATION=reader_token)
+    for _ in range(3):
+        request, _ = data.draw(requests(document))
+        request = {**request, "detail": data.draw(st.sampled_from([None, "summary"]))}
+
+        response = client.post("/api/v1/resolve", request, content_type="application/json")
+
+        try:
+            expected = compiled.resolve_json(request).data
+        except RequestError as exc:
+            assert response.status_code == (404 if exc.code == PROFILE_NOT_FOUND else 400)
+            assert response.json()["error"] == {
+                "code": exc.code,
+                "message": str(exc),
+                "path": exc.path,
+                "retryable": False,
+            }
+        else:
+            assert response.status_code == 200
+            assert response.content == expected
+    assert lean_answered
