@@ -3,12 +3,13 @@ middleware they do not need.
 
 ``LeanDoorMiddleware`` sits right after ``RequestIdMiddleware``. A request the lean door takes
 (``profiles.api.lean.takes``: a POST to resolve or expand signed with a key, JSON in and out)
-goes through the rest of ``MIDDLEWARE`` **but** the middleware in ``SKIPPED`` (sessions, CSRF,
-the session's user, messages, htmx, history, login lockouts: nothing a key's request reads or
-answers) to ``profiles.api.lean.answer``; every other request goes on through the whole stack
-unchanged. So the security headers (``SecurityMiddleware``, the CSP, ``X-Frame-Options``), the
-body limit and the API's error shapes are the very middleware's, and a middleware added to
-``MIDDLEWARE`` later applies to the lean door too unless it is added to ``SKIPPED``.
+goes through the rest of ``MIDDLEWARE`` **but** the middleware in ``SKIPPED`` (sessions,
+CSRF, the session's user, messages, htmx, history, login lockouts, static files: nothing a
+key's request reads or answers) to ``profiles.api.lean.answer``; every other request goes on
+through the whole stack unchanged. So the security headers (``SecurityMiddleware``, the CSP,
+``X-Frame-Options``), the body limit and the API's error shapes are the very middleware's,
+and a middleware added to ``MIDDLEWARE`` later applies to the lean door too unless it is
+added to ``SKIPPED``.
 
 A database that cannot be reached while the lean door answers (and that no degraded answer
 covers) gets the project's 503 (``DatabaseUnavailableMiddleware``), as on the full stack.
@@ -31,6 +32,8 @@ SKIPPED = frozenset(
         "django_htmx.middleware.HtmxMiddleware",
         "simple_history.middleware.HistoryRequestMiddleware",
         "axes.middleware.AxesMiddleware",
+        # It answers STATIC_URL only (and would index the static files a second time).
+        "whitenoise.middleware.WhiteNoiseMiddleware",
     }
 )
 NAME = "ctxstudio.lean_door.LeanDoorMiddleware"
