@@ -12,7 +12,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from profiles.import_export.imports import workspace_import
-from profiles.models import ApiKey
+from profiles.models import ApiKey, DecisionLog
 from profiles.team.members import member_active_set, member_role_set
 from profiles.workspace import key_cache
 from profiles.workspace.keys import api_key_create, api_key_revoke, token_replace, token_revoke
@@ -247,3 +247,28 @@ def test_sign_in__last_login_written__keys_stay_held(small_workspace_loaded):
     update_last_login(None, user)  # what a sign-in writes
 
     assert key_cache._held.generation == generation
+
+
+def test_resolve__through_the_lean_door__the_decision_log_row_and_last_used_as_before(
+    small_workspace_loaded,
+):
+    user = User.objects.create_user("reader")
+    made = api_key_create(owner=user, name="app", scopes=["resolve"])
+
+    with CaptureQueriesContext(connection) as first:
+        post(f"Bearer {made.key}")
+    with CaptureQueriesContext(connection) as second:
+        post(f"Bearer {made.key}")
+
+    rows = list(DecisionLog.objects.order_by("pk"))
+    assert [(row.source, row.auth, row.user_id, row.profile_key) for row in rows] == [
+        (DecisionLog.Source.API, "token", user.pk, "profile-0")
+    ] * 2
+    assert rows[0].profile_version == 1
+    # "last used" written by the first request only (at most once a minute)
+    updates = [
+        [q["sql"] for q in c if q["sql"].startswith('UPDATE "profiles_apikey"')]
+        for c in (first, second)
+    ]
+    assert [len(sql) for sql in updates] == [1, 0]
+    assert ApiKey.objects.get(pk=made.record.pk).last_used_at is not None
