@@ -142,6 +142,9 @@ MIDDLEWARE = [
     # First: every log line of the request carries its id, and the request its access line
     # (LOG_ACCESS), whichever middleware answers it (ctxstudio.log_context).
     "ctxstudio.log_context.RequestIdMiddleware",
+    # Applications' resolves and expands signed with a key: the rest of this list but the
+    # session's middleware, without DRF's dispatch (ctxstudio.lean_door, issue 35).
+    "ctxstudio.lean_door.LeanDoorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     # Outermost of ours: whatever answers an error under /api/ below, it leaves in JSON.
@@ -393,6 +396,15 @@ BULK_INGEST_JOB_MAX_LINES = int(os.environ.get("BULK_INGEST_JOB_MAX_LINES", "100
 # customer's items from the database (profiles.workspace.served). "0" holds every layer in
 # every worker, as before issue 20 (for comparison in the benchmark).
 SERVE_FILTERED_LAYERS = os.environ.get("SERVE_FILTERED_LAYERS", "1") != "0"
+# The lean door of applications (ctxstudio.lean_door, issue 35). A process holds the API keys
+# it has seen (profiles.workspace.key_cache): a key revoked, or its owner deactivated or
+# demoted, elsewhere stops working here within this many seconds (at once in the process
+# that made the change).
+API_KEY_CACHE_SECONDS = float(os.environ.get("API_KEY_CACHE_SECONDS", "5"))
+# While the database cannot be reached, a resolve answers from the compiled workspace the
+# worker holds, its served layers unavailable, with "X-Context-Degraded: database-unavailable"
+# (profiles.resolution.degraded); off: 503 as for every other request.
+DEGRADED_ANSWERS = env_bool("DEGRADED_ANSWERS", True)
 # A held layer of at least this many items keeps its item texts in a file every worker
 # maps, read only for what is rendered (profiles.workspace.held_texts); "off" holds every
 # text in every worker. The files go to MATERIAL_TEXTS_DIR (default: var/texts in the project,

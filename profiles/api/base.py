@@ -27,7 +27,15 @@ def body_object(
 ) -> dict:
     """Return the request body as a dict; reject a non-object body, unknown fields and a
     missing ``required`` one."""
-    data = request.data
+    return body_fields(request.data, allowed, required)
+
+
+def body_fields(
+    data, allowed: tuple[str, ...] | None = None, required: tuple[str, ...] = ()
+) -> dict:
+    """Return a parsed body as a dict; reject a non-object body, unknown fields and a missing
+    ``required`` one (the rule of every door: DRF's ``request.data`` or the lean door's parsed
+    bytes)."""
     if isinstance(data, QueryDict):  # a form post from the browsable API
         data = data.dict()
     if not isinstance(data, dict):

@@ -22,6 +22,10 @@ from profiles.api.serializers import resolution as s
 from profiles.api.throttling import ResolutionRateThrottle
 from profiles.models import DecisionLog, Scenario
 from profiles.resolution.decision_log import decision_log_record
+from profiles.resolution.degraded import (
+    degraded_profile_environment,
+    degraded_resolve_versioned,
+)
 from profiles.resolution.services import (
     PROFILE_VERSION_HEADER,
     RefNotAvailable,
@@ -70,28 +74,46 @@ class ResolveView(ResolutionAnswerView):
     )
     def post(self, request):
         started = time.perf_counter()
-        body = body_object(request)
-        if "scenario" in body:
-            body = request_from_scenario(body, body.pop("scenario"))
+        return resolve_answer(request, body_object(request), started=started)
+
+
+def resolve_answer(request, body: dict, *, started: float, held=None) -> Response:
+    """Answer a resolve of an authenticated, admitted request (DRF's or the lean door's: it
+    has ``user``, ``auth`` and ``headers``) whose body is ``body``: the resolution with its
+    ``ETag`` and ``X-Profile-Version``, or 304; the decision log records it.
+
+    ``held``: a database outage's answer, from the compiled workspace this worker holds
+    (``profiles.resolution.degraded``): served layers the request would read unavailable,
+    not logged."""
+    if "scenario" in body:
+        body = request_from_scenario(body, body.pop("scenario"))
+    if held is not None:
+        key_environment_check(request, body, held=held)
+        resolution, version = degraded_resolve_versioned(held, body)
+    else:
         key_environment_check(request, body)
         resolution, version = workspace_resolve_versioned(request=body, encoded=True)
         decision_logged(
             request, body, resolution, DecisionLog.Source.API, started, profile_version=version
         )
-        headers = {"ETag": resolution_etag(resolution)}
-        if version is not None:
-            headers[PROFILE_VERSION_HEADER] = str(version)
-        if none_match_fails(request, headers["ETag"]):
-            return not_modified(headers["ETag"], headers)
-        return Response(resolution, headers=headers)
+    headers = {"ETag": resolution_etag(resolution)}
+    if version is not None:
+        headers[PROFILE_VERSION_HEADER] = str(version)
+    if none_match_fails(request, headers["ETag"]):
+        return not_modified(headers["ETag"], headers)
+    return Response(resolution, headers=headers)
 
 
-def key_environment_check(request, body: dict) -> None:
+def key_environment_check(request, body: dict, *, held=None) -> None:
     """Refuse (403 ``FORBIDDEN``), before anything is resolved, a request of a key limited to
-    environments for a profile outside them. Nothing to check for other callers."""
+    environments for a profile outside them. Nothing to check for other callers. ``held``:
+    the snapshot to read the profile from (a database outage's), else the current one."""
     if key_environments(request.auth) is None:
         return
-    profile, environment = request_profile_environment(request=body)
+    if held is not None:
+        profile, environment = degraded_profile_environment(held, body)
+    else:
+        profile, environment = request_profile_environment(request=body)
     require_key_environment(request.auth, environment, profile)
 
 
@@ -110,7 +132,11 @@ def decision_logged(request, body: dict, resolution, source: str, started: float
 
 
 def authentication_kind(request) -> str:
-    """Return how the caller authenticated: ``token`` or ``session``."""
+    """Return how the caller authenticated: ``token`` or ``session`` (the lean door's
+    requests carry ``authentication_kind`` themselves: always a key)."""
+    kind = getattr(request, "authentication_kind", None)
+    if kind is not None:
+        return kind
     authenticator = getattr(request, "successful_authenticator", None)
     if authenticator is None:
         return ""
@@ -183,18 +209,23 @@ class ExpandView(ResolutionView):
         examples=EXPAND_EXAMPLES,
     )
     def post(self, request):
-        body = body_object(request)
-        if "scenario" in body:
-            body = request_from_scenario(body, body.pop("scenario"))
-        ref = body.pop("ref", None)
-        if not isinstance(ref, str) or not ref:
-            raise invalid("ref", "must be a reference <layer>/<item path>")
-        key_environment_check(request, body)
-        try:
-            item = ref_expand(request=body, ref=ref)
-        except RefNotAvailable:
-            raise ref_not_available() from None
-        etag = weak_etag(json_text(item).encode())
-        if none_match_fails(request, etag):
-            return not_modified(etag)
-        return Response(item, headers={"ETag": etag})
+        return expand_answer(request, body_object(request))
+
+
+def expand_answer(request, body: dict) -> Response:
+    """Answer an expand of an authenticated, admitted request (DRF's or the lean door's): the
+    item with its ``ETag``, or 304, or the one 404 of any ref the request does not offer."""
+    if "scenario" in body:
+        body = request_from_scenario(body, body.pop("scenario"))
+    ref = body.pop("ref", None)
+    if not isinstance(ref, str) or not ref:
+        raise invalid("ref", "must be a reference <layer>/<item path>")
+    key_environment_check(request, body)
+    try:
+        item = ref_expand(request=body, ref=ref)
+    except RefNotAvailable:
+        raise ref_not_available() from None
+    etag = weak_etag(json_text(item).encode())
+    if none_match_fails(request, etag):
+        return not_modified(etag)
+    return Response(item, headers={"ETag": etag})

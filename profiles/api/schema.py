@@ -168,6 +168,16 @@ def add_headers(operation: dict) -> None:
                 schema={"type": "integer", "minimum": 1},
             ),
         )
+        response_header(
+            "200",
+            "X-Context-Degraded",
+            header(
+                "Only on an answer given while the database could not be reached "
+                "(`database-unavailable`): every served layer the request would read is "
+                "unavailable, as an `availability` override would make it.",
+                schema={"type": "string", "enum": ["database-unavailable"]},
+            ),
+        )
     response_header("412", "ETag", header("The current `ETag`: re-read, then send again."))
     response_header("409", "Retry-After", RETRY_AFTER)
     response_header("429", "Retry-After", RETRY_AFTER)

@@ -16,17 +16,20 @@ it is explained here rather than kept among the selectors.
 
 import datetime
 import functools
+import logging
 import re
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.db import connections, router, transaction
+from django.db import InterfaceError, OperationalError, connections, router, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext_lazy as _
 
 from profiles.models import ApiKey, Environment, KeyScope, Profile
 from profiles.models.keys import EXPIRY_LATEST, NAME_MAX_LENGTH, key_hash, key_prefix, new_key
+from profiles.workspace.key_cache import held_generation, held_record, keys_changed, record_hold
 from profiles.workspace.permissions import (
     ADMINISTER,
     IMPORT_EXPORT,
@@ -36,6 +39,8 @@ from profiles.workspace.permissions import (
     user_capabilities,
 )
 from resolver.limits import TEXT_RULE_MESSAGE, violates_text_rule
+
+logger = logging.getLogger(__name__)
 
 USER_TOKEN_NAME = "user token"
 # ``last_used_at`` is written at most this often per key: the resolve path is hot, and "last
@@ -60,6 +65,7 @@ def token_replace(*, user) -> tuple[ApiKey, str]:
         # replaces the token the one before made, and the last page shows the one that works.
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         _user_tokens(user).update(revoked_at=timezone.now())
+        keys_changed()
         return _key_create(owner=user, kind=ApiKey.Kind.USER, name=USER_TOKEN_NAME)
 
 
@@ -73,7 +79,9 @@ def _key_create(**fields) -> tuple[ApiKey, str]:
 
 def token_revoke(*, user) -> bool:
     """Revoke the user's token; return whether there was one."""
-    return bool(_user_tokens(user).update(revoked_at=timezone.now()))
+    revoked = bool(_user_tokens(user).update(revoked_at=timezone.now()))
+    keys_changed()
+    return revoked
 
 
 def _user_tokens(user) -> QuerySet[ApiKey]:
@@ -229,6 +237,7 @@ def api_key_get(*, viewer, key_id) -> ApiKey | None:
 def api_key_revoke(*, key: ApiKey) -> None:
     """Revoke the key: requests that send it are refused from now on."""
     ApiKey.objects.filter(pk=key.pk, revoked_at=None).update(revoked_at=timezone.now())
+    keys_changed()
 
 
 def api_key_used(*, key: ApiKey, now=None) -> None:
@@ -280,4 +289,60 @@ def token_by_key_get(key: str) -> ApiKey | None:
     record = ApiKey.from_db(alias, None, row[:key_columns])
     user_model = ApiKey._meta.get_field("owner").related_model
     record.owner = user_model.from_db(alias, None, row[key_columns:])
+    return record
+
+
+# --- which key signs a request in (every door) --------------------------------------------
+
+
+class KeyRefused(Exception):
+    """The key signs nothing in (401): unknown, revoked, expired, or its owner inactive."""
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+
+
+# The refusals' words are DRF's (its translations too): the answers stay what they were.
+UNKNOWN = _("Invalid token.")
+REVOKED = _("This API key was revoked.")
+EXPIRED = _("This API key has expired.")
+INACTIVE = _("User inactive or deleted.")
+
+
+def key_record(key: str) -> ApiKey | None:
+    """Return the record of this key (revoked and expired ones too), its owner loaded, or None:
+    from this process's memory when it holds the key (no query, ``key_cache``), else one
+    query."""
+    hashed = key_hash(key)
+    record = held_record(hashed)
+    if record is not None:
+        return record
+    generation = held_generation()
+    record = token_by_key_get(key)
+    if record is not None:
+        record_hold(hashed, record, generation)
+    return record
+
+
+def key_authenticate(key: str, now=None) -> ApiKey:
+    """Return the record of a key that signs a request in, after noting its use (at most
+    once a minute, ``api_key_used``); raise ``KeyRefused`` naming why it does not.
+
+    A database that cannot be reached does not refuse a held key: its use goes unnoted.
+    """
+    record = key_record(key)
+    if record is None:
+        raise KeyRefused(UNKNOWN)
+    if record.revoked:
+        raise KeyRefused(REVOKED)
+    now = now or timezone.now()
+    if record.expired(now):
+        raise KeyRefused(EXPIRED)
+    if not record.owner.is_active:
+        raise KeyRefused(INACTIVE)
+    try:
+        api_key_used(key=record, now=now)
+    except (OperationalError, InterfaceError) as exc:
+        logger.warning("could not note the use of API key %s…: %s", record.prefix, exc)
     return record

@@ -3,13 +3,12 @@
 import json
 
 import pytest
-import yaml
 from django.test import override_settings
 
 from profiles.import_export.imports import workspace_import
 from profiles.models import Item
-from resolver import cli
 from tests.profiles.conftest import API, NOW, WORKSPACE_CASES, small_workspace
+from tests.profiles.resolution.lean_contract import DANA, cli_output
 
 pytestmark = pytest.mark.django_db
 
@@ -18,19 +17,6 @@ SMALL_REQUEST = {
     "input": {"message": "refund cards", "customer_id": "C-1"},
     "now": NOW,
 }
-DANA = {
-    "profile": "support-answer",
-    "input": {"message": "Where is my refund?", "customer_id": "C-1001"},
-    "now": NOW,
-}
-
-
-def cli_output(workspace: dict, request: dict, tmp_path, capsys) -> bytes:
-    path = tmp_path / "workspace.yaml"
-    path.write_text(yaml.safe_dump(workspace, sort_keys=False), encoding="utf-8")
-    capsys.readouterr()
-    cli.main(["resolve", str(path), "--request", json.dumps(request)])
-    return capsys.readouterr().out.encode()
 
 
 @pytest.mark.parametrize(("stem", "case"), WORKSPACE_CASES, ids=[s for s, _ in WORKSPACE_CASES])
