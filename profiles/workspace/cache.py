@@ -67,7 +67,15 @@ from profiles.workspace.selectors import (
     LAYER_COLUMNS,
     PROFILE_COLUMNS,
 )
-from profiles.workspace.served import DatabaseSource, keyed_for, served_layer
+from profiles.workspace.served import (
+    DatabaseSource,
+    held_token_sql,
+    keyed_for,
+    rows_read,
+    seen_version,
+    served_layer,
+)
+from profiles.workspace.served import candidates as served_candidates
 from resolver import CompiledWorkspace, compile_workspace
 from resolver.analysis import ANALYSER_VERSION
 
@@ -129,23 +137,24 @@ compiled_document = False
 
 
 @functools.cache
-def _version_sql() -> str:
+def _version_sql(column: str) -> str:
     quote = connection.ops.quote_name
     return (
-        f"SELECT {quote('token')}, {quote('profiles_token')} "
+        f"SELECT {column}, {quote('profiles_token')} "
         f"FROM {quote(WorkspaceVersion._meta.db_table)} WHERE {quote('id')} = 1"
     )
 
 
 def _version() -> tuple[str, str] | None:
-    """Return the workspace's (token, profiles token), None before any write.
+    """Return the workspace's (held token, profiles token), None before any write: what
+    this cache compiles moves with the held token (a served layer's new item leaves it).
 
-    Every request that resolves reads it, so the SQL is written once rather than compiled
-    by the ORM each time (a third of a millisecond per request, measured under gunicorn).
+    Every request that resolves reads it (a request that reads served layers reads it in
+    its served statement instead, ``workspace_resolved``), so the SQL is written once
+    rather than compiled by the ORM each time.
     """
-    with connection.cursor() as cursor:
-        cursor.execute(_version_sql())
-        return cursor.fetchone()
+    rows = rows_read(_version_sql(held_token_sql()), [])
+    return rows[0] if rows else None
 
 
 def _layer_rows() -> list:
@@ -356,17 +365,20 @@ def _copy(row, fields: dict, items: list[dict], *, label: str | None = None) -> 
 
 
 def _served_stamp(row) -> tuple:
-    return (row.content_token, row.items_counted, tuple(row.keyed_fields or ()))
+    # Not its content token nor its count: its items' writes move those, and each request
+    # reads the count (``DatabaseSource``); its own fields are compared apart.
+    return (tuple(row.keyed_fields or ()),)
 
 
 def _served_copy(row, fields: dict) -> LayerCopy:
-    """A served layer's copy: its fields, no items (they are fetched per request)."""
+    """A served layer's copy: its fields, no items (they are fetched per request); ``size``
+    is its item count as of the copy (each request's own count replaces it)."""
     return LayerCopy(
         key=fields["key"],
         entry={**fields, "items": []},
         fields=fields,
         label=_label(row),
-        size=0,
+        size=row.items_counted,
         served=True,
         stamp=_served_stamp(row),
     )
@@ -393,9 +405,7 @@ def _analysed(rows: dict[int, list], copies: dict, terms: dict[int, dict]) -> di
 def _serving(copies: dict[int, LayerCopy], layer_rows) -> tuple[dict, DatabaseSource]:
     """Return the served layers' totals by key and the source that fetches their items."""
     rows = {row.id: row for row in layer_rows}
-    served = {
-        copy.key: rows[layer_id].items_counted for layer_id, copy in copies.items() if copy.served
-    }
+    served = {copy.key: copy.size for copy in copies.values() if copy.served}
     source = DatabaseSource(
         {
             copy.key: (layer_id, keyed_for(rows[layer_id].item_filter, rows[layer_id].keyed_fields))
@@ -466,7 +476,12 @@ def _tokens(copies: dict[int, LayerCopy]) -> dict[str, str]:
 def _catch_up(cached: CachedWorkspace, version: tuple[str, str]) -> CachedWorkspace:
     """Return the cached workspace brought up to date by reading what changed only."""
     global layers_read, compiled_document
-    changes, complete = item_changes_since(cached.last_change, limit=MAX_CHANGES)
+    # Entries of layers served until now need nothing: none of their items is held.
+    changes, complete = item_changes_since(
+        cached.last_change,
+        limit=MAX_CHANGES,
+        skip_layers=[layer_id for layer_id, copy in cached.layers.items() if copy.served],
+    )
     if not complete:
         return _load(version)
     layer_rows = _layer_rows()
@@ -699,17 +714,51 @@ def document_with_items(cached: CachedWorkspace, layer_keys) -> dict:
 
 
 def workspace_cache_clear() -> None:
-    """Forget the cached compilation (the next call reads and compiles everything)."""
+    """Forget the cached compilation (the next call reads and compiles everything) and the
+    served layers' cached candidates (a database restored or emptied can number rows anew)."""
     global _cached
     with _lock:
         _cached = None
+    served_candidates.clear()
+
+
+def workspace_resolved(resolve):
+    """Return ``resolve(snapshot)`` and the snapshot, for a resolution of the committed
+    state at no query of its own when the workspace has served layers.
+
+    The cached compilation answers at once, and the served statement of its resolution reads
+    the held token in the same round trip (``served.seen_version``): when that token is not
+    the compilation's (or the resolution never read it: a bad request, an error), the
+    workspace is caught up (``workspace_get``) and ``resolve`` runs again on it. So the
+    answer is always the committed state's, as with ``workspace_get`` first.
+    """
+    cached = _cached
+    if cached is None or cached.token is None or not cached.compiled.served:
+        snapshot = workspace_get()
+        return resolve(snapshot), snapshot
+    reset = seen_version.set(None)
+    try:
+        try:
+            result = resolve(cached)
+        except Exception:
+            if seen_version.get() != cached.token:
+                result = None
+            else:
+                raise
+        if seen_version.get() == cached.token:
+            return result, cached
+    finally:
+        seen_version.reset(reset)
+    snapshot = workspace_get()
+    return resolve(snapshot), snapshot
 
 
 def content_version() -> str:
     """Return the committed content version token ("" before any write): one query, whatever
-    the workspace's size (conditional reads of the export derive their ETag from it)."""
-    version = _version()
-    return version[0] if version else ""
+    the workspace's size (conditional reads of the export derive their ETag from it; it
+    moves with served layers' items too)."""
+    rows = rows_read(_version_sql("token"), [])
+    return rows[0][0] if rows else ""
 
 
 def cached_token() -> str:
