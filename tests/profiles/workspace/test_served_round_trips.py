@@ -221,3 +221,17 @@ def test_random_writes_between_requests__cached_and_fetched_answers_equal_the_en
             paths.discard(path)
         elif op == "kb":
             item_update(layer="kb", path=f"kb/{first}", changes={"body": "card " * second})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_connection_the_server_dropped__the_served_statement_opens_it_again():
+    if connection.vendor != "postgresql":
+        pytest.skip("an in-memory SQLite database ends with its connection")
+    workspace_import(document=desk(3, 2))
+    resolved(request_for(1))
+    connection.connection.close()  # as a server restart leaves it: Django does not know
+
+    answer, sql = resolved(request_for(1))
+
+    assert len(sql) == 1
+    assert answer == engine_answer(request_for(1))
