@@ -35,12 +35,9 @@ def profile_resolve(
     ``resolver.EncodedResolution`` (the response bytes and the small top-level fields), as
     the API writes it.
     """
+    draft = (profile, request, rule_overrides, budget_override, compiled)
     return _drafted(
-        profile,
-        request,
-        rule_overrides,
-        budget_override,
-        compiled,
+        draft,
         lambda drafted, request: (
             drafted.resolve_json(request) if encoded else drafted.resolve(request)
         ),
@@ -60,14 +57,8 @@ def profile_resolve_with_reference_counts(
     (``CompiledWorkspace.resolve_with_reference_counts``), which a summary gives for the
     whole resolution only. Raises what ``profile_resolve`` raises.
     """
-    return _drafted(
-        profile,
-        request,
-        rule_overrides,
-        budget_override,
-        compiled,
-        lambda drafted, request: drafted.resolve_with_reference_counts(request),
-    )
+    draft = (profile, request, rule_overrides, budget_override, compiled)
+    return _drafted(draft, lambda drafted, request: drafted.resolve_with_reference_counts(request))
 
 
 def profile_layer_ranking(
@@ -85,24 +76,20 @@ def profile_layer_ranking(
     ``profile_resolve`` would resolve with the same arguments; with ``paths``, only those
     items' entries. Raises what it raises.
     """
+    draft = (profile, request, rule_overrides, budget_override, compiled)
     return _drafted(
-        profile,
-        request,
-        rule_overrides,
-        budget_override,
-        compiled,
-        lambda drafted, request: drafted.ranking(request, layer_key, paths=paths),
+        draft, lambda drafted, request: drafted.ranking(request, layer_key, paths=paths)
     )
 
 
-def _drafted(profile, request, rule_overrides, budget_override, compiled, run):
-    """Return ``run(compilation with the draft, request)`` for one profile: against
-    ``compiled``, else the committed state with its version checked by the served layers'
-    statement (``cache.workspace_resolved``: one round trip at most)."""
+def _drafted(draft: tuple, run):
+    """Return ``run(compilation with the draft, request)`` for one profile (``draft``: the
+    arguments of ``profile_draft_request``): against the compilation it names, else the
+    committed state with its version checked by the served layers' statement
+    (``cache.workspace_resolved``: one round trip at most)."""
+    profile, request, rule_overrides, budget_override, compiled = draft
     if compiled is not None:
-        return run(
-            *profile_draft_request(profile, request, rule_overrides, budget_override, compiled)
-        )
+        return run(*profile_draft_request(*draft))
     return cache.workspace_resolved(
         lambda snapshot: run(
             *profile_draft_request(

@@ -70,14 +70,11 @@ def test_a_new_ticket__its_customer_sees_it__others_stay_cached_and_nothing_reco
     resolved(request_for(4))
     compilations, fetches = cache.compilations, served.fetches
 
-    item_create(
-        layer="tickets",
-        document={
-            "path": "c3/new",
-            "title": "Refund card late again",
-            "metadata": {"customer_id": "C3", "updated": "2026-11-19"},
-        },
-    )
+    ticket = {
+        "title": "Refund card late",
+        "metadata": {"customer_id": "C3", "updated": "2026-11-19"},
+    }
+    item_create(layer="tickets", document={"path": "c3/new", **ticket})
     other, other_sql = resolved(request_for(4))
     mine, mine_sql = resolved(request_for(3))
 
