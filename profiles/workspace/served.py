@@ -51,9 +51,15 @@ fetched_items = 0
 
 # The candidates cache's bounds (settings override them): customers held, estimated bytes.
 CACHE_ENTRIES = 20_000
-CACHE_BYTES = 128 * 2**20
-# An item's estimated cost beyond its texts (its entry, the engine's item and index slots).
-ITEM_OVERHEAD = 2_048
+CACHE_BYTES = 64 * 2**20
+# An item's estimated cost in a worker, in bytes: this beyond its texts (its entry, the
+# engine's item and index slots), each text character twice (the entry's string and what the
+# engine derives: summary, records), and each character of its stored terms ten times (the
+# decoded dict of term counts: ~100 bytes a term against ~10 in the JSON). Measured under
+# gunicorn: 50k cached tickets of the scale desk held ~280 MB, ~5.6 KB a ticket.
+ITEM_OVERHEAD = 1_024
+TEXT_FACTOR = 2
+TERMS_FACTOR = 10
 
 # The held token the last served read of this context saw (``cache.workspace_resolved``).
 seen_version: contextvars.ContextVar = contextvars.ContextVar("seen_version", default=None)
@@ -268,7 +274,9 @@ candidates = CandidatesCache()
 def _cost(rows) -> int:
     """The estimated bytes a customer's candidates hold (texts, terms and overhead)."""
     return sum(
-        ITEM_OVERHEAD + len(path) + len(title or "") + len(body or "") + len(stored or "")
+        ITEM_OVERHEAD
+        + TEXT_FACTOR * (len(path) + len(title or "") + len(body or ""))
+        + TERMS_FACTOR * len(stored or "")
         for path, title, body, _, stored in rows
     )
 
