@@ -241,7 +241,9 @@ class CompiledWorkspace:
     def _needs(self, request: Request) -> list[Need]:
         needs = []
         for layer in self.workspace.layers:
-            if layer.key not in self.served or not layer.item_total:
+            # A served layer's total comes with each request's material (``Fetched.total``):
+            # an empty one at compilation may hold items now, so it is asked for regardless.
+            if layer.key not in self.served:
                 continue
             if request.availability.get(layer.key, layer.availability) != "auto":
                 continue
@@ -257,46 +259,31 @@ class CompiledWorkspace:
 
     def with_material(self, fetched: Mapping[str, Fetched]) -> "CompiledWorkspace":
         """Return this workspace with the served layers holding the items ``fetched`` (layer
-        key -> ``Fetched``; a served layer not given holds none), their totals unchanged;
-        every other layer and index is shared. Each fetched entry is built as the document's
-        would be; an invalid one raises ``WorkspaceError``."""
+        key -> ``Fetched``; a served layer not given holds none), their totals those fetched
+        (else unchanged); every other layer and index is shared. Each fetched entry is built
+        as the document's would be; an invalid one raises ``WorkspaceError``. A ``Fetched``
+        given again reuses the layer index built for it (``Fetched.built``)."""
         layers = list(self.workspace.layers)
         shared = {ix.layer.key: ix for ix in self.indexes}
-        builder = _Builder(None, first_only=True)
         for position, layer in enumerate(layers):
             if layer.key not in self.served:
                 continue
             got = fetched.get(layer.key)
-            items = []
-            seen: dict = {}
-            if got is not None:
-                try:
-                    for n, entry in enumerate(got.entries):
-                        item = builder.item(entry, f"layers[{position}].items[{n}]", seen)
-                        if item is not None:
-                            items.append(item)
-                except _Stop:
-                    first = builder.issues[0]
-                    raise WorkspaceError(
-                        first.message, path=first.path, issues=builder.issues
-                    ) from None
-            fetched_layer = dataclasses.replace(layer, items=tuple(items))
-            layers[position] = fetched_layer
-            shared[layer.key] = LayerIndex(
-                fetched_layer, got.terms if got is not None else None, fetched=True
-            )
+            index = _material_index(layer, position, got)
+            layers[position] = index.layer
+            shared[layer.key] = index
         workspace = dataclasses.replace(self.workspace, layers=tuple(layers))
         return CompiledWorkspace(workspace, shared, tokens=None)
 
     def for_request(self, request: Request) -> "CompiledWorkspace":
         """Return the workspace a parsed request resolves against: this one, or with the
-        served layers' items it needs fetched from ``source``."""
+        served layers' items it needs fetched from ``source`` (called even with no needs:
+        it gives the served layers' totals)."""
         if not self.served:
             return self
         if self.source is None:
             raise RuntimeError("a compiled workspace with served layers needs a source")
-        needs = self._needs(request)
-        return self.with_material(self.source(needs) if needs else {})
+        return self.with_material(self.source(self._needs(request)))
 
     def with_profile_draft(
         self, profile_key: str, *, rules: dict | None = None, budget: int | None = None
@@ -442,6 +429,37 @@ class CompiledWorkspace:
         return CompiledWorkspace(
             workspace, shared, tokens=tokens, served=self.served, source=self.source
         )
+
+
+def _material_index(layer, position: int, got: Fetched | None) -> LayerIndex:
+    """Return the index of a served layer holding the items ``got`` fetched (none without),
+    with ``got``'s total: the one built for the same entries and compiled layer before,
+    else a new one (each entry validated as the document's would be)."""
+    total = got.total if got is not None and got.total is not None else layer.total
+    built = got.built.get("index") if got is not None else None
+    if built is not None and built[0] is layer:
+        index = built[1]
+        if index.layer.total != total:
+            index = index.with_layer(dataclasses.replace(index.layer, total=total))
+            got.built["index"] = (layer, index)
+        return index
+    builder = _Builder(None, first_only=True)
+    items = []
+    seen: dict = {}
+    if got is not None:
+        try:
+            for n, entry in enumerate(got.entries):
+                item = builder.item(entry, f"layers[{position}].items[{n}]", seen)
+                if item is not None:
+                    items.append(item)
+        except _Stop:
+            first = builder.issues[0]
+            raise WorkspaceError(first.message, path=first.path, issues=builder.issues) from None
+    fetched_layer = dataclasses.replace(layer, items=tuple(items), total=total)
+    index = LayerIndex(fetched_layer, got.terms if got is not None else None, fetched=True)
+    if got is not None:
+        got.built["index"] = (layer, index)
+    return index
 
 
 @contextmanager

@@ -17,6 +17,7 @@ of the slots are empty, the next change compacts them. Lists of slots are numpy 
 arrays.
 """
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +89,14 @@ class LayerIndex:
         self._summaries: list[tuple[str, bool] | None] | None = None
         self._derived: np.ndarray | None = None
         self._postings: Postings | None = None
+
+    def with_layer(self, layer: Layer) -> "LayerIndex":
+        """Return this index for another object of the same layer with the same items (a
+        served layer's new total): every fact and cache is shared, none depends on it."""
+        assert layer.items is self.layer.items and layer.key == self.layer.key
+        index = copy.copy(self)
+        index.layer = layer
+        return index
 
     def ref(self, i: int) -> str:
         """Return item i's reference, ``<layer key>/<item path>``."""

@@ -18,10 +18,16 @@ total, no items. The engine stays pure (no I/O); the protocol is:
 
 A compiled workspace given a ``source`` (a callable taking the list of needs and returning
 the fetched material by layer key) does the three steps itself on every resolution, so every
-caller resolves as before. The answer is the one ``resolve(document, request)`` gives for the
-document with every item in place: the candidates, the corpus statistics and the output come
-from the matching items only; the one figure of the whole layer, ``available.items``, is the
-total.
+caller resolves as before; it calls the source once per resolution, with no needs too, so a
+source can give each served layer's current total (``Fetched.total``) with every request.
+
+A source may give the same ``Fetched`` again for a later request (a cache of a customer's
+candidates, kept exact by the store): the workspace then reuses the layer index it built for
+it (``Fetched.built``), so a repeated customer costs what a held layer costs.
+
+The answer is the one ``resolve(document, request)`` gives for the document with every
+item in place: the candidates, the corpus statistics and the output come from the matching
+items only; the one figure of the whole layer, ``available.items``, is the total.
 """
 
 from collections.abc import Callable, Mapping, Sequence
@@ -45,6 +51,11 @@ class Fetched:
 
     entries: Sequence[dict]
     terms: Mapping[str, dict] = field(default_factory=dict)
+    # The layer's item total as of this fetch (None: the compiled workspace's).
+    total: int | None = None
+    # What the compiled workspace built from these entries, for a later request given the
+    # same entries (``dataclasses.replace(fetched, total=...)`` shares it): the engine's own.
+    built: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 MaterialSource = Callable[[list[Need]], Mapping[str, Fetched]]

@@ -19,6 +19,10 @@ class WorkspaceVersion(models.Model):
     token = models.CharField(max_length=32, default="")
     # Consumers, profiles and rules (everything of the document but the layers' material).
     profiles_token = models.CharField(max_length=32, default="")
+    # Everything a worker compiles and holds: it moves with every write except one that only
+    # writes items of served layers (``profiles.workspace.served``), whose items no worker
+    # holds: a customer's new ticket does not make every worker catch up.
+    held_token = models.CharField(max_length=32, default="")
     changed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -28,18 +32,27 @@ class WorkspaceVersion(models.Model):
         return f"workspace version {self.counter}"
 
     @classmethod
-    def bump(cls, *, profiles: bool = True) -> None:
+    def bump(cls, *, profiles: bool = True, held: bool = True) -> None:
         """Mark the workspace as changed; call inside the transaction of the write.
 
-        ``profiles`` says whether consumers, profiles or rules changed (their token too).
+        ``profiles`` says whether consumers, profiles or rules changed (their token too);
+        ``held`` whether anything workers hold changed (False: only served layers' items).
         """
         changes = {"counter": models.F("counter") + 1, "token": new_token()}
         if profiles:
             changes["profiles_token"] = new_token()
+        if held or profiles:
+            changes["held_token"] = new_token()
         updated = cls.objects.filter(pk=1).update(**changes, changed_at=timezone.now())
         if not updated:
             cls.objects.get_or_create(
-                pk=1, defaults={"counter": 1, "token": new_token(), "profiles_token": new_token()}
+                pk=1,
+                defaults={
+                    "counter": 1,
+                    "token": new_token(),
+                    "profiles_token": new_token(),
+                    "held_token": new_token(),
+                },
             )
 
     @classmethod

@@ -35,12 +35,13 @@ def profile_resolve(
     ``resolver.EncodedResolution`` (the response bytes and the small top-level fields), as
     the API writes it.
     """
-    compiled, request = profile_draft_request(
-        profile, request, rule_overrides, budget_override, compiled
+    draft = (profile, request, rule_overrides, budget_override, compiled)
+    return _drafted(
+        draft,
+        lambda drafted, request: (
+            drafted.resolve_json(request) if encoded else drafted.resolve(request)
+        ),
     )
-    if encoded:
-        return compiled.resolve_json(request)
-    return compiled.resolve(request)
 
 
 def profile_resolve_with_reference_counts(
@@ -56,10 +57,8 @@ def profile_resolve_with_reference_counts(
     (``CompiledWorkspace.resolve_with_reference_counts``), which a summary gives for the
     whole resolution only. Raises what ``profile_resolve`` raises.
     """
-    compiled, request = profile_draft_request(
-        profile, request, rule_overrides, budget_override, compiled
-    )
-    return compiled.resolve_with_reference_counts(request)
+    draft = (profile, request, rule_overrides, budget_override, compiled)
+    return _drafted(draft, lambda drafted, request: drafted.resolve_with_reference_counts(request))
 
 
 def profile_layer_ranking(
@@ -77,10 +76,27 @@ def profile_layer_ranking(
     ``profile_resolve`` would resolve with the same arguments; with ``paths``, only those
     items' entries. Raises what it raises.
     """
-    compiled, request = profile_draft_request(
-        profile, request, rule_overrides, budget_override, compiled
+    draft = (profile, request, rule_overrides, budget_override, compiled)
+    return _drafted(
+        draft, lambda drafted, request: drafted.ranking(request, layer_key, paths=paths)
     )
-    return compiled.ranking(request, layer_key, paths=paths)
+
+
+def _drafted(draft: tuple, run):
+    """Return ``run(compilation with the draft, request)`` for one profile (``draft``: the
+    arguments of ``profile_draft_request``): against the compilation it names, else the
+    committed state with its version checked by the served layers' statement
+    (``cache.workspace_resolved``: one round trip at most)."""
+    profile, request, rule_overrides, budget_override, compiled = draft
+    if compiled is not None:
+        return run(*profile_draft_request(*draft))
+    return cache.workspace_resolved(
+        lambda snapshot: run(
+            *profile_draft_request(
+                profile, request, rule_overrides, budget_override, snapshot.compiled
+            )
+        )
+    )[0]
 
 
 def profile_draft_request(
@@ -126,9 +142,9 @@ def workspace_resolve(*, request: dict, compiled: CompiledWorkspace | None = Non
 
     ``compiled`` resolves against a compilation the caller already holds.
     """
-    if compiled is None:
-        compiled = cache.workspace_get().compiled
-    return compiled.resolve(request)
+    if compiled is not None:
+        return compiled.resolve(request)
+    return cache.workspace_resolved(lambda snapshot: snapshot.compiled.resolve(request))[0]
 
 
 def workspace_resolve_versioned(
@@ -141,13 +157,16 @@ def workspace_resolve_versioned(
     With ``encoded`` the resolution is a ``resolver.EncodedResolution``: the response bytes
     and the small top-level fields (``CompiledWorkspace.resolve_json``).
     """
-    snapshot = cache.workspace_get()
-    if encoded:
-        resolution = snapshot.compiled.resolve_json(request)
-        key = resolution.head["profile"]["key"]
-    else:
+
+    def answer(snapshot):
+        if encoded:
+            resolution = snapshot.compiled.resolve_json(request)
+            return resolution, resolution.head["profile"]["key"]
         resolution = snapshot.compiled.resolve(request)
-        key = resolution["profile"]["key"]
+        return resolution, resolution["profile"]["key"]
+
+    # The version check rides on the served layers' statement (one round trip at most).
+    (resolution, key), snapshot = cache.workspace_resolved(answer)
     version = snapshot.profile_versions.get(key)
     return resolution, version or None
 

@@ -43,16 +43,14 @@ Every writer must record what it changed through ``profiles.workspace.writing.wo
 import functools
 import gc
 import itertools
-import logging
 import threading
-from collections import defaultdict, namedtuple
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import connection
-from django.db.models import Q
 
-from profiles.models import Consumer, Item, ItemTerms, Layer, Profile, Rule, WorkspaceVersion
-from profiles.workspace import held_texts
+from profiles.models import Consumer, Layer, Profile, Rule, WorkspaceVersion
+from profiles.workspace import held_rows
 from profiles.workspace.fields import RULE_MODEL_FIELDS
 from profiles.workspace.item_change_log import Op, item_changes_last, item_changes_since
 from profiles.workspace.mappers import (
@@ -63,15 +61,19 @@ from profiles.workspace.mappers import (
 )
 from profiles.workspace.selectors import (
     CONSUMER_COLUMNS,
-    ITEM_COLUMNS,
     LAYER_COLUMNS,
     PROFILE_COLUMNS,
 )
-from profiles.workspace.served import DatabaseSource, keyed_for, served_layer
+from profiles.workspace.served import (
+    DatabaseSource,
+    held_token_sql,
+    keyed_for,
+    rows_read,
+    seen_version,
+    served_layer,
+)
+from profiles.workspace.served import candidates as served_candidates
 from resolver import CompiledWorkspace, compile_workspace
-from resolver.analysis import ANALYSER_VERSION
-
-logger = logging.getLogger(__name__)
 
 # Log entries read in one catch-up; more than this and the worker reads everything again.
 MAX_CHANGES = 2_000
@@ -129,23 +131,24 @@ compiled_document = False
 
 
 @functools.cache
-def _version_sql() -> str:
+def _version_sql(column: str) -> str:
     quote = connection.ops.quote_name
     return (
-        f"SELECT {quote('token')}, {quote('profiles_token')} "
+        f"SELECT {column}, {quote('profiles_token')} "
         f"FROM {quote(WorkspaceVersion._meta.db_table)} WHERE {quote('id')} = 1"
     )
 
 
 def _version() -> tuple[str, str] | None:
-    """Return the workspace's (token, profiles token), None before any write.
+    """Return the workspace's (held token, profiles token), None before any write: what
+    this cache compiles moves with the held token (a served layer's new item leaves it).
 
-    Every request that resolves reads it, so the SQL is written once rather than compiled
-    by the ORM each time (a third of a millisecond per request, measured under gunicorn).
+    Every request that resolves reads it (a request that reads served layers reads it in
+    its served statement instead, ``workspace_resolved``), so the SQL is written once
+    rather than compiled by the ORM each time.
     """
-    with connection.cursor() as cursor:
-        cursor.execute(_version_sql())
-        return cursor.fetchone()
+    rows = rows_read(_version_sql(held_token_sql()), [])
+    return rows[0] if rows else None
 
 
 def _layer_rows() -> list:
@@ -187,151 +190,17 @@ def _profile_sections(layer_keys: dict[int, str]) -> tuple[list, list, dict]:
 def _item_rows(
     *, whole: set[int], paths: dict[int, set[str]], mapped: dict[int, str] | None = None
 ) -> dict[int, list]:
-    """Return item rows by layer id, in document order: every item of the ``whole`` layers
-    and the items at ``paths`` of others (those that no longer exist are absent).
-
-    The whole layers of ``mapped`` (layer id -> content token) have their texts mapped
-    (``profiles.workspace.held_texts``): their rows are read without their bodies, each body
-    a reference into the file of that version of the layer (one query for them all; one
-    more that writes the files no process has written yet, and one for the rows written
-    since their layer's file, if any). When the files cannot be written or read, the texts
-    are held as for any layer.
-    """
+    """Return item rows by layer id (``held_rows.item_rows``), counting them in
+    ``items_read``."""
     global items_read
-    items_read = 0
-    mapped = mapped or {}
-    texts = {}
-    if mapped:
-        try:
-            texts = held_texts.layers_texts(mapped)
-        except OSError:
-            logger.warning("could not map held texts; holding them", exc_info=True)
-            mapped = {}
-    unmapped = set(whole) - set(mapped)
-    condition = Q(layer_id__in=sorted(unmapped)) if unmapped else Q()
-    for layer_id, layer_paths in paths.items():
-        condition |= Q(layer_id=layer_id, path__in=sorted(layer_paths))
-    found: dict[int, list] = defaultdict(list)
-    seen: dict[str, str] = {}
-    count = 0
-    if unmapped or paths:
-        rows = (
-            Item.objects.filter(condition)
-            .order_by("layer_id", "position", "id")
-            .values_list(*ITEM_COLUMNS, "updated_at", named=True)
-            .iterator(chunk_size=2000)
-        )
-        for row in rows:
-            if row.metadata:
-                row = row._replace(metadata=_shared(row.metadata, seen))
-            found[row.layer_id].append(row)
-            count += 1
-    if mapped:
-        for layer_id, rows in _mapped_rows(texts, seen).items():
-            found[layer_id] = rows
-            count += len(rows)
-    items_read = count
+    found, items_read = held_rows.item_rows(whole=whole, paths=paths, mapped=mapped)
     return found
 
 
-_HeldRow = namedtuple("_HeldRow", [*ITEM_COLUMNS, "updated_at"])
-_UNREAD = object()
-
-
-def _mapped_rows(texts: dict[int, held_texts.LayerTexts], seen: dict[str, str]) -> dict[int, list]:
-    """Return the mapped layers' rows by layer, in document order, each body a reference
-    into the file of its layer's version (``texts``; or the text itself, for a row written
-    since the file was)."""
-    columns = [column for column in ITEM_COLUMNS if column != "body"]
-    rows = (
-        Item.objects.filter(layer_id__in=sorted(texts))
-        .order_by("layer_id", "position", "id")
-        .values_list("id", *columns, "updated_at", named=True)
-        .iterator(chunk_size=2000)
-    )
-    found: dict[int, list] = {layer_id: [] for layer_id in texts}
-    versions: dict[int, tuple[list, list]] = {layer_id: ([], []) for layer_id in texts}
-    for row in rows:
-        metadata = _shared(row.metadata, seen) if row.metadata else row.metadata
-        found[row.layer_id].append(
-            _HeldRow(row.layer_id, row.path, row.title, _UNREAD, metadata, row.updated_at)
-        )
-        ids, stamps = versions[row.layer_id]
-        ids.append(row.id)
-        stamps.append(held_texts.stamp(row.updated_at))
-    unread = {}
-    for layer_id, out in found.items():
-        ids, stamps = versions[layer_id]
-        for at, (row, body) in enumerate(
-            zip(out, texts[layer_id].references(ids, stamps), strict=True)
-        ):
-            if body is None:
-                unread[ids[at]] = (out, at)
-            else:
-                out[at] = row._replace(body=body)
-    if unread:
-        # Written since the layer's file: read whole (the row as it is now), texts held.
-        wanted = sorted(unread)
-        for start in range(0, len(wanted), 900):  # under SQLite's limit of variables
-            again = Item.objects.filter(id__in=wanted[start : start + 900]).values_list(
-                "id", *ITEM_COLUMNS, "updated_at", named=True
-            )
-            for row in again:
-                out, at = unread[row.id]
-                out[at] = _HeldRow(*row[1:])
-        for layer_id, out in found.items():
-            found[layer_id] = [row for row in out if row.body is not _UNREAD]  # deleted since
-    return found
-
-
-# Strings up to this length in items' metadata are shared between the items of one read.
-SHARED_CHARS = 64
-
-
-def _shared(value, seen: dict[str, str]):
-    """Return a metadata value with its object keys and short strings replaced by equal ones
-    met before in the same read (``seen``): a held layer's items name the same fields and
-    repeat the same dates and statuses, and each row's JSON was decoded into strings of its
-    own (~10 MB a worker for 100k articles). Equal values: the answers cannot change."""
-    if isinstance(value, str):
-        return seen.setdefault(value, value) if len(value) <= SHARED_CHARS else value
-    if isinstance(value, dict):
-        return {seen.setdefault(key, key): _shared(item, seen) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_shared(item, seen) for item in value]
-    return value
-
-
-def _stored_terms(layer_ids: set[int]) -> dict[int, dict[str, tuple]]:
-    """Return the stored terms of this analyser version of the layers' items, as
-    ``(item updated_at, terms text)`` by layer id and path.
-
-    Read before the items themselves (``_item_rows``): the terms, dropped once the postings
-    are built, then lie together in memory rather than between the items' texts, which stay,
-    so what they took can go back to the system (``ctxstudio.warmup``). Terms are used only
-    for an item read with the same ``updated_at`` (``_analysed``): an item written between
-    the two reads is tokenized instead.
-    """
-    found: dict[int, dict[str, tuple]] = defaultdict(dict)
-    if not layer_ids:
-        return found
-    rows = (
-        ItemTerms.objects.filter(layer_id__in=sorted(layer_ids), analyser=ANALYSER_VERSION)
-        .values_list("layer_id", "path", "item_updated_at", "terms")
-        .iterator(chunk_size=2000)
-    )
-    for layer_id, path, updated_at, terms in rows:
-        found[layer_id][path] = (updated_at, terms)
-    return found
-
-
-def _mapped(layer_rows, whole: set[int]) -> dict[int, str]:
-    """Return the whole layers whose texts are mapped, with their content tokens."""
-    return {
-        row.id: row.content_token
-        for row in layer_rows
-        if row.id in whole and held_texts.mapped(row.items_counted)
-    }
+_stored_terms = held_rows.stored_terms
+_mapped = held_rows.mapped_layers
+document_with_items = held_rows.document_with_items
+SHARED_CHARS = held_rows.SHARED_CHARS
 
 
 def _layer_fields(row) -> dict:
@@ -356,46 +225,35 @@ def _copy(row, fields: dict, items: list[dict], *, label: str | None = None) -> 
 
 
 def _served_stamp(row) -> tuple:
-    return (row.content_token, row.items_counted, tuple(row.keyed_fields or ()))
+    # Not its content token nor its count: its items' writes move those, and each request
+    # reads the count (``DatabaseSource``); its own fields are compared apart.
+    return (tuple(row.keyed_fields or ()),)
 
 
 def _served_copy(row, fields: dict) -> LayerCopy:
-    """A served layer's copy: its fields, no items (they are fetched per request)."""
+    """A served layer's copy: its fields, no items (they are fetched per request); ``size``
+    is its item count as of the copy (each request's own count replaces it)."""
     return LayerCopy(
         key=fields["key"],
         entry={**fields, "items": []},
         fields=fields,
         label=_label(row),
-        size=0,
+        size=row.items_counted,
         served=True,
         stamp=_served_stamp(row),
     )
 
 
 def _analysed(rows: dict[int, list], copies: dict, terms: dict[int, dict]) -> dict[str, dict]:
-    """Return the stored terms of the layers read in full, by layer key and item path: those
-    counted for the item as read (the same ``updated_at``)."""
-    out = {}
-    for layer_id, items in rows.items():
-        copy = copies.get(layer_id)
-        stored = terms.get(layer_id)
-        if copy is not None and stored:
-            # As stored (JSON text): the postings decode them one item at a time.
-            kept = {}
-            for row in items:
-                found = stored.get(row.path)
-                if found is not None and found[0] == row.updated_at:
-                    kept[row.path] = found[1]
-            out[copy.key] = kept
-    return out
+    """Return the stored terms of the layers read in full, by layer key and item path
+    (``held_rows.analysed_terms``)."""
+    return held_rows.analysed_terms(rows, {key: copy.key for key, copy in copies.items()}, terms)
 
 
 def _serving(copies: dict[int, LayerCopy], layer_rows) -> tuple[dict, DatabaseSource]:
     """Return the served layers' totals by key and the source that fetches their items."""
     rows = {row.id: row for row in layer_rows}
-    served = {
-        copy.key: rows[layer_id].items_counted for layer_id, copy in copies.items() if copy.served
-    }
+    served = {copy.key: copy.size for copy in copies.values() if copy.served}
     source = DatabaseSource(
         {
             copy.key: (layer_id, keyed_for(rows[layer_id].item_filter, rows[layer_id].keyed_fields))
@@ -466,7 +324,12 @@ def _tokens(copies: dict[int, LayerCopy]) -> dict[str, str]:
 def _catch_up(cached: CachedWorkspace, version: tuple[str, str]) -> CachedWorkspace:
     """Return the cached workspace brought up to date by reading what changed only."""
     global layers_read, compiled_document
-    changes, complete = item_changes_since(cached.last_change, limit=MAX_CHANGES)
+    # Entries of layers served until now need nothing: none of their items is held.
+    changes, complete = item_changes_since(
+        cached.last_change,
+        limit=MAX_CHANGES,
+        skip_layers=[layer_id for layer_id, copy in cached.layers.items() if copy.served],
+    )
     if not complete:
         return _load(version)
     layer_rows = _layer_rows()
@@ -666,50 +529,52 @@ def workspace_warm() -> CachedWorkspace:
     return cached
 
 
-def document_with_items(cached: CachedWorkspace, layer_keys) -> dict:
-    """Return the cached document with the items of those of ``layer_keys`` in place: a
-    served layer's (held without items) read from the database, a held layer's with their
-    mapped texts read (``held_texts``). What a change set or an import that touches such a
-    layer is validated, compared and compiled against. Costs the layers' items (a governed,
-    rare write); the cached document is left as it is."""
-    layer_keys = set(layer_keys)
-    wanted = {
-        layer_id: copy.key
-        for layer_id, copy in cached.layers.items()
-        if copy.served and copy.key in layer_keys
-    }
-    items = {
-        copy.key: held_texts.texts_in_place(copy.entry["items"])
-        for copy in cached.layers.values()
-        if not copy.served and copy.key in layer_keys
-    }
-    items |= {key: [] for key in wanted.values()}
-    if wanted:
-        for layer_id, rows in _item_rows(whole=set(wanted), paths={}).items():
-            items[wanted[layer_id]] = [map_item_to_resolver(row) for row in rows]
-    if not items:
-        return cached.document
-    return {
-        **cached.document,
-        "layers": [
-            {**layer, "items": items[layer["key"]]} if layer["key"] in items else layer
-            for layer in cached.document["layers"]
-        ],
-    }
-
-
 def workspace_cache_clear() -> None:
-    """Forget the cached compilation (the next call reads and compiles everything)."""
+    """Forget the cached compilation (the next call reads and compiles everything) and the
+    served layers' cached candidates (a database restored or emptied can number rows anew)."""
     global _cached
     with _lock:
         _cached = None
+    served_candidates.clear()
+
+
+def workspace_resolved(resolve):
+    """Return ``resolve(snapshot)`` and the snapshot, for a resolution of the committed
+    state at no query of its own when the workspace has served layers.
+
+    The cached compilation answers at once, and the served statement of its resolution reads
+    the held token in the same round trip (``served.seen_version``): when that token is not
+    the compilation's (or the resolution never read it: a bad request, an error), the
+    workspace is caught up (``workspace_get``) and ``resolve`` runs again on it. So the
+    answer is always the committed state's, as with ``workspace_get`` first.
+    """
+    cached = _cached
+    if cached is None or cached.token is None or not cached.compiled.served:
+        snapshot = workspace_get()
+        return resolve(snapshot), snapshot
+    reset = seen_version.set(None)
+    try:
+        try:
+            result = resolve(cached)
+        except Exception:
+            if seen_version.get() != cached.token:
+                result = None
+            else:
+                raise
+        if seen_version.get() == cached.token:
+            return result, cached
+    finally:
+        seen_version.reset(reset)
+    snapshot = workspace_get()
+    return resolve(snapshot), snapshot
 
 
 def content_version() -> str:
     """Return the committed content version token ("" before any write): one query, whatever
-    the workspace's size (conditional reads of the export derive their ETag from it)."""
-    version = _version()
-    return version[0] if version else ""
+    the workspace's size (conditional reads of the export derive their ETag from it; it
+    moves with served layers' items too)."""
+    rows = rows_read(_version_sql("token"), [])
+    return rows[0][0] if rows else ""
 
 
 def cached_token() -> str:

@@ -16,7 +16,7 @@ a write prunes older ones every ``PRUNE_EVERY`` entries.
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from profiles.models import ItemChange
 from profiles.workspace.bulk_writes import rows_insert
@@ -75,12 +75,18 @@ class ItemChangeRow:
     op: str
 
 
-def item_changes_since(after: int | None, *, limit: int) -> tuple[list[ItemChangeRow], bool]:
+def item_changes_since(
+    after: int | None, *, limit: int, skip_layers: Iterable[int] = ()
+) -> tuple[list[ItemChangeRow], bool]:
     """Return the entries after entry ``after`` (all of them for None), at most ``limit``,
     and whether they are complete: False when entries the reader has not seen were pruned,
-    or when there are more than ``limit``. One query.
+    or when there are more than ``limit``. Entries of ``skip_layers`` (served layers, whose
+    items the reader does not hold) are left out and do not count. One query.
     """
     queryset = ItemChange.objects.order_by("id")
+    skip = sorted(skip_layers)
+    if skip:
+        queryset = queryset.filter(Q(id=after) | ~Q(layer_id__in=skip))
     if after is not None:
         queryset = queryset.filter(id__gte=after)
     rows = list(queryset.values_list("id", "layer_id", "path", "op", "after_prune")[: limit + 2])

@@ -2,38 +2,67 @@
 
 A layer with an ``itemFilter`` is not held by the workers (``profiles.workspace.cache``
 compiles it served, ``resolver.served``): for each request the engine names the filter
-values it needs, and ``DatabaseSource`` fetches that customer's items with one indexed query
-for all the served layers the request reads (the ``ItemKey`` rows of each filter's first
-field, joined with the items and their stored terms), so a request costs O(customer), not
-O(layer), and no worker holds the layer. The engine applies the filter exactly to what is
-fetched: the keys need only find a superset. Terms stored by another analyser version, or
-for an older write of the item, are not given to the engine (it tokenizes those items).
+values it needs, and ``DatabaseSource`` reads them with **one statement** for all the served
+layers the request reads: the workspace's held token (``WorkspaceVersion.held_token``, so the
+version check costs no query of its own), each served layer's item count, each customer's
+change stamp, and the items (the ``ItemKey`` rows of each filter's first field, joined with
+the items and their stored terms) of the customers this worker does not hold current. So a
+request costs O(customer), not O(layer), and no worker holds the layer. The engine applies
+the filter exactly to what is fetched: the keys need only find a superset. Terms stored by
+another analyser version, or for an older write of the item, are not given to the engine (it
+tokenizes those items).
+
+**Candidates cache.** Each worker keeps the candidates it fetched, by (layer, keyed field,
+value), with the value's change stamp: the number of its ``ItemKey`` rows and the highest of
+their ids. Every write of an item writes its key rows again (deleted, then inserted with new,
+ever higher ids, in the write's transaction; ``profiles.workspace.derived``), so any create,
+edit, move or delete of an item with that value changes the stamp, and nothing else does: a
+customer's new ticket changes that customer's stamp only. The stamp is read in the same
+statement as the rows of the others (one snapshot), and a cached customer's rows come back
+only when its stamp moved, so a write committed before the request's statement is always
+seen. The cache is bounded in entries and estimated bytes (``SERVED_CACHE_ENTRIES``,
+``SERVED_CACHE_BYTES``), least recently used first out. The engine reuses the layer index it
+built for a cached customer (``resolver.served.Fetched.built``).
 
 ``SERVE_FILTERED_LAYERS`` (setting, default True) decides whether filtered layers are served;
 False holds every layer in the workers as before (a comparison, and a way back).
 """
 
+import contextvars
+import dataclasses
 import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 
 from django.conf import settings
-from django.db import connection
+from django.db import InterfaceError, OperationalError, connection
 
-from profiles.models import Item, ItemKey, ItemTerms
+from profiles.models import Item, ItemKey, ItemTerms, Layer, WorkspaceVersion
 from profiles.workspace.derived import filter_fields
 from profiles.workspace.mappers import map_item_columns_to_resolver
 from resolver.analysis import ANALYSER_VERSION, decode_terms
 from resolver.served import Fetched, Need
 from resolver.values import canonical_values
 
-# Fetches a source remembers (each one customer's items of the served layers a request reads).
-RECENT_FETCHES = 16
-
 # How many fetches this process made, and how many items they returned (diagnostics, tests).
 fetches = 0
 fetched_items = 0
+
+# The candidates cache's bounds (settings override them): customers held, estimated bytes.
+CACHE_ENTRIES = 20_000
+CACHE_BYTES = 64 * 2**20
+# An item's estimated cost in a worker, in bytes: this beyond its texts (its entry, the
+# engine's item and index slots), each text character twice (the entry's string and what the
+# engine derives: summary, records), and each character of its stored terms ten times (the
+# decoded dict of term counts: ~100 bytes a term against ~10 in the JSON). Measured under
+# gunicorn: 50k cached tickets of the scale desk held ~280 MB, ~5.6 KB a ticket.
+ITEM_OVERHEAD = 1_024
+TEXT_FACTOR = 2
+TERMS_FACTOR = 10
+
+# The held token the last served read of this context saw (``cache.workspace_resolved``).
+seen_version: contextvars.ContextVar = contextvars.ContextVar("seen_version", default=None)
 
 
 def serving_enabled() -> bool:
@@ -43,6 +72,35 @@ def serving_enabled() -> bool:
 def served_layer(item_filter) -> bool:
     """Return whether a layer with this ``itemFilter`` is served (fetched per request)."""
     return bool(item_filter) and serving_enabled()
+
+
+def served_layer_ids(layer_ids) -> set[int]:
+    """Return which of the layers are served (one query; none for no layers)."""
+    if not layer_ids:
+        return set()
+    rows = Layer.objects.filter(pk__in=sorted(layer_ids)).values_list("id", "item_filter")
+    return {layer_id for layer_id, item_filter in rows if served_layer(item_filter)}
+
+
+def rows_read(sql: str, params) -> list:
+    """Run one read and return its rows. A persistent connection the server dropped (a
+    restart, an idle timeout) is opened again once, outside a transaction: the resolve path
+    needs no health check query before its statement (``CONN_HEALTH_CHECKS``)."""
+    for attempt in (0, 1):
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchall()
+        except (OperationalError, InterfaceError):
+            if attempt or connection.in_atomic_block:
+                raise
+            connection.close()
+    raise AssertionError("unreachable")
+
+
+def held_token_sql() -> str:
+    """The SQL expression of the held token (the token itself in a row from before it)."""
+    return "COALESCE(NULLIF(held_token, ''), token)"
 
 
 _COLUMNS = "i.path, i.title, i.body, i.metadata, t.terms"
@@ -68,45 +126,15 @@ def _entry(path, title, body, metadata) -> dict:
     return map_item_columns_to_resolver(path, title, body, metadata)
 
 
-def _fetched(rows, needs_by_layer: dict[int, Need], *, check: bool) -> dict[str, Fetched]:
-    """Group fetched rows ``(layer id, path, title, body, metadata, terms)`` by layer."""
+def _matches(entry: dict, need: Need) -> bool:
+    metadata = entry.get("metadata") or {}
+    return all(want in canonical_values(metadata.get(name)) for name, want in need.filters)
+
+
+def _counted(found: dict[str, Fetched]) -> None:
     global fetches, fetched_items
-    out: dict[str, Fetched] = {}
-    for need in needs_by_layer.values():
-        out[need.layer] = Fetched(entries=[], terms={})
-    for layer_id, path, title, body, metadata, stored in rows:
-        need = needs_by_layer[layer_id]
-        entry = _entry(path, title, body, metadata)
-        if check and not all(
-            want in canonical_values((entry.get("metadata") or {}).get(name))
-            for name, want in need.filters
-        ):
-            continue
-        fetched = out[need.layer]
-        fetched.entries.append(entry)
-        if stored is not None:
-            fetched.terms[path] = decode_terms(stored)
     fetches += 1
-    fetched_items += sum(len(fetched.entries) for fetched in out.values())
-    return out
-
-
-def fetch_keyed(wanted: list[tuple[int, str, str, Need]]) -> dict[str, Fetched]:
-    """Return the items of served layers that may match their needs, in one query:
-    ``wanted`` holds (layer id, keyed field, its value, need) per layer."""
-    item, terms, key = _tables()
-    where = " OR ".join(["(k.layer_id = %s AND k.field = %s AND k.value = %s)"] * len(wanted))
-    sql = (
-        f"SELECT k.layer_id, {_COLUMNS} FROM {key} k JOIN {item} i ON i.id = k.item_id "
-        f"{_join_terms(terms)} WHERE {where} ORDER BY k.layer_id, i.position, i.id"
-    )
-    params: list = [ANALYSER_VERSION]
-    for layer_id, field, value, _ in wanted:
-        params += [layer_id, field, value[: ItemKey.VALUE_CHARS]]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    return _fetched(rows, {layer_id: need for layer_id, _, _, need in wanted}, check=False)
+    fetched_items += sum(len(fetched.entries) for fetched in found.values())
 
 
 def fetch_scanning(layer_id: int, need: Need) -> dict[str, Fetched]:
@@ -114,44 +142,179 @@ def fetch_scanning(layer_id: int, need: Need) -> dict[str, Fetched]:
     for a filter field without keys (a proposed filter being previewed)."""
     item, terms, _ = _tables()
     sql = (
-        f"SELECT i.layer_id, {_COLUMNS} FROM {item} i {_join_terms(terms)} "
+        f"SELECT {_COLUMNS} FROM {item} i {_join_terms(terms)} "
         "WHERE i.layer_id = %s ORDER BY i.position, i.id"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [ANALYSER_VERSION, layer_id])
-        rows = cursor.fetchall()
-    return _fetched(rows, {layer_id: need}, check=True)
+    fetched = Fetched(entries=[], terms={})
+    for path, title, body, metadata, stored in rows_read(sql, [ANALYSER_VERSION, layer_id]):
+        entry = _entry(path, title, body, metadata)
+        if _matches(entry, need):
+            fetched.entries.append(entry)
+            if stored is not None:
+                fetched.terms[path] = decode_terms(stored)
+    found = {need.layer: fetched}
+    _counted(found)
+    return found
+
+
+# --- the one statement ---------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Wanted:
+    """One keyed need of a request: its layer's id, keyed field and (cut) value, and the
+    stamp of the candidates this worker holds for it (None: none held)."""
+
+    need: Need
+    layer_id: int
+    field: str
+    value: str
+    stamp: str | None
+
+
+def _stamp_sql(key: str) -> str:
+    # The value's change stamp: its key rows' count and highest id (see the module's doc).
+    return (
+        "(SELECT CAST(COUNT(*) AS VARCHAR(20)) || ':' || CAST(COALESCE(MAX(s.id), 0) AS "
+        f"VARCHAR(20)) FROM {key} s WHERE s.layer_id = %s AND s.field = %s AND s.value = %s)"
+    )
+
+
+def served_statement(totals: list[int], wanted: list[Wanted]) -> tuple[str, list]:
+    """Return the statement of one request's served read and its parameters: one row of
+    (held token, each layer of ``totals``'s item count, each wanted value's stamp), joined
+    with the rows (need number, path, title, body, metadata, terms) of the values not held
+    current (every value without a stamp; one with a stamp only when it moved)."""
+    item, terms, key = _tables()
+    quote = connection.ops.quote_name
+    version = quote(WorkspaceVersion._meta.db_table)
+    layer = quote(Layer._meta.db_table)
+    heads = [f"(SELECT {held_token_sql()} FROM {version} WHERE id = 1) AS v"]
+    params: list = []
+    for n, layer_id in enumerate(totals):
+        heads.append(f"(SELECT items_counted FROM {layer} WHERE id = %s) AS t{n}")
+        params.append(layer_id)
+    for n, want in enumerate(wanted):
+        heads.append(f"{_stamp_sql(key)} AS s{n}")
+        params += [want.layer_id, want.field, want.value]
+    branches, branch_params = [], []
+    for n, want in enumerate(wanted):
+        moved = f" AND (SELECT s{n} FROM h) <> %s" if want.stamp is not None else ""
+        branches.append(
+            f"SELECT {n} AS n, i.position AS p, i.id AS d, {_COLUMNS} FROM {key} k "
+            f"JOIN {item} i ON i.id = k.item_id {_join_terms(terms)} "
+            f"WHERE k.layer_id = %s AND k.field = %s AND k.value = %s{moved}"
+        )
+        branch_params += [ANALYSER_VERSION, want.layer_id, want.field, want.value]
+        if want.stamp is not None:
+            branch_params.append(want.stamp)
+    sql = f"WITH h AS (SELECT {', '.join(heads)}) "
+    if branches:
+        sql += (
+            "SELECT h.*, r.n, r.path, r.title, r.body, r.metadata, r.terms FROM h LEFT JOIN ("
+            + " UNION ALL ".join(branches)
+            + ") r ON 1 = 1 ORDER BY r.n, r.p, r.d"
+        )
+    else:
+        sql += "SELECT h.* FROM h"
+    return sql, params + branch_params
+
+
+class CandidatesCache:
+    """A worker's customers' candidates: (layer id, field, value) -> (stamp, ``Fetched``),
+    least recently used out first beyond ``entries`` or an estimated ``size`` in bytes."""
+
+    def __init__(self, entries: int | None = None, size: int | None = None):
+        self.entries = entries
+        self.size = size
+        self._found: OrderedDict[tuple, tuple[str, Fetched, int]] = OrderedDict()
+        self.bytes = 0
+        self._lock = threading.Lock()
+
+    def limits(self) -> tuple[int, int]:
+        return (
+            self.entries or getattr(settings, "SERVED_CACHE_ENTRIES", CACHE_ENTRIES),
+            self.size or getattr(settings, "SERVED_CACHE_BYTES", CACHE_BYTES),
+        )
+
+    def get(self, key: tuple) -> tuple[str, Fetched] | None:
+        with self._lock:
+            found = self._found.get(key)
+            if found is None:
+                return None
+            self._found.move_to_end(key)
+            return found[0], found[1]
+
+    def put(self, key: tuple, stamp: str, fetched: Fetched, cost: int) -> None:
+        entries, size = self.limits()
+        with self._lock:
+            old = self._found.pop(key, None)
+            if old is not None:
+                self.bytes -= old[2]
+            if cost > size:
+                return
+            self._found[key] = (stamp, fetched, cost)
+            self.bytes += cost
+            while len(self._found) > entries or self.bytes > size:
+                _, (_, _, dropped) = self._found.popitem(last=False)
+                self.bytes -= dropped
+
+    def __len__(self) -> int:
+        return len(self._found)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._found.clear()
+            self.bytes = 0
+
+
+candidates = CandidatesCache()
+
+
+def _cost(rows) -> int:
+    """The estimated bytes a customer's candidates hold (texts, terms and overhead)."""
+    return sum(
+        ITEM_OVERHEAD
+        + TEXT_FACTOR * (len(path) + len(title or "") + len(body or ""))
+        + TERMS_FACTOR * len(stored or "")
+        for path, title, body, _, stored in rows
+    )
+
+
+def served_read(totals: list[int], wanted: list[Wanted]) -> tuple[str | None, list, list]:
+    """Run one request's served statement; return the held token, the totals (as
+    ``totals``) and per wanted value its (stamp, rows or None when its stamp is the one
+    held: path, title, body, metadata, stored terms)."""
+    sql, params = served_statement(totals, wanted)
+    rows = rows_read(sql, params)
+    head = rows[0] if rows else (None,) * (1 + len(totals) + len(wanted))
+    counts = list(head[1 : 1 + len(totals)])
+    stamps = head[1 + len(totals) : 1 + len(totals) + len(wanted)]
+    found: list[list | None] = [
+        None if want.stamp is not None and want.stamp == stamp else []
+        for want, stamp in zip(wanted, stamps, strict=True)
+    ]
+    width = 1 + len(totals) + len(wanted)
+    for row in rows:
+        if wanted and row[width] is not None:
+            found[row[width]].append(row[width + 1 :])
+    return head[0], counts, list(zip(stamps, found, strict=True))
 
 
 class DatabaseSource:
     """The engine's source of served layers' items (``resolver.served.MaterialSource``):
-    layer keys mapped to their rows' ids and keyed fields, as of the compilation. One query
-    per request, whatever the number of served layers it reads."""
+    layer keys mapped to their rows' ids and keyed fields, as of the compilation. One
+    statement per request (``served_statement``), whatever the number of served layers it
+    reads; it also gives every served layer's current total and the held token
+    (``seen_version``)."""
 
-    def __init__(self, layers: Mapping[str, tuple[int, list[str]]]):
+    def __init__(
+        self, layers: Mapping[str, tuple[int, list[str]]], cache: CandidatesCache | None = None
+    ):
         self.layers = dict(layers)
-        # The last few fetches, by needs: a page that resolves one input several times (a
-        # draft and its saved profile, an impact's before and after) fetches once. A source
-        # lives as long as its compilation: any write to a served layer compiles anew (its
-        # content token moves) with a new source, so nothing here outlives a change.
-        self._recent: OrderedDict[tuple, dict[str, Fetched]] = OrderedDict()
-        self._lock = threading.Lock()
+        self.cache = cache if cache is not None else candidates
 
     def __call__(self, needs: list[Need]) -> dict[str, Fetched]:
-        key = tuple(needs)
-        with self._lock:
-            found = self._recent.get(key)
-            if found is not None:
-                self._recent.move_to_end(key)
-                return found
-        found = self._fetch(needs)
-        with self._lock:
-            self._recent[key] = found
-            while len(self._recent) > RECENT_FETCHES:
-                self._recent.popitem(last=False)
-        return found
-
-    def _fetch(self, needs: list[Need]) -> dict[str, Fetched]:
         wanted, out = [], {}
         for need in needs:
             layer_id, keyed = self.layers[need.layer]
@@ -160,11 +323,35 @@ class DatabaseSource:
             )
             if keyed_filter is None:
                 out |= fetch_scanning(layer_id, need)
-            else:
-                wanted.append((layer_id, *keyed_filter, need))
-        if wanted:
-            out |= fetch_keyed(wanted)
-        return out
+                continue
+            field, value = keyed_filter[0], keyed_filter[1][: ItemKey.VALUE_CHARS]
+            held = self.cache.get((layer_id, field, value))
+            wanted.append((Wanted(need, layer_id, field, value, held[0] if held else None), held))
+        keys = list(self.layers)
+        version, counts, found = served_read(
+            [self.layers[key][0] for key in keys], [want for want, _ in wanted]
+        )
+        seen_version.set(version)
+        fresh: dict[str, Fetched] = {}
+        for (want, held), (stamp, rows) in zip(wanted, found, strict=True):
+            if rows is None:
+                out[want.need.layer] = held[1]
+                continue
+            fetched = Fetched(entries=[], terms={})
+            for path, title, body, metadata, stored in rows:
+                fetched.entries.append(_entry(path, title, body, metadata))
+                if stored is not None:
+                    fetched.terms[path] = decode_terms(stored)
+            if stamp is not None:
+                self.cache.put((want.layer_id, want.field, want.value), stamp, fetched, _cost(rows))
+            out[want.need.layer] = fresh[want.need.layer] = fetched
+        if fresh:
+            _counted(fresh)
+        totals = dict(zip(keys, counts, strict=True))
+        return {
+            key: dataclasses.replace(out.get(key) or Fetched(entries=()), total=totals[key] or 0)
+            for key in keys
+        }
 
 
 def keyed_for(item_filter, keyed_fields) -> list[str]:

@@ -19,6 +19,7 @@ from profiles.models import (
 from profiles.workspace.derived import Written, derived_written, item_count_deltas
 from profiles.workspace.item_change_log import item_changes_record
 from profiles.workspace.selectors import entry_path
+from profiles.workspace.served import served_layer_ids
 from profiles.workspace.validation import WorkspaceValidationError, duplicate_issues
 from resolver import ValidationIssue
 
@@ -140,6 +141,10 @@ def workspace_changed(
     worker holding such a layer reads it again (the item keeps its place, which the change
     log's item entries do not say), while the derived rows are written again for the two
     paths only, so a move in a served layer of a million items costs what the item costs.
+
+    A write of served layers' items only (``profiles.workspace.served``) leaves the held
+    token (``WorkspaceVersion.held_token``) as it was: no worker holds those items, so none
+    catches up; each request reads the layer's count and its customer's keys instead.
     """
     rewritten = {layer.pk if isinstance(layer, Layer) else layer for layer in layers}
     items = list(items)
@@ -159,7 +164,9 @@ def workspace_changed(
         )
     item_changes_record(items=items, layers=sorted(reread))
     derived_written(items=items + moves, layers=rewritten, written=written)
-    WorkspaceVersion.bump(profiles=profiles)
+    touched = {layer_id for layer_id, _, _ in items + moves}
+    held = bool(profiles or rewritten or not touched or touched - served_layer_ids(touched))
+    WorkspaceVersion.bump(profiles=profiles, held=held)
 
 
 def conflict_for(row) -> Exception:

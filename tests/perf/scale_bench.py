@@ -336,6 +336,33 @@ def vacuum_analyze(server_url: str, database: str) -> None:
         conn.execute("CHECKPOINT")
 
 
+def database_transactions(server_url: str, database: str) -> int:
+    """Return how many transactions the database has run so far (``pg_stat_database``; a
+    statement outside a transaction is one), read from another database after waiting for
+    the backends to report (they flush their counts when idle, at most every 10 s)."""
+    import psycopg
+
+    time.sleep(STATS_FLUSH_S)
+    parts = urllib.parse.urlsplit(server_url)
+    with psycopg.connect(
+        host=parts.hostname,
+        port=parts.port or 5432,
+        user=parts.username or "postgres",
+        dbname="postgres",
+        autocommit=True,
+    ) as conn:
+        row = conn.execute(
+            "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
+            [database],
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+# How long a backend may keep its statistics before reporting them (PostgreSQL's idle
+# interval is 10 s).
+STATS_FLUSH_S = 11
+
+
 def ms(seconds: float) -> float:
     return round(seconds * 1000, 2)
 
@@ -482,6 +509,7 @@ def load(server: Server, desk: Desk, figures: Figures, *, clients, count, second
             else:
                 errors.append(reply.status)
 
+    transactions = database_transactions(server.server_url, server.database)
     started, cpu = time.perf_counter(), workers_cpu_ns(server)
     # Everything else on the machine a request costs: PostgreSQL, and the load's own threads
     # (this process runs nothing else meanwhile).
@@ -508,6 +536,8 @@ def load(server: Server, desk: Desk, figures: Figures, *, clients, count, second
     figures["postgres_cpu_per_request_ms"] = round(database_cpu / 1e6 / served, 2)
     figures["client_cpu_per_request_ms"] = round(client_cpu * 1e3 / served, 2)
     figures["load_machine_busy_percent"] = round(busy * 100)
+    transactions = database_transactions(server.server_url, server.database) - transactions
+    figures["transactions_per_request"] = round(transactions / served, 2)
 
 
 def exactness(server: Server, desk: Desk, figures: Figures, *, count, log) -> None:
@@ -534,6 +564,32 @@ def exactness(server: Server, desk: Desk, figures: Figures, *, count, log) -> No
         compared += 1
     figures["exact_equal"] = equal
     figures["exact_requests"] = compared
+    engine_cpu(compiled, desk, figures, count=min(count_of_load(figures), ENGINE_REQUESTS))
+
+
+# The load's requests the engine resolves in this process for its CPU time per request.
+ENGINE_REQUESTS = 1_000
+
+
+def count_of_load(figures: Figures) -> int:
+    return max(1, figures.get("load_requests") or 1)
+
+
+def engine_cpu(compiled, desk: Desk, figures: Figures, *, count: int) -> None:
+    """The engine's CPU time per request on the load's own requests, in this process (the
+    whole desk held, nothing fetched), after one pass that builds what their first use
+    builds; and the workers' CPU time per request over it."""
+    requests = desk_requests(desk, count, seed=desk.seed + 200)
+    for request in requests:
+        compiled.resolve_json(request)
+    started = time.process_time()
+    for request in requests:
+        compiled.resolve_json(request)
+    engine = (time.process_time() - started) * 1e3 / len(requests)
+    figures["engine_cpu_per_request_ms"] = round(engine, 3)
+    worker = figures.get("worker_cpu_per_request_ms")
+    if worker:
+        figures["worker_to_engine_cpu"] = round(worker / engine, 1)
 
 
 # A worker that ran less than this during a round served no request in it (an idle sync
@@ -715,6 +771,11 @@ ROWS = (
         "ms",
     ),
     ("  the machine busy during the load", "load_machine_busy_percent", "%"),
+    (
+        "  database transactions per request (a statement outside one counts one)",
+        "transactions_per_request",
+        "",
+    ),
     ("  requests / errors", ("load_requests", "load_errors"), ""),
     ("one new ticket: POST (the writer)", "new_ticket_post_ms", "ms"),
     ("  the next resolve (with the ticket)", "new_ticket_next_resolve_ms", "ms"),
@@ -728,6 +789,8 @@ ROWS = (
     ("answers equal to resolve(document, request)", ("exact_equal", "exact_requests"), ""),
     ("engine in this process: compile_workspace", "engine_compile_s", "s"),
     ("engine in this process: first resolve (support-answer)", "engine_first_resolve_s", "s"),
+    ("engine in this process: CPU time per load request", "engine_cpu_per_request_ms", "ms"),
+    ("workers' CPU time per request ÷ the engine's", "worker_to_engine_cpu", "×"),
 )
 
 

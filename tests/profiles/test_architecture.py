@@ -54,6 +54,7 @@ QUERYING = (
     "profiles.workspace.bulk_writes",
     "profiles.workspace.concurrency",
     "profiles.workspace.cache",
+    "profiles.workspace.held_rows",
     "profiles.workspace.derived",
     "profiles.workspace.served",
     "profiles.workspace.held_texts",
