@@ -54,7 +54,7 @@ def degraded_enabled() -> bool:
 def held_workspace() -> "cache.CachedWorkspace | None":
     """Return the compiled workspace this worker holds, without asking the database (None
     when it holds none yet: a worker that never served)."""
-    return cache._cached
+    return cache.workspace_held()
 
 
 def degraded_request(compiled, request: dict) -> dict:

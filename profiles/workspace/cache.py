@@ -529,6 +529,12 @@ def workspace_warm() -> CachedWorkspace:
     return cached
 
 
+def workspace_held() -> CachedWorkspace | None:
+    """Return the compilation this process holds, without asking the database (None before
+    its first): what a database outage's degraded answer resolves against."""
+    return _cached
+
+
 def workspace_cache_clear() -> None:
     """Forget the cached compilation (the next call reads and compiles everything) and the
     served layers' cached candidates (a database restored or emptied can number rows anew)."""
