@@ -9,11 +9,18 @@ from tests.oidc_provider.running import Provider
 
 @pytest.fixture(autouse=True)
 def _isolated_cache():
-    """Start every test with an empty cache: throttling and login-failure counters live there."""
+    """Start every test with an empty cache (throttling and login-failure counters live there)
+    and no compiled workspace nor served candidates held by this process: the database is
+    rolled back after each test, and SQLite numbers rows anew, so a customer's change stamp
+    (its key rows' count and highest id) could repeat across tests with other content."""
     from django.core.cache import cache
 
+    from profiles.workspace.cache import workspace_cache_clear
+
     cache.clear()
+    workspace_cache_clear()
     yield
+    workspace_cache_clear()
 
 
 @pytest.fixture(autouse=True)

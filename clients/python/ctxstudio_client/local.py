@@ -32,7 +32,11 @@ class _ServedNeeded(Exception):
 
 
 def _no_source(needs):
-    raise _ServedNeeded(needs)
+    """The source of a snapshot's served layers: none. The engine asks on every resolution
+    (with no needs too, for the layers' totals, which the snapshot holds already)."""
+    if needs:
+        raise _ServedNeeded(needs)
+    return {}
 
 
 class LocalEngine:
