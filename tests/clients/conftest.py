@@ -1,6 +1,8 @@
 """The client's tests: an in-memory fake server (``ctxstudio_client.testing``) for the
 client's own behaviour, the Django app in process and a real gunicorn for parity."""
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,11 @@ def make_client(server, tmp_path):
     yield make
     for client in made:
         client.close()
+
+
+def run_async(coroutine):
+    """Run ``coroutine`` to its end in a thread of its own: a test in the same process may
+    have left an event loop running in this thread (Playwright's sync API does), where
+    ``asyncio.run`` refuses to start."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()

@@ -1,7 +1,6 @@
 """The client over the API: typed answers and bytes, typed errors, retries with backoff and
 Retry-After, conditional requests, and the cache's origins (issue 36, items 1 and 2)."""
 
-import asyncio
 import socket
 import threading
 
@@ -17,6 +16,7 @@ from ctxstudio_client import (
 from ctxstudio_client import client as client_module
 
 from resolver import compile_workspace
+from tests.clients.conftest import run_async
 
 
 @pytest.fixture
@@ -204,7 +204,7 @@ def test_async_client__remote_then_not_modified_then_stale(server, support_case,
                 await client.resolve(**support_case["request"])
             return first, second, stale
 
-    first, second, stale = asyncio.run(run())
+    first, second, stale = run_async(run())
 
     assert [a.origin for a in (first, second, stale)] == [
         Origin.REMOTE,

@@ -1,6 +1,5 @@
 """Local evaluation from the snapshot, its file, and fork safety (issue 36, items 3 and 4)."""
 
-import asyncio
 import os
 import stat
 
@@ -12,6 +11,8 @@ from ctxstudio_client import (
     Origin,
     ServerUnavailable,
 )
+
+from tests.clients.conftest import run_async
 
 
 def snapshot_file(client):
@@ -184,6 +185,6 @@ def test_async_client__local_only__the_same_bytes_as_remote(server, support_case
             local = await client.resolve(**support_case["request"], local="only")
             return remote, local
 
-    remote, local = asyncio.run(run())
+    remote, local = run_async(run())
 
     assert (local.origin, local.data) == (Origin.LOCAL, remote.data)

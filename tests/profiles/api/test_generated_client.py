@@ -32,10 +32,10 @@ from tests.profiles.conftest import api_key_for, connections_kept_open
 
 pytestmark = pytest.mark.django_db
 
-PACKAGE = "ctxstudio_client"
+PACKAGE = "ctxstudio_openapi"
 # The configuration docs/api.md gives (no post hooks: the test needs no formatter on PATH).
 CONFIG = """\
-package_name_override: ctxstudio_client
+package_name_override: ctxstudio_openapi
 post_hooks: []
 content_type_overrides:
   application/yaml: application/octet-stream
