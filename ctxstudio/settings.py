@@ -400,6 +400,10 @@ BULK_INGEST_JOB_MAX_LINES = int(os.environ.get("BULK_INGEST_JOB_MAX_LINES", "100
 # customer's items from the database (profiles.workspace.served). "0" holds every layer in
 # every worker, as before issue 20 (for comparison in the benchmark).
 SERVE_FILTERED_LAYERS = os.environ.get("SERVE_FILTERED_LAYERS", "1") != "0"
+# Each worker keeps the candidates of the customers it met last (profiles.workspace.served),
+# bounded in customers and in estimated bytes (least recently used out first).
+SERVED_CACHE_ENTRIES = int(os.environ.get("SERVED_CACHE_ENTRIES", "20000"))
+SERVED_CACHE_BYTES = int(os.environ.get("SERVED_CACHE_BYTES", str(64 * 1024 * 1024)))
 # The lean door of applications (ctxstudio.lean_door, issue 35). A process holds the API keys
 # it has seen (profiles.workspace.key_cache): a key revoked, or its owner deactivated or
 # demoted, elsewhere stops working here within this many seconds (at once in the process

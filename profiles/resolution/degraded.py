@@ -75,7 +75,10 @@ def degraded_resolve_versioned(held, request: dict) -> tuple[EncodedResolution, 
     encoded resolution and the answering profile's version (``workspace_resolve_versioned``'s
     answer, without the database)."""
     compiled = held.compiled
-    resolution = compiled.resolve_json(degraded_request(compiled, request))
+    # The served layers hold nothing and keep their compiled totals: the engine asks no
+    # source (it would ask the database for their totals on every resolution).
+    offline = compiled.with_material({}) if compiled.served else compiled
+    resolution = offline.resolve_json(degraded_request(compiled, request))
     _counted()
     version = held.profile_versions.get(resolution.head["profile"]["key"])
     return resolution, version or None

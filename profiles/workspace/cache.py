@@ -68,6 +68,7 @@ from profiles.workspace.served import (
     DatabaseSource,
     held_token_sql,
     keyed_for,
+    request_reads_forget,
     rows_read,
     seen_version,
     served_layer,
@@ -571,6 +572,7 @@ def workspace_resolved(resolve):
             return result, cached
     finally:
         seen_version.reset(reset)
+    request_reads_forget()  # read anew with the compilation caught up
     snapshot = workspace_get()
     return resolve(snapshot), snapshot
 
@@ -583,7 +585,15 @@ def content_version() -> str:
     return rows[0][0] if rows else ""
 
 
+def held_version() -> str:
+    """Return the committed token of what the workers hold ("" before any write): the
+    ``cached_token`` of a process whose compilation is current (a served layer's new item
+    moves ``content_version`` only)."""
+    rows = rows_read(_version_sql("held_token"), [])
+    return rows[0][0] if rows else ""
+
+
 def cached_token() -> str:
-    """Return the content version token of the compilation last served ("" if none)."""
+    """Return the held token of the compilation last served ("" if none)."""
     cached = _cached
     return (cached.token or "") if cached is not None else ""

@@ -36,7 +36,9 @@ from collections import OrderedDict
 from collections.abc import Mapping
 
 from django.conf import settings
+from django.core.signals import request_finished, request_started
 from django.db import InterfaceError, OperationalError, connection
+from django.dispatch import receiver
 
 from profiles.models import Item, ItemKey, ItemTerms, Layer, WorkspaceVersion
 from profiles.workspace.derived import filter_fields
@@ -63,6 +65,31 @@ TERMS_FACTOR = 10
 
 # The held token the last served read of this context saw (``cache.workspace_resolved``).
 seen_version: contextvars.ContextVar = contextvars.ContextVar("seen_version", default=None)
+
+# Within one request, the served reads it made, by compilation's layers and needs: a page that
+# resolves one input several times (a draft beside its saved profile, an impact's before and
+# after) reads once, and all its resolutions see one snapshot. None outside a request (a task,
+# a command), and forgotten by any write (``request_reads_forget``, from
+# ``writing.workspace_changed``), so a request that writes and then resolves reads anew.
+REQUEST_READS = 16
+_request_reads: contextvars.ContextVar = contextvars.ContextVar("request_reads", default=None)
+
+
+@receiver(request_started)
+def _request_reads_begin(sender, **kwargs):
+    _request_reads.set(OrderedDict())
+
+
+@receiver(request_finished)
+def _request_reads_end(sender, **kwargs):
+    _request_reads.set(None)
+
+
+def request_reads_forget() -> None:
+    """Forget this request's served reads (a write happened: what follows reads anew)."""
+    reads = _request_reads.get()
+    if reads is not None:
+        reads.clear()
 
 
 def serving_enabled() -> bool:
@@ -313,8 +340,29 @@ class DatabaseSource:
     ):
         self.layers = dict(layers)
         self.cache = cache if cache is not None else candidates
+        # What identifies the reads of this source (two compilations of one workspace, a
+        # draft's and its saved profile's, read the same).
+        self._identity = tuple(
+            (key, id_, tuple(keyed)) for key, (id_, keyed) in self.layers.items()
+        )
 
     def __call__(self, needs: list[Need]) -> dict[str, Fetched]:
+        reads = _request_reads.get()
+        if reads is None:
+            return self._read(needs)[1]
+        key = (self._identity, tuple(needs))
+        found = reads.get(key)
+        if found is None:
+            found = reads[key] = self._read(needs)
+            while len(reads) > REQUEST_READS:
+                reads.popitem(last=False)
+        else:
+            reads.move_to_end(key)
+            seen_version.set(found[0])
+        return found[1]
+
+    def _read(self, needs: list[Need]) -> tuple[str | None, dict[str, Fetched]]:
+        """Read the needs' candidates (one statement); return the held token it saw too."""
         wanted, out = [], {}
         for need in needs:
             layer_id, keyed = self.layers[need.layer]
@@ -348,7 +396,7 @@ class DatabaseSource:
         if fresh:
             _counted(fresh)
         totals = dict(zip(keys, counts, strict=True))
-        return {
+        return version, {
             key: dataclasses.replace(out.get(key) or Fetched(entries=()), total=totals[key] or 0)
             for key in keys
         }

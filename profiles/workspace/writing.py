@@ -19,7 +19,7 @@ from profiles.models import (
 from profiles.workspace.derived import Written, derived_written, item_count_deltas
 from profiles.workspace.item_change_log import item_changes_record
 from profiles.workspace.selectors import entry_path
-from profiles.workspace.served import served_layer_ids
+from profiles.workspace.served import request_reads_forget, served_layer_ids
 from profiles.workspace.validation import WorkspaceValidationError, duplicate_issues
 from resolver import ValidationIssue
 
@@ -146,6 +146,7 @@ def workspace_changed(
     token (``WorkspaceVersion.held_token``) as it was: no worker holds those items, so none
     catches up; each request reads the layer's count and its customer's keys instead.
     """
+    request_reads_forget()
     rewritten = {layer.pk if isinstance(layer, Layer) else layer for layer in layers}
     items = list(items)
     moved = list(moved)

@@ -26,7 +26,7 @@ def test_worker_warm__stored_workspace__compiled_prepared_heartbeat_reported(cap
         assert worker_warm(heartbeat=lambda: beats.append(time.monotonic())) is True
 
     assert beats  # at once, before the compile, then every second while it lasts
-    assert cache.cached_token() == cache.content_version() != ""
+    assert cache.cached_token() == cache.held_version() != ""
     indexes = {ix.layer.key: ix for ix in cache.workspace_get().compiled.indexes}
     # small_workspace's profiles retrieve layer-002: its postings are built.
     assert indexes["layer-002"]._postings is not None
