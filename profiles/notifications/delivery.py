@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from profiles.models import WebhookDelivery
 from profiles.notifications.addresses import WebhookInvalid, webhook_url_target
+from profiles.workspace import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -212,6 +213,9 @@ def webhook_delivery_attempt(*, delivery_id: int, attempt: int | None = None) ->
     else:
         fields.update(next_attempt_at=now + retry_delay(attempt))
     WebhookDelivery.objects.filter(pk=delivery.pk).update(**fields)
+    metrics.webhook_attempts.labels(
+        "retry" if "next_attempt_at" in fields else str(fields["status"]).lower()
+    ).inc()
     if "next_attempt_at" in fields:
         delivery_enqueue(
             delivery_id=delivery.pk, attempt=attempt + 1, run_after=fields["next_attempt_at"]
