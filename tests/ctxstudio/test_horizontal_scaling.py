@@ -57,9 +57,10 @@ def database_url() -> str:
 
 
 @contextlib.contextmanager
-def gunicorn(port: int, *, stderr=subprocess.DEVNULL):
-    """Run ``make serve``'s gunicorn (one worker, production settings) on the suite's database
-    at ``port``; yield once ``/healthz`` answers 200, and stop it at the end."""
+def gunicorn(port: int, *, stderr=subprocess.DEVNULL, more_env=None):
+    """Run ``make serve``'s gunicorn (one worker, production settings, ``more_env`` over them)
+    on the suite's database at ``port``; yield once ``/healthz`` answers 200, and stop it at
+    the end."""
     env = {
         **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
         "DEBUG": "false",
@@ -70,6 +71,7 @@ def gunicorn(port: int, *, stderr=subprocess.DEVNULL):
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": "1",
         "GUNICORN_ACCESSLOG": "",
+        **(more_env or {}),
     }
     server = subprocess.Popen(
         [str(GUNICORN), "-c", "scripts/gunicorn.conf.py", "ctxstudio.wsgi"],

@@ -5,7 +5,11 @@ task queue read at scrape time in one query (``ctxstudio.metrics``,
 ``profiles.workspace.metrics``)."""
 
 import copy
+import json
+import os
 import secrets
+import stat
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -13,13 +17,17 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django_tasks_db.models import DBTaskResult, get_date_max
+from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
 from ctxstudio.metrics import QueueCollector
+from ctxstudio.metrics_files import MetricsFolderRefused, multiprocess_folder_prepare
 from profiles.import_export.imports import workspace_import
 from profiles.workspace.keys import token_replace
 from tests.ctxstudio import test_structured_logs
+from tests.ctxstudio.test_horizontal_scaling import call, free_port, gunicorn
+from tests.profiles.conftest import NOW, api_key_for, small_workspace
 from tests.profiles.workspace.test_served_layers import desk, empty_workspace
 
 case_01 = test_structured_logs.case_01  # fixtures: a conformance workspace, an editor
@@ -304,3 +312,81 @@ def test_queue_collector__depth_and_oldest_due__one_query_whatever_the_tasks():
     assert depth == {("default", "import_run"): 30, ("webhooks", "webhook_delivery_task"): 7}
     assert 129 <= oldest[("default", "import_run")] < 200
     assert 50 <= oldest[("webhooks", "webhook_delivery_task")] < 100
+
+
+# --- several workers: prometheus-client's multiprocess mode -----------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs PostgreSQL (the suite's second run): the server shares the test database",
+)
+def test_gunicorn_two_workers__one_scrape_counts_both_workers_requests(tmp_path, admin_user):
+    workspace_import(document=small_workspace())
+    key = api_key_for(admin_user)
+    folder = tmp_path / "metrics"
+    env = {
+        "GUNICORN_WORKERS": "2",
+        "METRICS_TOKEN": TOKEN,
+        "PROMETHEUS_MULTIPROC_DIR": str(folder),
+    }
+    request = {"profile": "profile-0", "input": {"message": "refund"}, "now": NOW}
+    sent = 40
+    with gunicorn(free_port(), more_env=env) as port:
+        # Concurrent requests on their own connections: both sync workers take some.
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            statuses = list(
+                pool.map(
+                    lambda _: call(port, "POST", "/api/v1/resolve", key, request)[0], range(sent)
+                )
+            )
+        status, _, body = call(
+            port, "GET", "/metrics", "", headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        files = {path.name: path for path in folder.glob("counter_*.db")}
+
+        assert statuses == [200] * sent
+        assert status == 200
+        found = samples(body.decode())
+        labels = {"door": "resolve", "method": "POST", "operation": "", "status": "2xx"}
+        assert value(found, "ctxstudio_requests_total", **labels) == sent
+        resolutions = [
+            count for (name, _), count in found.items() if name == "ctxstudio_resolutions_total"
+        ]
+        assert sum(resolutions) == sent
+        # Each worker wrote its own file, and each counted some of the resolves.
+        counted = {name: resolves_in(path) for name, path in files.items()}
+        assert len([count for count in counted.values() if count]) == 2, counted
+        assert sum(counted.values()) == sent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def resolves_in(path) -> float:
+    """The resolve door's 2xx requests one worker's counter file holds."""
+    total = 0.0
+    for key, count, _, _ in MmapedDict.read_all_values_from_file(str(path)):
+        name, _, labels, _ = json.loads(key)
+        if (
+            name == "ctxstudio_requests"
+            and labels.get("door") == "resolve"
+            and labels.get("status") == "2xx"
+        ):
+            total += count
+    return total
+
+
+def test_multiprocess_folder__others_may_use_it__refused_and_stale_files_emptied(tmp_path):
+    open_folder = tmp_path / "open"
+    open_folder.mkdir(mode=0o755)
+    open_folder.chmod(0o755)
+    with pytest.raises(MetricsFolderRefused):
+        multiprocess_folder_prepare(str(open_folder))
+    private = tmp_path / "private"
+    multiprocess_folder_prepare(str(private))
+    (private / "counter_123.db").write_bytes(b"old run")
+
+    multiprocess_folder_prepare(str(private))
+
+    assert stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert list(private.iterdir()) == []
