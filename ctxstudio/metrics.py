@@ -10,8 +10,9 @@ Under gunicorn each worker writes its values to ``PROMETHEUS_MULTIPROC_DIR`` (pr
 client's multiprocess mode; ``scripts/gunicorn.conf.py`` prepares the folder before the
 workers start and clears a dead worker's gauges); a scrape reads and merges every worker's
 files. Without that variable (``make run``: one process) the process's own registry is read.
-The task queue's depth and oldest due task are read from the database at scrape time
-(``QueueCollector``: one query).
+The task queue's depth and oldest due task, and the webhook deliveries kept by status, are
+read from the database at scrape time (``QueueCollector``, ``WebhookCollector``: one query
+each).
 """
 
 import hmac
@@ -33,6 +34,7 @@ from prometheus_client.core import GaugeMetricFamily
 
 from ctxstudio.client_address import client_address
 from ctxstudio.metrics_files import MULTIPROCESS_VARIABLE
+from profiles.notifications.delivery import webhook_deliveries_by_status
 from profiles.workspace.task_workers import task_queue_depths
 
 
@@ -60,6 +62,26 @@ class QueueCollector:
             oldest.add_metric([queue, kind], waited)
         yield depth
         yield oldest
+
+
+class WebhookCollector:
+    """The webhook deliveries kept, by status, read at scrape time (one grouped query): the
+    attempts themselves are counted by the task worker that makes them, a process of its own
+    (``ctxstudio_webhook_attempts_total``)."""
+
+    def collect(self):
+        kept = GaugeMetricFamily(
+            "ctxstudio_webhook_deliveries",
+            "Webhook deliveries kept, by status (pending, delivered, failed).",
+            labels=["status"],
+        )
+        try:
+            found = webhook_deliveries_by_status()
+        except Exception:  # the database away: the other metrics are still worth a scrape
+            found = {}
+        for status, count in sorted(found.items()):
+            kept.add_metric([status], count)
+        yield kept
 
 
 def metrics_enabled() -> bool:
@@ -107,9 +129,10 @@ def exposition() -> bytes:
         multiprocess.MultiProcessCollector(registry)
     else:
         registry = REGISTRY
-    queue = CollectorRegistry()
-    queue.register(QueueCollector())
-    return generate_latest(registry) + generate_latest(queue)
+    scraped = CollectorRegistry()
+    scraped.register(QueueCollector())
+    scraped.register(WebhookCollector())
+    return generate_latest(registry) + generate_latest(scraped)
 
 
 @csrf_exempt

@@ -83,8 +83,10 @@ webhook_attempts = Counter(
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _CODE = re.compile(r"[A-Z][A-Z0-9_]{0,47}")
 # (door, method, operation, status) -> the children of the request's metrics: labels()
-# validates and locks on every call, a dict lookup does not.
+# validates and locks on every call, a dict lookup does not. So for resolutions and blockers.
 _request_children: dict[tuple, tuple] = {}
+_resolution_children: dict[tuple, object] = {}
+_blocker_children: dict[str, object] = {}
 
 
 def request_counted(door: str, method: str, operation: str, status: int, seconds: float) -> None:
@@ -116,8 +118,17 @@ def resolution_counted(head: dict, *, degraded: bool = False) -> None:
     profile = ""
     if getattr(settings, "METRICS_PROFILE_LABELS", False):
         profile = str((head.get("profile") or {}).get("key", ""))
-    status = str(head.get("status", ""))
-    resolutions.labels(status if _CODE.fullmatch(status) else "other", str(degraded), profile).inc()
+    key = (head.get("status"), degraded, profile)
+    child = _resolution_children.get(key)
+    if child is None:
+        status = str(key[0])
+        status = status if _CODE.fullmatch(status) else "other"
+        child = _resolution_children[key] = resolutions.labels(status, str(degraded), profile)
+    child.inc()
     for blocker in head.get("blockers") or ():
         code = str(blocker.get("code", "")) if isinstance(blocker, dict) else ""
-        blockers.labels(code if _CODE.fullmatch(code) else "other").inc()
+        child = _blocker_children.get(code)
+        if child is None:
+            child = blockers.labels(code if _CODE.fullmatch(code) else "other")
+            _blocker_children[code] = child
+        child.inc()

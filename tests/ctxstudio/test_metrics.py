@@ -21,9 +21,12 @@ from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.parser import text_string_to_metric_families
 from rest_framework.test import APIClient
 
-from ctxstudio.metrics import QueueCollector
+from ctxstudio.metrics import QueueCollector, WebhookCollector
 from ctxstudio.metrics_files import MetricsFolderRefused, multiprocess_folder_prepare
 from profiles.import_export.imports import workspace_import
+from profiles.models import Webhook, WebhookDelivery
+from profiles.notifications.delivery import webhook_delivery_attempt
+from profiles.workspace import metrics
 from profiles.workspace.keys import token_replace
 from tests.ctxstudio import test_structured_logs
 from tests.ctxstudio.test_horizontal_scaling import call, free_port, gunicorn
@@ -390,3 +393,26 @@ def test_multiprocess_folder__others_may_use_it__refused_and_stale_files_emptied
 
     assert stat.S_IMODE(private.stat().st_mode) == 0o700
     assert list(private.iterdir()) == []
+
+
+@pytest.mark.django_db
+def test_webhooks__deliveries_kept_by_status_in_one_query__an_attempt_counted_by_outcome():
+    hook = Webhook.objects.create(url="https://hooks.example.com/in", secret="s" * 32)
+    statuses = ["pending"] * 3 + ["delivered"] * 5 + ["failed"]
+    for status in statuses:
+        WebhookDelivery.objects.create(webhook=hook, event="profile.published", status=status)
+    idle = Webhook.objects.create(
+        url="https://hooks.example.com/off", secret="s" * 32, active=False
+    )
+    attempted = WebhookDelivery.objects.create(webhook=idle, event="profile.published")
+    failed = metrics.webhook_attempts.labels("failed")
+    before = failed._value.get()
+
+    outcome = webhook_delivery_attempt(delivery_id=attempted.pk)  # inactive: failed, not sent
+    with CaptureQueriesContext(connection) as queries:
+        [family] = WebhookCollector().collect()
+
+    assert outcome == "failed" and failed._value.get() == before + 1
+    assert len(queries) == 1
+    kept = {sample.labels["status"]: sample.value for sample in family.samples}
+    assert kept == {"pending": 3, "delivered": 5, "failed": 2}
