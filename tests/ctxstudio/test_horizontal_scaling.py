@@ -20,6 +20,12 @@ from tests.profiles.conftest import NOW, api_key_for, small_workspace
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = Path(sys.executable).parent / "gunicorn"
 
+# A test that starts a server on the suite's database: only PostgreSQL can be shared so.
+needs_postgresql = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs PostgreSQL (the suite's second run): the server shares the test database",
+)
+
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(

@@ -6,7 +6,6 @@ task queue read at scrape time in one query (``ctxstudio.metrics``,
 
 import copy
 import json
-import os
 import secrets
 import stat
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +28,7 @@ from profiles.notifications.delivery import webhook_delivery_attempt
 from profiles.workspace import metrics
 from profiles.workspace.keys import token_replace
 from tests.ctxstudio import test_structured_logs
-from tests.ctxstudio.test_horizontal_scaling import call, free_port, gunicorn
+from tests.ctxstudio.test_horizontal_scaling import call, free_port, gunicorn, needs_postgresql
 from tests.profiles.conftest import NOW, api_key_for, small_workspace
 from tests.profiles.workspace.test_served_layers import desk, empty_workspace
 
@@ -321,10 +320,7 @@ def test_queue_collector__depth_and_oldest_due__one_query_whatever_the_tasks():
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="needs PostgreSQL (the suite's second run): the server shares the test database",
-)
+@needs_postgresql
 def test_gunicorn_two_workers__one_scrape_counts_both_workers_requests(tmp_path, admin_user):
     workspace_import(document=small_workspace())
     key = api_key_for(admin_user)
