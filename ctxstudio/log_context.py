@@ -17,6 +17,10 @@ the key's ids. It is the first middleware, so a middleware that answers a reques
 ``request.user`` and ``request.auth`` (the key's record). Neither the path nor the query is
 written: they may carry what a client typed. Cost per request: a random token and two
 context-variable writes; with the access line, one log record (docs/operations.md "Logs").
+
+While ``GET /metrics`` is on (``ctxstudio.metrics``) the same middleware counts the request
+by door, method, URL route and status class, and observes its duration
+(``profiles.workspace.metrics.request_counted``: docs/operations.md "Metrics").
 """
 
 import logging

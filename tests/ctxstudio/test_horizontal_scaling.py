@@ -5,9 +5,11 @@ import http.client
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,9 +66,10 @@ def database_url() -> str:
 
 @contextlib.contextmanager
 def gunicorn(port: int, *, stderr=subprocess.DEVNULL, more_env=None):
-    """Run ``make serve``'s gunicorn (one worker, production settings, ``more_env`` over them)
-    on the suite's database at ``port``; yield once ``/healthz`` answers 200, and stop it at
-    the end."""
+    """Run ``make serve``'s gunicorn (one worker, production settings, a metrics folder of
+    its own, ``more_env`` over them) on the suite's database at ``port``; yield once
+    ``/healthz`` answers 200, and stop it at the end."""
+    folder = tempfile.mkdtemp(prefix="ctx-metrics-")  # 0700
     env = {
         **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
         "DEBUG": "false",
@@ -77,6 +80,7 @@ def gunicorn(port: int, *, stderr=subprocess.DEVNULL, more_env=None):
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": "1",
         "GUNICORN_ACCESSLOG": "",
+        "PROMETHEUS_MULTIPROC_DIR": folder,
         **(more_env or {}),
     }
     server = subprocess.Popen(
@@ -100,6 +104,7 @@ def gunicorn(port: int, *, stderr=subprocess.DEVNULL, more_env=None):
     finally:
         server.terminate()
         server.wait(timeout=20)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture
