@@ -17,6 +17,10 @@ the key's ids. It is the first middleware, so a middleware that answers a reques
 ``request.user`` and ``request.auth`` (the key's record). Neither the path nor the query is
 written: they may carry what a client typed. Cost per request: a random token and two
 context-variable writes; with the access line, one log record (docs/operations.md "Logs").
+
+While ``GET /metrics`` is on (``ctxstudio.metrics``) the same middleware counts the request
+by door, method, URL route and status class, and observes its duration
+(``profiles.workspace.metrics.request_counted``: docs/operations.md "Metrics").
 """
 
 import logging
@@ -29,6 +33,8 @@ from django.conf import settings
 from django.core.signals import request_finished
 from django.dispatch import receiver
 from django.utils.functional import LazyObject, empty
+
+from profiles.workspace.metrics import request_counted
 
 HEADER = "X-Request-ID"
 NO_REQUEST = "-"
@@ -61,6 +67,8 @@ def door_of(path: str) -> str:
         return "static"
     if path in ("/healthz", "/readyz"):
         return "health"
+    if path == "/metrics":
+        return "metrics"
     return "preview" if path.endswith("/preview/") else "studio"
 
 
@@ -76,28 +84,43 @@ def caller_ids(request) -> tuple[int | None, int | None]:
     return getattr(user, "pk", None), getattr(key, "pk", None)
 
 
+def operation_of(request) -> str:
+    """Return the route of the URL pattern Django resolved the request to (``api/v1/profiles/
+    <str:key>``; empty: none, or a request the lean door answered, whose door says it): a
+    bounded set, never the path."""
+    match = request.__dict__.get("resolver_match")
+    return match.route if match is not None else ""
+
+
 class RequestIdMiddleware:
-    """Give each request an id for its log lines, answer it in ``X-Request-ID``, and write
-    the request's access line (``LOG_ACCESS``)."""
+    """Give each request an id for its log lines, answer it in ``X-Request-ID``, count it in
+    the metrics (when ``GET /metrics`` is on: ``ctxstudio.metrics``) and write the request's
+    access line (``LOG_ACCESS``)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
         self.access = settings.LOG_ACCESS
+        self.metrics = bool(settings.METRICS_TOKEN or settings.METRICS_ALLOWED_IPS)
 
     def __call__(self, request):
         request_id = request_id_of(request)
         _request_id.set(request_id)  # until request_finished (the response closed)
-        if not self.access:
+        if not (self.access or self.metrics):
             response = self.get_response(request)
             response[HEADER] = request_id
             return response
         started = time.perf_counter()
         response = self.get_response(request)
         response[HEADER] = request_id
-        duration = (time.perf_counter() - started) * 1000
-        user_id, key_id = caller_ids(request)
+        seconds = time.perf_counter() - started
         door = door_of(request.path)
         method, status = request.method, response.status_code
+        if self.metrics:
+            request_counted(door, method, operation_of(request), status, seconds)
+        if not self.access:
+            return response
+        duration = seconds * 1000
+        user_id, key_id = caller_ids(request)
         if access_logger.isEnabledFor(logging.INFO):
             # The record made directly: logger.info() would first walk the stack for the
             # caller's file and line, which say nothing here.

@@ -1,5 +1,6 @@
 """Settings for Context Studio, read from the environment (see README, "Configuration")."""
 
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -242,6 +243,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Behind reverse proxies that append to X-Forwarded-For: how many. 0 trusts only REMOTE_ADDR.
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+
+# GET /metrics (Prometheus, ctxstudio.metrics; docs/operations.md "Metrics"): off (404) unless
+# METRICS_TOKEN (a bearer secret) or METRICS_ALLOWED_IPS (addresses or networks, comma
+# separated, as ctxstudio.client_address sees the client) is set; with both, both must hold.
+# METRICS_PROFILE_LABELS adds the profile's key to the resolutions' counter (one series a
+# profile: leave it off with many profiles).
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_ALLOWED_IPS = env_list("METRICS_ALLOWED_IPS")
+for _entry in METRICS_ALLOWED_IPS:
+    try:
+        ipaddress.ip_network(_entry, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"METRICS_ALLOWED_IPS: {_entry!r} is not an address") from None
+METRICS_PROFILE_LABELS = env_bool("METRICS_PROFILE_LABELS", False)
 
 # Login lockouts (django-axes) on the studio login, the admin login and /api/v1/auth/token:
 # LOGIN_MAX_FAILURES failed logins of one username from one client address, each within

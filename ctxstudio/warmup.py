@@ -19,6 +19,8 @@ import time
 
 from django.db import connections
 
+from profiles.workspace import metrics
+
 logger = logging.getLogger(__name__)
 
 #: How often the warming worker tells gunicorn it is alive (well under any sane timeout).
@@ -51,6 +53,7 @@ def worker_warm(*, heartbeat=None, log: logging.Logger | None = None) -> bool:
         if terms_recompute_enqueue():
             log.info("stored terms of another analyser version: their recompute is queued")
     except Exception:
+        metrics.warmup_seconds.labels("failed").observe(time.perf_counter() - started)
         log.exception(
             "worker %s: warming the workspace failed; it compiles on first use", os.getpid()
         )
@@ -62,6 +65,7 @@ def worker_warm(*, heartbeat=None, log: logging.Logger | None = None) -> bool:
         # The warm-up's connection is not the requests' (a request opens its own).
         connections.close_all()
     release_freed_memory()
+    metrics.warmup_seconds.labels("warm").observe(time.perf_counter() - started)
     compiled = cached.compiled
     log.info(
         "worker %s warm: workspace %s, %d layers, %d items held, %d served, in %.1f s",

@@ -1,6 +1,15 @@
 """gunicorn settings for ``make serve`` (override any of them with GUNICORN_* variables)."""
 
 import os
+from pathlib import Path
+
+# Each worker writes its metrics' values to files in this folder, read and merged by a scrape
+# of GET /metrics (prometheus-client's multiprocess mode: docs/operations.md "Metrics"). Set
+# before any worker imports prometheus-client; a folder private to the service, emptied at
+# start (on_starting) and of a dead worker's gauges (child_exit).
+os.environ.setdefault(
+    "PROMETHEUS_MULTIPROC_DIR", str(Path(__file__).resolve().parent.parent / "var" / "metrics")
+)
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", "2"))
@@ -24,3 +33,17 @@ def post_worker_init(worker):
     from ctxstudio.warmup import worker_warm
 
     worker_warm(heartbeat=worker.notify, log=worker.log)
+
+
+def on_starting(server):
+    """Before the first worker: the metrics' folder created or checked, last run's files gone."""
+    from ctxstudio.metrics_files import multiprocess_folder_prepare
+
+    multiprocess_folder_prepare(os.environ["PROMETHEUS_MULTIPROC_DIR"])
+
+
+def child_exit(server, worker):
+    """A worker exited: its live gauges' files go (prometheus-client's ``mark_process_dead``)."""
+    from ctxstudio.metrics_files import worker_exited
+
+    worker_exited(worker.pid)

@@ -35,6 +35,7 @@ from profiles.resolution.services import (
     workspace_resolve_versioned,
 )
 from profiles.workspace import selectors
+from profiles.workspace.metrics import resolution_counted
 from profiles.workspace.permissions import (
     RESOLVE,
     capability_permission,
@@ -96,6 +97,7 @@ def resolve_answer(request, body: dict, *, started: float, held=None) -> Respons
         decision_logged(
             request, body, resolution, DecisionLog.Source.API, started, profile_version=version
         )
+    resolution_counted(resolution.head, degraded=held is not None)
     headers = {"ETag": resolution_etag(resolution)}
     if version is not None:
         headers[PROFILE_VERSION_HEADER] = str(version)

@@ -33,11 +33,13 @@ import time
 from datetime import timedelta
 
 from django.conf import settings
+from django.db.models import Count
 from django.tasks import task, task_backends
 from django.utils import timezone
 
 from profiles.models import WebhookDelivery
 from profiles.notifications.addresses import WebhookInvalid, webhook_url_target
+from profiles.workspace import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -212,11 +214,21 @@ def webhook_delivery_attempt(*, delivery_id: int, attempt: int | None = None) ->
     else:
         fields.update(next_attempt_at=now + retry_delay(attempt))
     WebhookDelivery.objects.filter(pk=delivery.pk).update(**fields)
+    metrics.webhook_attempts.labels(
+        "retry" if "next_attempt_at" in fields else str(fields["status"]).lower()
+    ).inc()
     if "next_attempt_at" in fields:
         delivery_enqueue(
             delivery_id=delivery.pk, attempt=attempt + 1, run_after=fields["next_attempt_at"]
         )
     return fields.get("status", WebhookDelivery.Status.PENDING)
+
+
+def webhook_deliveries_by_status() -> dict[str, int]:
+    """Return how many deliveries are kept in each status (pending, delivered, failed): one
+    grouped query over a table the prune keeps short (the metrics' collector)."""
+    rows = WebhookDelivery.objects.values_list("status").annotate(count=Count("id")).order_by()
+    return {status: count for status, count in rows}
 
 
 @task(queue_name=settings.WEBHOOKS_TASK_QUEUE)

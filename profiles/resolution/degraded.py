@@ -24,7 +24,7 @@ import time
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from profiles.workspace import cache
+from profiles.workspace import cache, metrics
 from profiles.workspace.concurrency import is_retryable
 from resolver import EncodedResolution
 from resolver.clock import system_clock
@@ -95,6 +95,7 @@ def degraded_profile_environment(held, request: dict) -> tuple[str, str | None]:
 
 def _counted() -> None:
     global degraded_answers
+    metrics.degraded_answers.inc()
     with _lock:
         degraded_answers += 1
         _logged["count"] += 1

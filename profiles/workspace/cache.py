@@ -44,13 +44,14 @@ import functools
 import gc
 import itertools
 import threading
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import connection
 
 from profiles.models import Consumer, Layer, Profile, Rule, WorkspaceVersion
-from profiles.workspace import held_rows
+from profiles.workspace import held_rows, metrics
 from profiles.workspace.fields import RULE_MODEL_FIELDS
 from profiles.workspace.item_change_log import Op, item_changes_last, item_changes_since
 from profiles.workspace.mappers import (
@@ -512,8 +513,11 @@ def workspace_get() -> CachedWorkspace:
         if cached is not None and token is not None and cached.token == token:
             return cached
         caught_up = cached is not None and version is not None
+        started = time.perf_counter()
         fresh = _catch_up(cached, version) if caught_up else _load(version)
         compilations += 1
+        kind = "catch_up" if caught_up else "load"
+        metrics.compile_seconds.labels(kind).observe(time.perf_counter() - started)
         # Without a token (nothing written through the models yet) nothing can invalidate it.
         if token is not None:
             _cached = fresh

@@ -48,6 +48,7 @@ from django.conf import settings
 from django.db import connection
 
 from profiles.models import Item
+from profiles.workspace import metrics
 from resolver.model import TextReference
 
 logger = logging.getLogger(__name__)
@@ -427,6 +428,7 @@ def _write(paths: dict[int, Path], *, tokens: dict[int, str]) -> None:
             file.discard()
         raise
     built += len(files)
+    metrics.texts_files_written.inc(len(files))
 
 
 def _remove_others(folder: Path, layer_id: int, *, keep: Path) -> None:

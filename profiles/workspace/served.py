@@ -41,6 +41,7 @@ from django.db import InterfaceError, OperationalError, connection
 from django.dispatch import receiver
 
 from profiles.models import Item, ItemKey, ItemTerms, Layer, WorkspaceVersion
+from profiles.workspace import metrics
 from profiles.workspace.derived import filter_fields
 from profiles.workspace.mappers import map_item_columns_to_resolver
 from resolver.analysis import ANALYSER_VERSION, decode_terms
@@ -160,8 +161,10 @@ def _matches(entry: dict, need: Need) -> bool:
 
 def _counted(found: dict[str, Fetched]) -> None:
     global fetches, fetched_items
+    items = sum(len(fetched.entries) for fetched in found.values())
     fetches += 1
-    fetched_items += sum(len(fetched.entries) for fetched in found.values())
+    fetched_items += items
+    metrics.served_items.inc(items)
 
 
 def fetch_scanning(layer_id: int, need: Need) -> dict[str, Fetched]:
@@ -296,6 +299,8 @@ class CandidatesCache:
 
 
 candidates = CandidatesCache()
+_hit = metrics.served_candidates.labels("hit")
+_miss = metrics.served_candidates.labels("miss")
 
 
 def _cost(rows) -> int:
@@ -314,6 +319,7 @@ def served_read(totals: list[int], wanted: list[Wanted]) -> tuple[str | None, li
     held: path, title, body, metadata, stored terms)."""
     sql, params = served_statement(totals, wanted)
     rows = rows_read(sql, params)
+    metrics.served_statements.inc()
     head = rows[0] if rows else (None,) * (1 + len(totals) + len(wanted))
     counts = list(head[1 : 1 + len(totals)])
     stamps = head[1 + len(totals) : 1 + len(totals) + len(wanted)]
@@ -384,7 +390,9 @@ class DatabaseSource:
         for (want, held), (stamp, rows) in zip(wanted, found, strict=True):
             if rows is None:
                 out[want.need.layer] = held[1]
+                _hit.inc()
                 continue
+            _miss.inc()
             fetched = Fetched(entries=[], terms={})
             for path, title, body, metadata, stored in rows:
                 fetched.entries.append(_entry(path, title, body, metadata))

@@ -19,7 +19,8 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import DatabaseError, connection
-from django.tasks import task_backends
+from django.db.models import Count, Min, Q
+from django.tasks import TaskResultStatus, task_backends
 from django.utils import timezone
 from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.models import DBTaskResult, get_date_max
@@ -96,6 +97,31 @@ def task_queue_waits() -> dict[str, float]:
     for queue, since in [*undeferred.order_by("enqueued_at"), *deferred.order_by("run_after")]:
         waits[queue] = max(waits.get(queue, 0.0), (now - since).total_seconds())
     return waits
+
+
+def task_queue_depths() -> list[tuple[str, str, int, float]]:
+    """Return, per queue and kind of task (its function's name) with tasks waiting, how many
+    wait (due or deferred) and how long the oldest due one has waited (seconds, 0 when none
+    is due): one grouped query, whatever the number of tasks (the metrics' collector)."""
+    now, never = timezone.now(), get_date_max()
+    rows = (
+        DBTaskResult.objects.filter(status=TaskResultStatus.READY)
+        .values_list("queue_name", "task_path")
+        .annotate(
+            depth=Count("id"),
+            undeferred=Min("enqueued_at", filter=Q(run_after=never)),
+            deferred=Min("run_after", filter=Q(run_after__lte=now)),
+        )
+        .order_by()
+    )
+    found: dict[tuple[str, str], list] = {}
+    for queue, path, depth, undeferred, deferred in rows:
+        since = min((at for at in (undeferred, deferred) if at is not None), default=now)
+        kind = path.rpartition(".")[2]
+        entry = found.setdefault((queue, kind), [0, 0.0])
+        entry[0] += depth
+        entry[1] = max(entry[1], (now - since).total_seconds())
+    return [(queue, kind, depth, oldest) for (queue, kind), (depth, oldest) in found.items()]
 
 
 class Heartbeat:

@@ -5,9 +5,11 @@ import http.client
 import json
 import os
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -19,6 +21,12 @@ from tests.profiles.conftest import NOW, api_key_for, small_workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = Path(sys.executable).parent / "gunicorn"
+
+# A test that starts a server on the suite's database: only PostgreSQL can be shared so.
+needs_postgresql = pytest.mark.skipif(
+    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
+    reason="needs PostgreSQL (the suite's second run): the server shares the test database",
+)
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -57,9 +65,11 @@ def database_url() -> str:
 
 
 @contextlib.contextmanager
-def gunicorn(port: int, *, stderr=subprocess.DEVNULL):
-    """Run ``make serve``'s gunicorn (one worker, production settings) on the suite's database
-    at ``port``; yield once ``/healthz`` answers 200, and stop it at the end."""
+def gunicorn(port: int, *, stderr=subprocess.DEVNULL, more_env=None):
+    """Run ``make serve``'s gunicorn (one worker, production settings, a metrics folder of
+    its own, ``more_env`` over them) on the suite's database at ``port``; yield once
+    ``/healthz`` answers 200, and stop it at the end."""
+    folder = tempfile.mkdtemp(prefix="ctx-metrics-")  # 0700
     env = {
         **{k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"},
         "DEBUG": "false",
@@ -70,6 +80,8 @@ def gunicorn(port: int, *, stderr=subprocess.DEVNULL):
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": "1",
         "GUNICORN_ACCESSLOG": "",
+        "PROMETHEUS_MULTIPROC_DIR": folder,
+        **(more_env or {}),
     }
     server = subprocess.Popen(
         [str(GUNICORN), "-c", "scripts/gunicorn.conf.py", "ctxstudio.wsgi"],
@@ -92,6 +104,7 @@ def gunicorn(port: int, *, stderr=subprocess.DEVNULL):
     finally:
         server.terminate()
         server.wait(timeout=20)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

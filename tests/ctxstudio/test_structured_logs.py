@@ -231,6 +231,8 @@ def test_access_line__a_middleware_after_it_answers__still_one_line(client, sett
         ("/admin/profiles/item/", "admin"),
         ("/healthz", "health"),
         ("/readyz", "health"),
+        ("/metrics", "metrics"),
+        ("/metrics/", "studio"),
         ("/static/css/studio.css", "static"),
         ("/profiles/support-answer/", "studio"),
         ("/", "studio"),

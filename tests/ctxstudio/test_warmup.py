@@ -2,7 +2,6 @@
 itself on the suite's database, and a real gunicorn worker that is warm before it answers."""
 
 import logging
-import os
 import time
 
 import pytest
@@ -11,7 +10,7 @@ from ctxstudio.warmup import worker_warm
 from profiles.import_export.imports import workspace_import
 from profiles.models import Layer, WorkspaceVersion
 from profiles.workspace import cache
-from tests.ctxstudio.test_horizontal_scaling import call, free_port, gunicorn
+from tests.ctxstudio.test_horizontal_scaling import call, free_port, gunicorn, needs_postgresql
 from tests.profiles.conftest import NOW, api_key_for, small_workspace
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,10 +46,7 @@ def test_worker_warm__stored_rows_not_a_workspace__logged_and_left_to_first_use(
     assert cache.cached_token() == ""
 
 
-@pytest.mark.skipif(
-    not os.environ.get("DATABASE_URL", "").startswith("postgres"),
-    reason="needs PostgreSQL (the suite's second run): the server shares the test database",
-)
+@needs_postgresql
 def test_gunicorn_worker__warm_before_it_answers__first_request_served(tmp_path, admin_user):
     workspace_import(document=small_workspace())
     token = api_key_for(admin_user)

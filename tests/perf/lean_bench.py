@@ -11,6 +11,11 @@ with a user's token, straight to Django's WSGI handler (no HTTP server, no clien
   no): every middleware and DRF's dispatch (its authentication reads the held keys too);
 * **before** — the full stack with the held keys forgotten before each request (the key and
   its owner's role read from the database each time): the path as it was before issue 35;
+* **lean + metrics** — the lean door with the metrics on (``METRICS_TOKEN`` set: the request
+  counted by door and status, its latency observed, the resolution by status and blockers,
+  the served layer's counters); the **lean door** row has them off (no token, and the hall's
+  counters replaced by no-ops), so the difference is what the metrics cost a resolve (issue
+  37; with ``PROMETHEUS_MULTIPROC_DIR`` set, in prometheus-client's multiprocess mode);
 * **engine** — ``CompiledWorkspace.resolve_json`` of each request on the workspace its served
   layers' items were fetched into beforehand (``for_request``): the engine's own cost.
 
@@ -48,9 +53,10 @@ from django.db import close_old_connections, connection  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from profiles.api import lean  # noqa: E402
+from profiles.api import resolution as api_resolution  # noqa: E402
 from profiles.models import Scenario  # noqa: E402
 from profiles.resolution.decision_log import decision_log_flush  # noqa: E402
-from profiles.workspace import cache, key_cache  # noqa: E402
+from profiles.workspace import cache, key_cache, metrics, served  # noqa: E402
 from profiles.workspace.keys import token_replace  # noqa: E402
 from resolver.clock import system_clock  # noqa: E402
 from resolver.request import parse_request  # noqa: E402
@@ -96,6 +102,59 @@ def requests_of_scenarios() -> list[dict]:
     return requests
 
 
+class Uncounted:
+    """A metric that counts nothing (the metrics off)."""
+
+    def inc(self, amount=1):
+        pass
+
+    def observe(self, amount):
+        pass
+
+
+def metrics_off(run):
+    """``run`` with the hall's metric calls replaced by no-ops."""
+    silent = Uncounted()
+    swapped = [
+        (api_resolution, "resolution_counted", lambda head, degraded=False: None),
+        (served, "_hit", silent),
+        (served, "_miss", silent),
+        (metrics, "served_statements", silent),
+        (metrics, "served_items", silent),
+    ]
+
+    def silenced(body):
+        kept = [getattr(module, name) for module, name, _ in swapped]
+        for module, name, replacement in swapped:
+            setattr(module, name, replacement)
+        try:
+            run(body)
+        finally:
+            for (module, name, _), value in zip(swapped, kept, strict=True):
+                setattr(module, name, value)
+
+    return silenced
+
+
+def metric_calls_cost(calls: int = 20_000) -> float:
+    """Process CPU (ms) of the metric calls a served resolve makes, timed alone (best of 5):
+    the request counted and observed, the resolution and a blocker, the served statement, a
+    candidates' hit and the items fetched. The rows' difference is within the machine's noise;
+    this is the cost itself."""
+    head = {"status": "BLOCKED", "blockers": [{"code": "MISSING_REQUIRED_CONTEXT"}]}
+    rounds = []
+    for _ in range(5):
+        started = time.process_time()
+        for _ in range(calls):
+            metrics.request_counted("resolve", "POST", "", 200, 0.002)
+            metrics.resolution_counted(head)
+            metrics.served_statements.inc()
+            served._hit.inc()
+            metrics.served_items.inc(3)
+        rounds.append((time.process_time() - started) / calls * 1000)
+    return min(rounds)
+
+
 def cpu_per_request(run, requests, repeat: int) -> float:
     started = time.process_time()
     for _ in range(repeat):
@@ -129,11 +188,19 @@ def main(argv=None) -> int:
         authorization = f"Token {token_replace(user=user)[1]}"
         requests = requests_of_scenarios()
         bodies = [json.dumps(request).encode() for request in requests]
-        handler = WSGIHandler()
+        settings.METRICS_TOKEN, settings.METRICS_ALLOWED_IPS = "", []
+        handler = WSGIHandler()  # its first middleware built with the metrics off
+        settings.METRICS_TOKEN = "bench"
+        metered = WSGIHandler()
+        settings.METRICS_TOKEN = ""
         takes = lean.takes
 
+        @metrics_off
         def lean_door(body):
             serve(handler, body, authorization)
+
+        def lean_metrics(body):
+            serve(metered, body, authorization)
 
         def full_stack(body):
             lean.takes = lambda request: False
@@ -158,6 +225,7 @@ def main(argv=None) -> int:
 
         doors = {
             "lean door": lean_door,
+            "lean+metrics": lean_metrics,
             "full stack": full_stack,
             "before": before,
             "engine": engine,
@@ -168,7 +236,7 @@ def main(argv=None) -> int:
         statuses = {serve(handler, body, authorization) for body in bodies}
         assert statuses == {200}, statuses
         queries = {}
-        for name in ("lean door", "full stack", "before"):
+        for name in ("lean door", "lean+metrics", "full stack", "before"):
             with CaptureQueriesContext(connection) as captured:
                 for body in bodies:
                     doors[name](body)
@@ -203,6 +271,14 @@ def main(argv=None) -> int:
         f"lean door ÷ engine {medians['lean door'] / engine_ms:.1f}×, "
         f"before ÷ engine {medians['before'] / engine_ms:.1f}×, "
         f"before ÷ lean door {medians['before'] / medians['lean door']:.2f}×"
+    )
+    cost = medians["lean+metrics"] - medians["lean door"]
+    calls = metric_calls_cost()
+    mode = "multiprocess" if os.environ.get("PROMETHEUS_MULTIPROC_DIR") else "one process"
+    print(
+        f"  metrics on the lean door ({mode}): rows differ by {cost * 1000:+.1f} µs; the "
+        f"metric calls of a resolve timed alone {calls * 1000:.1f} µs, "
+        f"{calls / medians['lean door']:.1%} of its CPU"
     )
     print(
         "  where the lean door's time goes (cProfile, one pass; each step includes those below it):"

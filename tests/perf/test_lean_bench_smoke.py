@@ -31,7 +31,8 @@ def test_lean_bench__one_round__reports_each_door_and_the_ratios():
 
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
-    for door in ("lean door", "full stack", "before"):
+    for door in ("lean door", "lean+metrics", "full stack", "before"):
         assert any(line.strip().startswith(door) and "queries/request" in line for line in lines)
     assert any(line.strip().startswith("engine") for line in lines)
     assert any("before ÷ lean door" in line for line in lines)
+    assert any("metric calls of a resolve timed alone" in line for line in lines)
