@@ -535,8 +535,7 @@ def workspace_warm() -> CachedWorkspace:
 
 
 def workspace_held() -> CachedWorkspace | None:
-    """Return the compilation this process holds, without asking the database (None before
-    its first): what a database outage's degraded answer resolves against."""
+    """Return the compilation this process holds (None before its first), with no query."""
     return _cached
 
 
@@ -590,9 +589,7 @@ def content_version() -> str:
 
 
 def held_version() -> str:
-    """Return the committed token of what the workers hold ("" before any write): the
-    ``cached_token`` of a process whose compilation is current (a served layer's new item
-    moves ``content_version`` only)."""
+    """Return the committed token of what workers hold ("" before any write)."""
     rows = rows_read(_version_sql("held_token"), [])
     return rows[0][0] if rows else ""
 
