@@ -95,12 +95,13 @@ def derived_written(
     items: list[tuple[int, str, str]],
     layers: Iterable[int],
     written: Mapping[tuple[int, str], Written] | None = None,
-) -> None:
+) -> dict[int, object]:
     """Bring the derived rows up to date after a write: ``items`` are the (layer id, path,
     op) of single-item writes, ``layers`` the layers whose items were rewritten wholesale,
     ``written`` the items the write gives as it stored them, by (layer id, path): those are
     not read back. The caller moved the items' counts (``item_count_deltas``). Call inside
-    the write's transaction, under the writers' lock (``workspace_changed``)."""
+    the write's transaction, under the writers' lock (``workspace_changed``). Return every
+    layer's ``itemFilter`` by id, as read here (the caller asks which layers are served)."""
     rewritten = set(layers)
     paths: dict[int, set[str]] = defaultdict(set)
     # Paths this write only created: a new row has no derived rows to delete.
@@ -138,6 +139,7 @@ def derived_written(
     for layer_id, (item_filter, keyed) in layer_rows.items():
         if filter_fields(item_filter) != keyed:
             _rekey_layer(layer_id, filter_fields(item_filter))
+    return {layer_id: item_filter for layer_id, (item_filter, _) in layer_rows.items()}
 
 
 def _rows_derived(layer_id: int, rows: Iterable, fields: list[str], *, terms=True, keys=True):

@@ -102,14 +102,6 @@ def served_layer(item_filter) -> bool:
     return bool(item_filter) and serving_enabled()
 
 
-def served_layer_ids(layer_ids) -> set[int]:
-    """Return which of the layers are served (one query; none for no layers)."""
-    if not layer_ids:
-        return set()
-    rows = Layer.objects.filter(pk__in=sorted(layer_ids)).values_list("id", "item_filter")
-    return {layer_id for layer_id, item_filter in rows if served_layer(item_filter)}
-
-
 def rows_read(sql: str, params) -> list:
     """Run one read and return its rows. A persistent connection the server dropped (a
     restart, an idle timeout) is opened again once, outside a transaction: the resolve path

@@ -19,7 +19,7 @@ from profiles.models import (
 from profiles.workspace.derived import Written, derived_written, item_count_deltas
 from profiles.workspace.item_change_log import item_changes_record
 from profiles.workspace.selectors import entry_path
-from profiles.workspace.served import request_reads_forget, served_layer_ids
+from profiles.workspace.served import request_reads_forget, served_layer
 from profiles.workspace.validation import WorkspaceValidationError, duplicate_issues
 from resolver import ValidationIssue
 
@@ -164,9 +164,10 @@ def workspace_changed(
             content_token=new_token(), **(moved_count if deltas[layer_id] else {})
         )
     item_changes_record(items=items, layers=sorted(reread))
-    derived_written(items=items + moves, layers=rewritten, written=written)
+    filters = derived_written(items=items + moves, layers=rewritten, written=written)
     touched = {layer_id for layer_id, _, _ in items + moves}
-    held = bool(profiles or rewritten or not touched or touched - served_layer_ids(touched))
+    served = {layer_id for layer_id in touched if served_layer(filters.get(layer_id))}
+    held = bool(profiles or rewritten or not touched or touched - served)
     WorkspaceVersion.bump(profiles=profiles, held=held)
 
 

@@ -149,7 +149,7 @@ def test_a_served_layer_asks_only_for_what_the_request_reads(scenario):
     availability = scenario.request.get("availability") or {}
     for need in needs:
         layer = next(layer for layer in document["layers"] if layer["key"] == need.layer)
-        assert layer.get("items")
+        # (an empty served layer is asked for too: it may hold items by the request's time)
         assert availability.get(layer["key"], layer.get("availability", "auto")) == "auto"
         assert [field for field, _ in need.filters] == sorted(layer["itemFilter"])
         for field, value in need.filters:
