@@ -336,6 +336,9 @@ EXPECTATIONS: dict[str, Door] = {
     "oidc_authentication_callback": Door({"GET": everyone(LOGIN), "POST": everyone(405)}),
     "healthz": Door({"GET": everyone(200)}),
     "readyz": Door({"GET": everyone(200)}),
+    # Off (404) unless METRICS_TOKEN or METRICS_ALLOWED_IPS is set; then the token or the
+    # address decides, not a role (tests/ctxstudio/test_metrics.py).
+    "metrics": Door({"GET": everyone(404)}),
     "favicon": Door({"GET": everyone(301)}),  # on to the static SVG
     # -- API
     "api:resolve": API_RESOLUTION,
