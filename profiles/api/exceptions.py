@@ -28,6 +28,7 @@ from profiles.versioning.environments import SafeChangeError
 from profiles.workspace.concurrency import PreconditionFailed, WriteConflict, is_retryable
 from profiles.workspace.parameters import ParameterInvalid
 from profiles.workspace.permissions import KeyForbidden
+from profiles.workspace.selectors import found_or_none
 from profiles.workspace.validation import WorkspaceValidationError, issues_body
 from profiles.workspace.writing import Conflict
 from resolver import RequestError, ResolverError, WorkspaceError
@@ -149,10 +150,7 @@ def not_found(what: str, path: str = "") -> ApiError:
 def or_404(what: str, get, /, **lookup):
     """Return ``get(**lookup)``: the one "or 404" of the API's doors. What the getter does not
     find (``None``, or its model's ``DoesNotExist``) answers ``not_found(what)``."""
-    try:
-        found = get(**lookup)
-    except ObjectDoesNotExist:
-        found = None
+    found = found_or_none(get, **lookup)
     if found is None:
         raise not_found(what)
     return found

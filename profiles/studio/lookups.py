@@ -2,22 +2,18 @@
 there is none (``or_404``, and the profile, layer and change request many pages open), and
 whether a user sees a background job (its owner, or anyone who administers)."""
 
-from django.core.exceptions import ObjectDoesNotExist
 from django.http import Http404
 
 from profiles.models import ChangeRequest, ImportJob, Layer, Profile
 from profiles.safechange.selectors import change_request_get
 from profiles.workspace.permissions import ADMINISTER, user_can
-from profiles.workspace.selectors import layer_get, profile_get
+from profiles.workspace.selectors import found_or_none, layer_get, profile_get
 
 
 def or_404(message: str, get, /, **lookup):
     """Return ``get(**lookup)``; what the getter does not find (``None``, or its model's
     ``DoesNotExist``) is the 404 page, saying ``message``."""
-    try:
-        found = get(**lookup)
-    except ObjectDoesNotExist:
-        found = None
+    found = found_or_none(get, **lookup)
     if found is None:
         raise Http404(message)
     return found

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
@@ -79,6 +80,15 @@ def entry_path(row) -> str:
         return f"{entry_path(layer)}.items[{document_index(row)}]"
     section = {Consumer: "consumers", Layer: "layers", Profile: "profiles"}[type(row)]
     return f"{section}[{document_index(row)}]"
+
+
+def found_or_none(get, /, **lookup):
+    """Return ``get(**lookup)``, or None where the getter finds nothing (it returns None or
+    raises its model's ``DoesNotExist``): what every door's "or 404" starts from."""
+    try:
+        return get(**lookup)
+    except ObjectDoesNotExist:
+        return None
 
 
 def consumer_get(*, key: str, lock: bool = False) -> Consumer:
