@@ -21,6 +21,7 @@ def _isolated_cache():
     workspace_cache_clear()
     yield
     workspace_cache_clear()
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)

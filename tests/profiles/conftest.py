@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 import yaml
 from django.contrib.auth.models import Group, User
-from django.core.cache import cache as django_cache
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from rest_framework.test import APIClient
@@ -19,7 +18,6 @@ from rest_framework.test import APIClient
 from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.imports import workspace_import
 from profiles.models import Profile, Scenario
-from profiles.workspace import cache
 from profiles.workspace.keys import (
     api_key_create,
     api_key_used,
@@ -108,17 +106,6 @@ def normalize_document(document: dict) -> dict:
 @pytest.fixture(autouse=True)
 def fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    """Each test starts with no compiled workspace (the per-process cache; the database is
-    rolled back) and no throttle history."""
-    cache.workspace_cache_clear()
-    django_cache.clear()
-    yield
-    cache.workspace_cache_clear()
-    django_cache.clear()
 
 
 def small_workspace(*, layers: int = 3, items: int = 4, profiles: int = 2) -> dict:
