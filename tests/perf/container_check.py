@@ -26,7 +26,7 @@ minute or more. It
 Where podman cannot start a container with its defaults, it runs with a configuration of its
 own (``CONTAINERS_CONF``, in a temporary folder): without CAP_SYS_RESOURCE no resource limit
 may be raised, so the default ulimits are those of this process (the processes' limit no
-higher than ``pid_max``, which podman applies to itself); on a hybrid cgroup hierarchy (v1
+higher than ``pid_max``, conmon's limit here); on a hybrid cgroup hierarchy (v1
 with controllers left in v2) crun refuses to start, so the runtime is runc. See
 docs/operations.md ("Containers") and docs/decisions.md.
 """
