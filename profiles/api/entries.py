@@ -13,6 +13,7 @@ from profiles.api.base import ApiViewSet
 from profiles.api.conditional import none_match_fails, not_modified
 from profiles.api.exceptions import or_404
 from profiles.api.serializers import entries as s
+from profiles.workspace.replica import replica_reads
 
 # Object URLs end without a slash and keys never contain one.
 KEY_REGEX = "[^/]+"
@@ -87,7 +88,15 @@ class EntryViewSet(
 
     # -- the actions ------------------------------------------------------------------------
 
+    def list(self, request, *args, **kwargs):
+        with replica_reads():  # the material from a read replica, when one may answer
+            return super().list(request, *args, **kwargs)
+
     def retrieve(self, request, *args, **kwargs):
+        with replica_reads():
+            return self._retrieve(request)
+
+    def _retrieve(self, request):
         row = self.get_object()
         etag = self.etag(row)
         if none_match_fails(request, etag):  # the object's document is the whole answer

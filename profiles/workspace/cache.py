@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from profiles.models import Consumer, Layer, Profile, Rule, WorkspaceVersion
-from profiles.workspace import held_rows, metrics
+from profiles.workspace import held_rows, metrics, replica
 from profiles.workspace.fields import RULE_MODEL_FIELDS
 from profiles.workspace.item_change_log import Op, item_changes_last, item_changes_since
 from profiles.workspace.mappers import (
@@ -149,8 +149,15 @@ def _version() -> tuple[str, str] | None:
     its served statement instead, ``workspace_resolved``), so the SQL is written once
     rather than compiled by the ORM each time.
     """
-    rows = rows_read(_version_sql(held_token_sql()), [])
-    return rows[0] if rows else None
+    if not replica.ENABLED:
+        rows = rows_read(_version_sql(held_token_sql()), [])
+        return rows[0] if rows else None
+    # With a read replica: the counter too, which the replica must have applied to answer.
+    rows = rows_read(_version_sql(f"{held_token_sql()}, counter"), [])
+    if not rows:
+        return None
+    replica.mark(rows[0][1])
+    return rows[0][0], rows[0][2]
 
 
 def _layer_rows() -> list:
