@@ -1,6 +1,7 @@
 """Throwaway PostgreSQL clusters for tests and benchmarks: a primary made with ``initdb`` and a
 streaming replica of it made with ``pg_basebackup -R``, each in a temporary folder on a free
-loopback port, trust authentication on the loopback only, stopped and removed at the end.
+loopback port, trust authentication on the loopback only, stopped and removed at the end; and
+a throwaway Redis (``redis_server``), the shared cache of several server processes.
 
 They need PostgreSQL's server programs (``initdb``, ``pg_ctl``, ``pg_basebackup``: Debian's
 ``postgresql`` package; found with ``pg_config --bindir`` or under
@@ -176,3 +177,31 @@ def replayed(primary: Cluster, replica: Cluster, timeout: float = 10) -> float:
         if time.monotonic() - started > timeout:
             raise TimeoutError("the replica did not catch up")
         time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def redis_server() -> Iterator[str | None]:
+    """Start a Redis of its own on a free loopback port (no persistence); yield its URL, or
+    None when ``redis-server`` is not installed; stop it at the end."""
+    program = shutil.which("redis-server")
+    if program is None:
+        yield None
+        return
+    port = free_port()
+    server = subprocess.Popen(
+        [program, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -64,26 +64,6 @@ def call(port, method, path, headers=None, body=None):
 
 
 @contextlib.contextmanager
-def redis_server():
-    """A Redis of the module's own (the shared cache), None when it is not installed."""
-    program = shutil.which("redis-server")
-    if program is None:
-        yield None
-        return
-    port = pg_clusters.free_port()
-    server = subprocess.Popen(
-        [program, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-
-
-@contextlib.contextmanager
 def gunicorn(env: dict, workers: int):
     folder = tempfile.mkdtemp(prefix="ctx-replica-metrics-")
     port = pg_clusters.free_port()
@@ -162,7 +142,7 @@ def stack():
             pg_clusters.replica_cluster(primary, prefix="ctx-replica-standby-")
         )
         primary.sql("CREATE DATABASE ctx")
-        cache_url = stack.enter_context(redis_server())
+        cache_url = stack.enter_context(pg_clusters.redis_server())
         env = {
             **{k: v for k, v in os.environ.items() if k not in ("DJANGO_ALLOW_ASYNC_UNSAFE",)},
             "DATABASE_URL": primary.url("ctx"),
