@@ -230,11 +230,13 @@ def writes_while_reading(server, primary, replica, desk, figures, args, log) -> 
         third = args.write_seconds / 3
         time.sleep(third)
         log(f"    replay paused for {args.pause_seconds} s…")
+        pause_before = outcomes(server)
         replica.sql("SELECT pg_wal_replay_pause()")
         paused_from = len(sampler.bytes)
         time.sleep(args.pause_seconds)
         replica.sql("SELECT pg_wal_replay_resume()")
         paused_to = len(sampler.bytes)
+        pause_after = outcomes(server)
         time.sleep(max(0.0, args.write_seconds - third - args.pause_seconds))
         stop.set()
         for thread in threads:
@@ -248,6 +250,7 @@ def writes_while_reading(server, primary, replica, desk, figures, args, log) -> 
     figures["write_phase_read_p50_ms"] = ms(percentile(latencies, 0.5))
     figures["write_phase_read_p95_ms"] = ms(percentile(latencies, 0.95))
     figures["write_phase_outcomes"] = grown(before, after)
+    figures["paused_outcomes"] = grown(pause_before, pause_after)
     figures["write_phase_stale_answers"] = len(stale)
     figures["write_phase_answers_beyond_sent"] = len(too_many)
     figures["write_phase_errors"] = len(errors)
