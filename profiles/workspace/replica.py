@@ -34,7 +34,6 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.signals import request_finished, request_started
 from django.db import InterfaceError, OperationalError, connections, transaction
-from django.dispatch import receiver
 
 from profiles.models import WorkspaceVersion
 from profiles.workspace import metrics, throttling
@@ -72,15 +71,15 @@ def _shared_key() -> str:
     return caches["default"].make_and_validate_key(KEY)
 
 
+def _request_edge(sender, **kwargs):
+    throttling.fetched_along.set(None)  # what the throttle read along is the request's own
+
+
 if ENABLED:
     # The throttle's round trip (when it counts in Redis) reads the recorded counter along.
     throttling.along_keys.append(KEY)
-
-
-@receiver(request_started)
-@receiver(request_finished)
-def _request_edge(sender, **kwargs):
-    throttling.fetched_along.set(None)
+    request_started.connect(_request_edge, dispatch_uid="replica_request_started")
+    request_finished.connect(_request_edge, dispatch_uid="replica_request_finished")
 
 
 def count(outcome: str) -> None:
