@@ -3,6 +3,8 @@ replace, change and delete on a feature's write services, with ETags and the 404
 key), the key's URL pattern, and ``entry_schema`` (their serializers, operation ids and bodies;
 ``entry_operations`` is the schema alone, for a viewset of some of those actions)."""
 
+import contextlib
+
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status
 from rest_framework.filters import SearchFilter
@@ -40,6 +42,9 @@ class EntryViewSet(
     update_serializer_class: type[s.EntrySerializer]
     #: what the 404 calls an object ("consumer"), set by ``entry_schema``
     kind = ""
+    #: whether GET list and detail may read from a read replica (the material's entries:
+    #: every write of theirs moves the counter a replica is checked against)
+    replica_reads = True
 
     def get_serializer_class(self):
         if self.action in ("update", "partial_update"):
@@ -89,12 +94,17 @@ class EntryViewSet(
     # -- the actions ------------------------------------------------------------------------
 
     def list(self, request, *args, **kwargs):
-        with replica_reads():  # the material from a read replica, when one may answer
+        with self.reading():
             return super().list(request, *args, **kwargs)
 
     def retrieve(self, request, *args, **kwargs):
-        with replica_reads():
+        with self.reading():
             return self._retrieve(request)
+
+    def reading(self):
+        """The reads of a list or detail: of the material from a read replica when one may
+        answer (``profiles.workspace.replica``), else from the primary."""
+        return replica_reads() if self.replica_reads else contextlib.nullcontext()
 
     def _retrieve(self, request):
         row = self.get_object()
