@@ -31,8 +31,9 @@ TEST_SETTINGS = (
 )
 
 
-def server_programs() -> Path | None:
-    """Return the folder of ``initdb``, ``pg_ctl`` and ``pg_basebackup``, None without them."""
+def server_programs(names: tuple[str, ...] = PROGRAMS) -> Path | None:
+    """Return the folder of PostgreSQL's server programs ``names`` (by default ``initdb``,
+    ``pg_ctl`` and ``pg_basebackup``), None when they are not installed."""
     candidates = []
     with contextlib.suppress(OSError, subprocess.CalledProcessError):
         found = subprocess.run(
@@ -41,7 +42,7 @@ def server_programs() -> Path | None:
         candidates.append(Path(found))
     candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)]
     for folder in candidates:
-        if all((folder / name).exists() for name in PROGRAMS):
+        if all((folder / name).exists() for name in names):
             return folder
     return None
 

@@ -10,20 +10,18 @@ import json
 import os
 import re
 import secrets
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from tests import pg_clusters
+from tests.ctxstudio.test_horizontal_scaling import gunicorn
 from tests.profiles.conftest import NOW
 
 ROOT = Path(__file__).resolve().parents[2]
-GUNICORN = Path(sys.executable).parent / "gunicorn"
 METRICS_TOKEN = secrets.token_urlsafe(16)
 
 pytestmark = [
@@ -66,38 +64,6 @@ def call(port, method, path, headers=None, body=None):
         return response.status, response.read().decode()
     finally:
         conn.close()
-
-
-@contextlib.contextmanager
-def gunicorn(env: dict, workers: int):
-    folder = tempfile.mkdtemp(prefix="ctx-replica-metrics-")
-    port = pg_clusters.free_port()
-    server = subprocess.Popen(
-        [str(GUNICORN), "-c", "scripts/gunicorn.conf.py", "ctxstudio.wsgi"],
-        cwd=ROOT,
-        env={
-            **env,
-            "GUNICORN_BIND": f"127.0.0.1:{port}",
-            "GUNICORN_WORKERS": str(workers),
-            "GUNICORN_ACCESSLOG": "",
-            "PROMETHEUS_MULTIPROC_DIR": folder,
-        },
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            with contextlib.suppress(OSError):
-                if call(port, "GET", "/healthz")[0] == 200:
-                    break
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
-        yield port
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Stack:
@@ -181,7 +147,9 @@ def stack():
         pg_clusters.replayed(primary, replica)
         # Without a shared cache, one worker: the record of the last write is per process.
         workers = 2 if cache_url else 1
-        port = stack.enter_context(gunicorn(env, workers))
+        port = stack.enter_context(
+            gunicorn(pg_clusters.free_port(), more_env={**env, "GUNICORN_WORKERS": str(workers)})
+        )
         yield Stack(primary, replica, port, key, workers)
 
 

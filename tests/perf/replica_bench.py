@@ -26,6 +26,7 @@ Figures: docs/benchmarks.md ("Read replica").
 """
 
 import argparse
+import concurrent.futures
 import contextlib
 import json
 import os
@@ -86,37 +87,23 @@ def twin(server: Server, stack: contextlib.ExitStack, **env: str) -> Server:
 
 def resolve_load(server: Server, requests: list[dict], clients: int) -> dict:
     """Send ``requests`` from ``clients`` threads; return p50/p95 (ms), throughput, errors."""
-    pending = iter(requests)
-    lock = threading.Lock()
-    latencies, errors = [], []
 
-    def client():
-        while True:
-            with lock:
-                request = next(pending, None)
-            if request is None:
-                return
-            try:
-                reply = server.resolve(request, timeout=60)
-            except OSError as exc:
-                errors.append(repr(exc))
-                continue
-            (latencies if reply.status == 200 else errors).append(
-                reply.seconds if reply.status == 200 else reply.status
-            )
+    def one(request):
+        try:
+            return server.resolve(request, timeout=60)
+        except OSError:
+            return None
 
     started = time.perf_counter()
-    threads = [threading.Thread(target=client) for _ in range(clients)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        replies = list(pool.map(one, requests))
     elapsed = time.perf_counter() - started
+    latencies = [r.seconds for r in replies if r is not None and r.status == 200]
     return {
         "p50_ms": ms(percentile(latencies, 0.5)),
         "p95_ms": ms(percentile(latencies, 0.95)),
         "per_s": round(len(latencies) / elapsed, 1),
-        "errors": len(errors),
+        "errors": len(replies) - len(latencies),
     }
 
 
