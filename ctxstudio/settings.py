@@ -234,6 +234,12 @@ REPLICA_MAX_LAG_SECONDS = float(os.environ.get("REPLICA_MAX_LAG_SECONDS", "5"))
 REPLICA_RETRY_SECONDS = float(os.environ.get("REPLICA_RETRY_SECONDS", "5"))
 DATABASE_ROUTERS: list[str] = []
 if DATABASE_REPLICA_URL:
+    if not DATABASE_REPLICA_URL.startswith(("postgres://", "postgresql://")) or (
+        DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql"
+    ):
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URL: a PostgreSQL replica of a PostgreSQL DATABASE_URL"
+        )
     DATABASES["replica"] = {
         **dj_database_url.parse(
             DATABASE_REPLICA_URL,

@@ -1,4 +1,5 @@
-"""The read replica's router and its cost without a replica (no database needed)."""
+"""The read replica's router, its cost without a replica, and the record of the last write
+in Redis (no database needed)."""
 
 from django.core.signals import request_started
 
@@ -32,3 +33,24 @@ def test_router__material_reads_on_the_replica_only_inside_replica_reads():
         replica._route.reset(token)
     assert router.allow_migrate("replica", "profiles") is False
     assert router.allow_migrate("default", "profiles") is True
+
+
+def test_record_of_the_last_write__a_maximum__read_along_with_the_throttle(
+    redis_cache, monkeypatch
+):
+    monkeypatch.setattr(throttling, "along_keys", [replica.KEY])
+    monkeypatch.setattr(replica, "_mark", 0)
+    replica.recorded(41)
+    replica.recorded(40)  # a slower writer's record does not lower it
+    monkeypatch.setattr(replica, "_mark", 0)  # what this process knows aside
+    assert redis_cache.get(replica.KEY) == 41
+    token = throttling.fetched_along.set(None)
+    try:
+        assert throttling.RateCounter("along", "100/minute").admit()
+        # Gone from Redis after the throttle's round trip: what follows reads no cache.
+        redis_cache.delete(replica.KEY)
+        assert replica.wanted() == 41
+        throttling.fetched_along.set(None)  # a request without a throttle reads the cache
+        assert replica.wanted() == 0
+    finally:
+        throttling.fetched_along.reset(token)
