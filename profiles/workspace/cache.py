@@ -147,17 +147,10 @@ def _version() -> tuple[str, str] | None:
 
     Every request that resolves reads it (a request that reads served layers reads it in
     its served statement instead, ``workspace_resolved``), so the SQL is written once
-    rather than compiled by the ORM each time.
+    rather than compiled by the ORM each time (with a read replica, the write counter too).
     """
-    if not replica.ENABLED:
-        rows = rows_read(_version_sql(held_token_sql()), [])
-        return rows[0] if rows else None
-    # With a read replica: the counter too, which the replica must have applied to answer.
-    rows = rows_read(_version_sql(f"{held_token_sql()}, counter"), [])
-    if not rows:
-        return None
-    replica.mark(rows[0][1])
-    return rows[0][0], rows[0][2]
+    rows = rows_read(_version_sql(held_token_sql() + replica.COUNTER_COLUMN), [])
+    return (replica.marked(rows[0]) if replica.ENABLED else rows[0]) if rows else None
 
 
 def _layer_rows() -> list:

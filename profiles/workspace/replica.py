@@ -96,6 +96,17 @@ def mark(counter) -> None:
         _mark = max(_mark, int(counter))
 
 
+# What the version query of a compilation (``cache._version``) reads besides, and keeps.
+COUNTER_COLUMN = ", counter" if ENABLED else ""
+
+
+def marked(row: tuple) -> tuple:
+    """Mark a compilation's (held token, counter, profiles token); return it without the
+    counter, as the version query answers without a replica."""
+    mark(row[1])
+    return row[0], row[2]
+
+
 def recorded(counter: int) -> None:
     """Record a committed write's counter: here and in the shared cache (a maximum)."""
     mark(counter)
