@@ -223,6 +223,34 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         **DATABASES["default"].get("OPTIONS", {}),
     }
 
+# A streaming read replica (docs/operations.md "Read replica"): DATABASE_REPLICA_URL adds the
+# "replica" alias, with the default's options. Served-layer reads and the read-only API's
+# reads go to it (profiles.workspace.replica, ctxstudio.db_router) unless it has not applied
+# the last recorded write, lags more than REPLICA_MAX_LAG_SECONDS, or cannot be reached (then
+# the primary answers, and the process leaves the replica alone for REPLICA_RETRY_SECONDS).
+# Unset: no replica, nothing changes. Its TEST database mirrors the default's.
+DATABASE_REPLICA_URL = os.environ.get("DATABASE_REPLICA_URL", "")
+REPLICA_MAX_LAG_SECONDS = float(os.environ.get("REPLICA_MAX_LAG_SECONDS", "5"))
+REPLICA_RETRY_SECONDS = float(os.environ.get("REPLICA_RETRY_SECONDS", "5"))
+DATABASE_ROUTERS: list[str] = []
+if DATABASE_REPLICA_URL:
+    if not DATABASE_REPLICA_URL.startswith(("postgres://", "postgresql://")) or (
+        DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql"
+    ):
+        raise ImproperlyConfigured(
+            "DATABASE_REPLICA_URL: a PostgreSQL replica of a PostgreSQL DATABASE_URL"
+        )
+    DATABASES["replica"] = {
+        **dj_database_url.parse(
+            DATABASE_REPLICA_URL,
+            conn_max_age=DATABASES["default"]["CONN_MAX_AGE"],
+            conn_health_checks=DATABASES["default"]["CONN_HEALTH_CHECKS"],
+        ),
+        "OPTIONS": {"connect_timeout": 2, **DATABASES["default"].get("OPTIONS", {})},
+        "TEST": {"MIRROR": "default"},
+    }
+    DATABASE_ROUTERS = ["ctxstudio.db_router.ReplicaRouter"]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -117,6 +117,7 @@ class ScenarioViewSet(EntryViewSet):
     lookup_field = "name"
     lookup_value_regex = ".+"
     reads = (selectors.scenario_list_all, selectors.scenario_get, scenario_etag)
+    replica_reads = False  # a scenario's write moves no workspace counter: the primary reads
     writes = (scenario_create, scenario_update, scenario_delete)
     filter_backends = [DjangoFilterBackend, SearchFilter]
     filterset_class = ScenarioFilterSet

@@ -3,6 +3,8 @@ replace, change and delete on a feature's write services, with ETags and the 404
 key), the key's URL pattern, and ``entry_schema`` (their serializers, operation ids and bodies;
 ``entry_operations`` is the schema alone, for a viewset of some of those actions)."""
 
+import contextlib
+
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import mixins, status
 from rest_framework.filters import SearchFilter
@@ -13,6 +15,7 @@ from profiles.api.base import ApiViewSet
 from profiles.api.conditional import none_match_fails, not_modified
 from profiles.api.exceptions import or_404
 from profiles.api.serializers import entries as s
+from profiles.workspace.replica import replica_reads
 
 # Object URLs end without a slash and keys never contain one.
 KEY_REGEX = "[^/]+"
@@ -39,6 +42,9 @@ class EntryViewSet(
     update_serializer_class: type[s.EntrySerializer]
     #: what the 404 calls an object ("consumer"), set by ``entry_schema``
     kind = ""
+    #: whether GET list and detail may read from a read replica (the material's entries:
+    #: every write of theirs moves the counter a replica is checked against)
+    replica_reads = True
 
     def get_serializer_class(self):
         if self.action in ("update", "partial_update"):
@@ -87,7 +93,20 @@ class EntryViewSet(
 
     # -- the actions ------------------------------------------------------------------------
 
+    def list(self, request, *args, **kwargs):
+        with self.reading():
+            return super().list(request, *args, **kwargs)
+
     def retrieve(self, request, *args, **kwargs):
+        with self.reading():
+            return self._retrieve(request)
+
+    def reading(self):
+        """The reads of a list or detail: of the material from a read replica when one may
+        answer (``profiles.workspace.replica``), else from the primary."""
+        return replica_reads() if self.replica_reads else contextlib.nullcontext()
+
+    def _retrieve(self, request):
         row = self.get_object()
         etag = self.etag(row)
         if none_match_fails(request, etag):  # the object's document is the whole answer

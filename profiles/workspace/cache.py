@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 
 from profiles.models import Consumer, Layer, Profile, Rule, WorkspaceVersion
-from profiles.workspace import held_rows, metrics
+from profiles.workspace import held_rows, metrics, replica
 from profiles.workspace.fields import RULE_MODEL_FIELDS
 from profiles.workspace.item_change_log import Op, item_changes_last, item_changes_since
 from profiles.workspace.mappers import (
@@ -147,10 +147,10 @@ def _version() -> tuple[str, str] | None:
 
     Every request that resolves reads it (a request that reads served layers reads it in
     its served statement instead, ``workspace_resolved``), so the SQL is written once
-    rather than compiled by the ORM each time.
+    rather than compiled by the ORM each time (with a read replica, the write counter too).
     """
-    rows = rows_read(_version_sql(held_token_sql()), [])
-    return rows[0] if rows else None
+    rows = rows_read(_version_sql(held_token_sql() + replica.COUNTER_COLUMN), [])
+    return (replica.marked(rows[0]) if replica.ENABLED else rows[0]) if rows else None
 
 
 def _layer_rows() -> list:

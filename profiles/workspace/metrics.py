@@ -55,6 +55,13 @@ served_candidates = Counter(
     "Served candidates asked for, by result: hit (held current in the worker) or miss.",
     ["result"],
 )
+replica_reads = Counter(
+    "ctxstudio_replica_reads",
+    "Reads a read replica was asked for (DATABASE_REPLICA_URL), by who answered: replica, or"
+    " the primary because the replica lagged, had not applied the last write, or was"
+    " unreachable (primary_lag, primary_written, primary_unreachable).",
+    ["outcome"],
+)
 served_items = Counter("ctxstudio_served_items_fetched", "Items fetched for served layers.")
 compile_seconds = Histogram(
     "ctxstudio_workspace_compile_seconds",

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
-from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario
+from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
 from profiles.workspace.fields import RULE_MODEL_FIELDS
 
 
@@ -543,3 +543,9 @@ def rule_get(*, profile_key: str, layer_key: str) -> Rule:
 def rule_layer_keys_list(*, profile_key: str) -> list[str]:
     """Return the layer keys of the profile's stored rules."""
     return list(Rule.objects.filter(profile__key=profile_key).values_list("layer__key", flat=True))
+
+
+def workspace_counter_get() -> int | None:
+    """Return the workspace's write counter (``WorkspaceVersion.counter``), None before any
+    write; inside a write's transaction, its own bump included."""
+    return WorkspaceVersion.objects.filter(pk=1).values_list("counter", flat=True).first()

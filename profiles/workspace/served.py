@@ -41,7 +41,7 @@ from django.db import InterfaceError, OperationalError, connection
 from django.dispatch import receiver
 
 from profiles.models import Item, ItemKey, ItemTerms, Layer, WorkspaceVersion
-from profiles.workspace import metrics
+from profiles.workspace import metrics, replica
 from profiles.workspace.derived import filter_fields
 from profiles.workspace.mappers import map_item_columns_to_resolver
 from resolver.analysis import ANALYSER_VERSION, decode_terms
@@ -202,11 +202,15 @@ def _stamp_sql(key: str) -> str:
     )
 
 
-def served_statement(totals: list[int], wanted: list[Wanted]) -> tuple[str, list]:
+def served_statement(
+    totals: list[int], wanted: list[Wanted], *, on_replica: bool = False
+) -> tuple[str, list]:
     """Return the statement of one request's served read and its parameters: one row of
     (held token, each layer of ``totals``'s item count, each wanted value's stamp), joined
     with the rows (need number, path, title, body, metadata, terms) of the values not held
-    current (every value without a stamp; one with a stamp only when it moved)."""
+    current (every value without a stamp; one with a stamp only when it moved). For a read
+    replica (``on_replica``) the row also has the replica's workspace counter and lag, from
+    the same snapshot (``profiles.workspace.replica``), before the rows."""
     item, terms, key = _tables()
     quote = connection.ops.quote_name
     version = quote(WorkspaceVersion._meta.db_table)
@@ -219,6 +223,9 @@ def served_statement(totals: list[int], wanted: list[Wanted]) -> tuple[str, list
     for n, want in enumerate(wanted):
         heads.append(f"{_stamp_sql(key)} AS s{n}")
         params += [want.layer_id, want.field, want.value]
+    if on_replica:
+        heads.append(f"(SELECT counter FROM {version} WHERE id = 1) AS c")
+        heads.append(f"{replica.lag_sql()} AS g")
     branches, branch_params = [], []
     for n, want in enumerate(wanted):
         moved = f" AND (SELECT s{n} FROM h) <> %s" if want.stamp is not None else ""
@@ -309,21 +316,40 @@ def served_read(totals: list[int], wanted: list[Wanted]) -> tuple[str | None, li
     """Run one request's served statement; return the held token, the totals (as
     ``totals``) and per wanted value its (stamp, rows or None when its stamp is the one
     held: path, title, body, metadata, stored terms)."""
-    sql, params = served_statement(totals, wanted)
-    rows = rows_read(sql, params)
+    rows, extra = _replica_read(totals, wanted), 2
+    if rows is None:
+        sql, params = served_statement(totals, wanted)
+        rows, extra = rows_read(sql, params), 0
     metrics.served_statements.inc()
-    head = rows[0] if rows else (None,) * (1 + len(totals) + len(wanted))
+    width = 1 + len(totals) + len(wanted)
+    head = rows[0] if rows else (None,) * width
     counts = list(head[1 : 1 + len(totals)])
-    stamps = head[1 + len(totals) : 1 + len(totals) + len(wanted)]
+    stamps = head[1 + len(totals) : width]
     found: list[list | None] = [
         None if want.stamp is not None and want.stamp == stamp else []
         for want, stamp in zip(wanted, stamps, strict=True)
     ]
-    width = 1 + len(totals) + len(wanted)
+    width += extra
     for row in rows:
         if wanted and row[width] is not None:
             found[row[width]].append(row[width + 1 :])
     return head[0], counts, list(zip(stamps, found, strict=True))
+
+
+def _replica_read(totals: list[int], wanted: list[Wanted]) -> list | None:
+    """Run the served statement on the read replica; return its rows when the replica may
+    answer (``replica.fresh``), else None (the primary answers). None at once without a
+    replica, or inside a write's transaction."""
+    if not replica.available():
+        return None
+    sql, params = served_statement(totals, wanted, on_replica=True)
+    rows = replica.replica_rows(sql, params)
+    if rows is None:
+        return None
+    width = 1 + len(totals) + len(wanted)
+    outcome = replica.fresh(*rows[0][width : width + 2]) if rows else "primary_written"
+    replica.count(outcome)
+    return rows if outcome == "replica" else None
 
 
 class DatabaseSource:

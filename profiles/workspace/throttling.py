@@ -17,12 +17,19 @@ sliding window. Only served requests are counted.
 """
 
 import contextlib
+import contextvars
 import math
 import time
 
 from django.conf import settings
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
+
+# Cache keys whose values the counting round trip in Redis reads along (the replica's record
+# of the last write, ``profiles.workspace.replica``: empty without a replica), kept for the
+# request in ``fetched_along`` (key -> value; None: not read).
+along_keys: list[str] = []
+fetched_along: contextvars.ContextVar = contextvars.ContextVar("fetched_along", default=None)
 
 # Seconds of each period a rate may name ("600/minute", "30/m", "5/hour").
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -69,7 +76,7 @@ class RateCounter:
         elapsed = now - window * self.duration
         current_key = f"{self.key}:{window}"
         previous_key = f"{self.key}:{window - 1}"
-        redis = _redis_client(caches["default"])
+        redis = redis_client(caches["default"])
         if redis is not None:
             count, previous, undo = self._count_in_redis(redis, current_key, previous_key, cost)
         else:
@@ -109,7 +116,11 @@ class RateCounter:
         # A counter outlives its last increment by two periods: it is read as the previous one.
         pipeline.expire(current, 2 * self.duration)
         pipeline.get(cache.make_and_validate_key(previous_key))
-        count, _, previous = pipeline.execute()
+        for key in along_keys:
+            pipeline.get(cache.make_and_validate_key(key))
+        count, _, previous, *along = pipeline.execute()
+        if along_keys:
+            fetched_along.set(dict(zip(along_keys, along, strict=True)))
         return count, int(previous or 0), lambda: redis.decr(current, cost)
 
     def _seconds_until_allowed(
@@ -144,7 +155,7 @@ def user_throttle_wait(*, scope: str, user, cost: int = 1, timer=time.time) -> i
     return None if counter.admit(cost) else counter.wait()
 
 
-def _redis_client(backend):
+def redis_client(backend):
     """Return a Redis client of the cache when it is Django's Redis cache, else None.
 
     Django's Redis cache builds a client object per call (with its table of response

@@ -16,6 +16,7 @@ from profiles.models import (
     WorkspaceVersion,
     new_token,
 )
+from profiles.workspace import replica
 from profiles.workspace.derived import Written, derived_written, item_count_deltas
 from profiles.workspace.item_change_log import item_changes_record
 from profiles.workspace.selectors import entry_path
@@ -169,6 +170,7 @@ def workspace_changed(
     served = {layer_id for layer_id in touched if served_layer(filters.get(layer_id))}
     held = bool(profiles or rewritten or not touched or touched - served)
     WorkspaceVersion.bump(profiles=profiles, held=held)
+    replica.write_recorded()
 
 
 def conflict_for(row) -> Exception:

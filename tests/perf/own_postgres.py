@@ -12,7 +12,6 @@ root, the cluster belongs to the ``postgres`` account (PostgreSQL refuses to run
 """
 
 import contextlib
-import glob
 import os
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests import pg_clusters
 from tests.perf.web_bench import free_port
 
 SETTINGS = Path(__file__).with_name("postgresql-desk.conf")
@@ -27,17 +27,7 @@ SETTINGS = Path(__file__).with_name("postgresql-desk.conf")
 
 def server_programs() -> Path | None:
     """Return the folder of ``initdb`` and ``pg_ctl``, None when they are not installed."""
-    candidates = []
-    with contextlib.suppress(OSError, subprocess.CalledProcessError):
-        found = subprocess.run(
-            ["pg_config", "--bindir"], capture_output=True, text=True, check=True
-        ).stdout.strip()
-        candidates.append(Path(found))
-    candidates += [Path(p) for p in sorted(glob.glob("/usr/lib/postgresql/*/bin"), reverse=True)]
-    for folder in candidates:
-        if (folder / "initdb").exists() and (folder / "pg_ctl").exists():
-            return folder
-    return None
+    return pg_clusters.server_programs(("initdb", "pg_ctl"))
 
 
 def settings_text() -> str:
