@@ -9,7 +9,7 @@ PORT ?= 8000
 # The studio's address in the links it sends (review emails, webhook events): where make run serves.
 SITE_URL ?= http://$(HOST):$(PORT)
 
-.PHONY: setup run demo-reset serve test lint format bench bench-web bench-scale bench-scaleout loadtest container-check lock clean
+.PHONY: setup run demo-reset serve test lint format bench bench-web bench-scale bench-scaleout bench-replica loadtest container-check lock clean
 
 $(VENV)/bin/python:
 	@set -e; pick=""; \
@@ -81,6 +81,12 @@ bench-web: setup
 # "--tickets 100000") in a fresh PostgreSQL database behind gunicorn (docs/benchmarks.md, "Scale").
 bench-scale: setup
 	$(PY) -m tests.perf.scale_bench $(SCALE_BENCH_ARGS)
+
+# A primary and its pg_basebackup streaming replica (clusters of its own), Redis and gunicorn:
+# resolves through the replica against the primary alone, then writes while reading: the
+# replica's lag, the reads that fell back, stale answers (docs/benchmarks.md, "Read replica").
+bench-replica: setup
+	$(PY) -m tests.perf.replica_bench $(REPLICA_BENCH_ARGS)
 
 # Build the image and run compose.yaml (PostgreSQL, Redis, web, task workers) with podman, then
 # use the product through it (root, podman, podman-compose, debootstrap; docs/operations.md
