@@ -26,7 +26,7 @@ from profiles.workspace import cache, derived, served
 from profiles.workspace.mappers import map_rows_to_document
 from profiles.workspace.selectors import workspace_rows_get
 from resolver import ResolverError, compile_workspace
-from resolver.analysis import ANALYSER_VERSION, decode_terms, item_terms
+from resolver.analysis import ANALYSER_VERSION, item_terms, unpack_terms
 from tests.resolver.strategies import requests, workspaces
 from tests.resolver.test_conformance import CASE_FILES, run_case
 
@@ -63,11 +63,11 @@ def assert_derived_rows_exact() -> None:
         fields = derived.filter_fields(layer.item_filter)
         assert layer.keyed_fields == fields, layer.key
         stored_terms = ItemTerms.objects.filter(layer=layer).values_list(
-            "path", "item_id", "item_updated_at", "analyser", "terms"
+            "path", "item_id", "item_updated_at", "analyser", "packed"
         )
         terms = {
-            path: (item_id, updated_at, analyser, decode_terms(text))
-            for path, item_id, updated_at, analyser, text in stored_terms
+            path: (item_id, updated_at, analyser, unpack_terms(packed))
+            for path, item_id, updated_at, analyser, packed in stored_terms
         }
         assert terms == {
             path: (item_id, updated_at, ANALYSER_VERSION, item_terms(title, body))
@@ -364,8 +364,8 @@ def test_a_moved_ticket__derives_its_two_paths_only_and_workers_read_no_ticket()
 
 def test_terms_of_another_analyser__ignored_then_recomputed_in_the_background():
     workspace_import(document=desk(5, 4))
-    ItemTerms.objects.filter(layer__key="tickets").update(analyser=ANALYSER_VERSION + 1, terms="{}")
-    ItemTerms.objects.filter(layer__key="kb").update(analyser=ANALYSER_VERSION + 1, terms="{}")
+    ItemTerms.objects.filter(layer__key="tickets").update(analyser=ANALYSER_VERSION + 1, packed=b"")
+    ItemTerms.objects.filter(layer__key="kb").update(analyser=ANALYSER_VERSION + 1, packed=b"")
     cache.workspace_cache_clear()
 
     # Stale terms are not used: the answers are exact meanwhile

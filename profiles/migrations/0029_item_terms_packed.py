@@ -1,0 +1,67 @@
+"""Items' stored terms in their packed form (issue 35 item 2): the JSON column goes.
+
+The rows stored before are packed from their JSON (no text is tokenized again), a batch at a
+time by primary key, whatever their analyser version (its stamp stays; another version's
+rows are recomputed by the background task as before). A row whose JSON cannot be read gets
+an empty value: the engine finds it damaged and tokenizes that item's text.
+"""
+
+import json
+
+from django.db import migrations, models
+
+from resolver.analysis import encode_terms, pack_terms, unpack_terms
+
+BATCH = 2_000
+
+
+def _packed(text: str) -> bytes:
+    try:
+        terms = json.loads(text)
+        return pack_terms(terms) if isinstance(terms, dict) else b""
+    except (ValueError, TypeError, OverflowError):
+        return b""
+
+
+def _encoded(packed) -> str:
+    terms = unpack_terms(packed) if packed is not None else None
+    return encode_terms(terms) if terms is not None else "{}"
+
+
+def _convert(apps, schema_editor, source: str, target: str, convert) -> None:
+    ItemTerms = apps.get_model("profiles", "ItemTerms")
+    rows = ItemTerms.objects.using(schema_editor.connection.alias).order_by("pk")
+    last = 0
+    while True:
+        batch = list(rows.filter(pk__gt=last).values_list("pk", source)[:BATCH])
+        if not batch:
+            return
+        ItemTerms.objects.using(schema_editor.connection.alias).bulk_update(
+            [ItemTerms(pk=pk, **{target: convert(value)}) for pk, value in batch],
+            [target],
+            batch_size=500,
+        )
+        last = batch[-1][0]
+
+
+def pack(apps, schema_editor):
+    _convert(apps, schema_editor, "terms", "packed", _packed)
+
+
+def unpack(apps, schema_editor):
+    _convert(apps, schema_editor, "packed", "terms", _encoded)
+
+
+class Migration(migrations.Migration):
+    dependencies = [("profiles", "0028_workspace_version_held_token")]
+
+    operations = [
+        migrations.AddField(
+            model_name="itemterms",
+            name="packed",
+            field=models.BinaryField(default=b""),
+            preserve_default=False,
+        ),
+        migrations.RunPython(pack, unpack),
+        migrations.RemoveField(model_name="itemterms", name="terms"),
+    ]
