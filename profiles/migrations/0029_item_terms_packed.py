@@ -63,5 +63,9 @@ class Migration(migrations.Migration):
             preserve_default=False,
         ),
         migrations.RunPython(pack, unpack),
+        # A default only for the way back, which adds the column again before filling it.
+        migrations.AlterField(
+            model_name="itemterms", name="terms", field=models.TextField(default="{}")
+        ),
         migrations.RemoveField(model_name="itemterms", name="terms"),
     ]
