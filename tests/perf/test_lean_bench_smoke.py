@@ -1,4 +1,5 @@
-"""Smoke test of the lean door bench: one quick round reports every row and its queries."""
+"""Smoke tests of the lean door bench (one quick round reports every row and its queries, and
+the served breakdown) and of the served bench (a small desk)."""
 
 import os
 import subprocess
@@ -36,3 +37,32 @@ def test_lean_bench__one_round__reports_each_door_and_the_ratios():
     assert any(line.strip().startswith("engine") for line in lines)
     assert any("before ÷ lean door" in line for line in lines)
     assert any("metric calls of a resolve timed alone" in line for line in lines)
+    for row in ("first meeting", "cached", "held", "first meeting's fetch alone"):
+        assert any(line.strip().startswith(row) and "× held" in line for line in lines), row
+
+
+def test_served_bench__a_small_desk__reports_first_meeting_cached_held_and_the_compile():
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.perf.served_bench",
+            "--tickets",
+            "400",
+            "--requests",
+            "10",
+            "--rounds",
+            "1",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert "terms stored packed" in lines[0]
+    for row in ("first meeting", "cached", "held"):
+        assert any(line.strip().startswith(row) and "× held" in line for line in lines), row
+    assert any("held compile" in line for line in lines)
