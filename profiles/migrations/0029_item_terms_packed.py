@@ -29,18 +29,20 @@ def _encoded(packed) -> str:
 
 
 def _convert(apps, schema_editor, source: str, target: str, convert) -> None:
+    """Write ``target`` from ``source`` for every row, a batch at a time by primary key (one
+    ``executemany`` of plain updates a batch: psycopg pipelines them)."""
     ItemTerms = apps.get_model("profiles", "ItemTerms")
-    rows = ItemTerms.objects.using(schema_editor.connection.alias).order_by("pk")
+    connection = schema_editor.connection
+    rows = ItemTerms.objects.using(connection.alias).order_by("pk")
+    quote = connection.ops.quote_name
+    update = f"UPDATE {quote(ItemTerms._meta.db_table)} SET {quote(target)} = %s WHERE {quote('id')} = %s"
     last = 0
     while True:
         batch = list(rows.filter(pk__gt=last).values_list("pk", source)[:BATCH])
         if not batch:
             return
-        ItemTerms.objects.using(schema_editor.connection.alias).bulk_update(
-            [ItemTerms(pk=pk, **{target: convert(value)}) for pk, value in batch],
-            [target],
-            batch_size=500,
-        )
+        with connection.cursor() as cursor:
+            cursor.executemany(update, [(convert(value), pk) for pk, value in batch])
         last = batch[-1][0]
 
 

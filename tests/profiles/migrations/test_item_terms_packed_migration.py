@@ -65,7 +65,11 @@ def test_upgrade__json_terms__packed_in_batches_damaged_ones_empty(before_packin
         assert bytes(terms.packed) == pack_terms(item_terms(item.title, item.body))
     # The damaged row's item is tokenized: the answers are the stored document's.
     cache.workspace_cache_clear()
-    request = {"profile": "profile-0", "input": {"message": "refund cards", "customer_id": "C-1"}}
+    request = {
+        "profile": "profile-0",
+        "input": {"message": "refund cards", "customer_id": "C-1"},
+        "now": "2026-11-20T00:00:00Z",  # one instant for both resolutions
+    }
     expected_answer = compile_workspace(map_rows_to_document(workspace_rows_get())).resolve(request)
     assert cache.workspace_get().compiled.resolve(request) == expected_answer
 
