@@ -541,7 +541,8 @@ def compile_workspace(
     request. Without ``served``, the layers ``previous`` served and this compile reuses
     unchanged (matching tokens) stay served, with ``previous``'s source unless ``source`` is
     given. ``analysed`` maps layer keys to their items' stored term counts by path
-    (``resolver.analysis``): a layer indexed anew builds its postings from them.
+    (``resolver.analysis``: packed by ``pack_terms``, or dicts): a layer indexed anew builds
+    its postings from them (a damaged packed value's item is tokenized).
     """
     tokens = {key: token for key, token in (tokens or {}).items() if token is not None}
     earlier = {ix.layer.key: ix for ix in previous.indexes} if previous is not None else {}

@@ -61,9 +61,9 @@ class LayerIndex:
     attributes with a leading underscore are caches: ``resolver.patching`` carries them over
     to the index it derives.
 
-    ``analysed`` maps item paths to term counts computed beforehand (``resolver.analysis``):
-    the postings are built from them rather than by tokenizing those items' text. It is
-    dropped once the postings are built.
+    ``analysed`` maps item paths to term counts computed beforehand (``resolver.analysis``:
+    packed, or dicts): the postings are built from them rather than by tokenizing those
+    items' text (``resolver.packed``). It is dropped once the postings are built.
     """
 
     def __init__(self, layer: Layer, analysed=None, *, fetched: bool = False):

@@ -6,13 +6,12 @@ length 0 and occurs in no posting. Scoring reads them with numpy, term by term.
 """
 
 import math
-from array import array
-from collections import Counter
 
 import numpy as np
 
-from resolver.analysis import decode_terms, relevance_tokens
+from resolver.analysis import relevance_tokens
 from resolver.model import Item
+from resolver.packed import PackedOnDemand, PackedSlots
 
 K1 = 1.2
 B = 0.75
@@ -21,23 +20,6 @@ B = 0.75
 def item_tokens(item: Item) -> list[str]:
     """Return the tokens of an item's document for relevance (``relevance_tokens``)."""
     return relevance_tokens(item.title, item.body_text)
-
-
-def _tallies(items: list, analysed):
-    """Yield each slot's term counts: the ``analysed`` ones of its path (decoded when they
-    are stored text), else the item's tokens counted; {} for an empty slot."""
-    known = analysed.get if analysed else None
-    for item in items:
-        if item is None:
-            yield {}
-            continue
-        tally = known(item.path) if known is not None else None
-        if tally is None:
-            yield Counter(item_tokens(item))
-        elif tally.__class__ is str:  # as stored: decoded one item at a time
-            yield decode_terms(tally)
-        else:
-            yield tally
 
 
 # How a layer's postings are stored: slots and term frequencies as 32-bit integers (a layer
@@ -164,32 +146,31 @@ class Postings:
         """Tokenize the items (None for an empty slot) and return their postings.
 
         ``analysed`` maps item paths to their term counts computed beforehand
-        (``resolver.analysis.item_terms``, by the analyser of this version), or to their
-        stored text (``encode_terms``): those items are not tokenized again. The postings are
-        the same either way.
+        (``resolver.analysis.item_terms``, by the analyser of this version): packed
+        (``pack_terms``, as stored), a dict, or JSON text (``encode_terms``). Those items are
+        not tokenized again (a damaged packed one is). The postings are the same either way.
         """
-        # Each item's term counts go into flat arrays (term number, item, tf); one stable sort
-        # by term number then groups them, items ascending within a term (``FlatTerms``).
+        # Every slot's counts in one array and its terms in one list (``PackedSlots``): each
+        # term gets a number; one stable sort by term number then groups the postings, items
+        # ascending within a term (``FlatTerms``).
+        gathered = PackedSlots.of(items, analysed)
         vocabulary: dict[str, int] = {}
         number = vocabulary.setdefault
-        term_numbers, frequencies, counts = array("q"), array("q"), array("q")
-        lengths = array("d")
-        for tally in _tallies(items, analysed):
-            lengths.append(sum(tally.values()))
-            counts.append(len(tally))
-            term_numbers.extend([number(term, len(vocabulary)) for term in tally])
-            frequencies.extend(tally.values())
+        words = gathered.terms()
         size = len(items)
-        numbers = np.frombuffer(term_numbers, dtype=np.int64) if term_numbers else np.zeros(0, int)
-        slots = np.repeat(np.arange(size, dtype=SLOT), np.frombuffer(counts, np.int64))
+        numbers = np.fromiter(
+            [number(term, len(vocabulary)) for term in words], dtype=np.int64, count=len(words)
+        )
+        sizes = np.diff(gathered.bounds)
+        slots = np.repeat(np.arange(size, dtype=SLOT), sizes)
         order = np.argsort(numbers, kind="stable")
-        tfs = np.frombuffer(frequencies, np.int64) if frequencies else np.zeros(0, np.int64)
-        slots, tfs = slots[order], tfs[order].astype(TF)
+        slots, tfs = slots[order], gathered.counts[order].astype(TF)
         bounds = np.searchsorted(numbers[order], np.arange(len(vocabulary) + 1))
+        lengths = gathered.lengths()
         return cls(
             FlatTerms(vocabulary, bounds, slots, tfs),
-            np.frombuffer(lengths) if size else np.zeros(0),
-            int(sum(lengths)),
+            lengths,
+            int(lengths.sum()),
             count,
         )
 
@@ -197,10 +178,11 @@ class Postings:
     def on_demand(cls, items: list, count: int, analysed=None) -> "Postings":
         """Return the postings of a few items (a request's fetched material) whose term
         postings are built when a query first asks for the term, not for the whole
-        vocabulary: the same postings, at the cost of the query's terms."""
-        tallies = list(_tallies(items, analysed))
-        lengths = np.array([sum(tally.values()) for tally in tallies], dtype=np.float64)
-        return cls(TermsOnDemand(tallies), lengths, int(lengths.sum()), count)
+        vocabulary (``resolver.packed.PackedOnDemand``): the same postings, at the cost of
+        the query's terms, and no Python object per stored term."""
+        gathered = PackedSlots.of(items, analysed)
+        lengths = gathered.lengths()
+        return cls(PackedOnDemand(gathered), lengths, int(lengths.sum()), count)
 
     def matched_terms(self, terms: tuple[str, ...], items: np.ndarray) -> list[list[str]]:
         """Return, for each of some items, the query terms that occur in it, in query order.
@@ -294,26 +276,3 @@ class Postings:
         if terms_in is not None:
             np.not_equal(terms_in, 0, out=hit)
         return scores, hit, terms_in
-
-
-class TermsOnDemand:
-    """A term -> ``(slots, tfs)`` mapping computed per term on first ``get`` from each
-    slot's term counts (``Postings.on_demand``); read-only like a postings dict."""
-
-    def __init__(self, tallies: list[dict]):
-        self._tallies = tallies
-        self._found: dict[str, tuple | None] = {}
-
-    def get(self, term: str, default=None):
-        if term not in self._found:
-            slots = [slot for slot, tally in enumerate(self._tallies) if term in tally]
-            self._found[term] = (
-                (
-                    np.array(slots, dtype=np.int64),
-                    np.array([self._tallies[slot][term] for slot in slots], dtype=np.float64),
-                )
-                if slots
-                else None
-            )
-        found = self._found[term]
-        return default if found is None else found

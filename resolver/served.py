@@ -11,7 +11,7 @@ total, no items. The engine stays pure (no I/O); the protocol is:
    filter values (canonical strings, SPEC §4.2).
 2. The caller fetches, for each need, the layer's items that match (a superset is fine: the
    engine applies the filter itself), as SPEC §2 item entries, with their stored analysed
-   terms where it has them (``resolver.analysis``), into a ``Fetched``.
+   terms where it has them (``resolver.analysis``, packed), into a ``Fetched``.
 3. ``CompiledWorkspace.with_material({layer key: Fetched})`` returns a workspace that holds
    those items (the layers' totals unchanged), against which every resolution of that request
    runs: resolve, ranking, the budget sweep, drafts.
@@ -47,10 +47,11 @@ class Need:
 class Fetched:
     """A served layer's items fetched for a need: SPEC §2 item entries (distinct paths, in
     the layer's order), and the analysed terms (``resolver.analysis.item_terms``, of this
-    analyser version) of those the store has, by path."""
+    analyser version) of those the store has, by path: packed as stored (``pack_terms``,
+    any bytes-like value; a damaged one's item is tokenized) or a dict of counts."""
 
     entries: Sequence[dict]
-    terms: Mapping[str, dict] = field(default_factory=dict)
+    terms: Mapping[str, bytes | dict] = field(default_factory=dict)
     # The layer's item total as of this fetch (None: the compiled workspace's).
     total: int | None = None
     # What the compiled workspace built from these entries, for a later request given the

@@ -44,7 +44,7 @@ from profiles.workspace.selectors import layer_get
 from profiles.workspace.validation import WorkspaceValidationError, validate_item
 from profiles.workspace.writing import author, workspace_changed
 from resolver import RequestError, ValidationIssue
-from resolver.analysis import encode_terms, item_terms
+from resolver.analysis import item_terms, pack_terms
 from resolver.documents import load_json
 from resolver.limits import MAX_DOCUMENT_DEPTH
 from resolver.locations import locate_issues
@@ -347,7 +347,9 @@ def _entry(values: dict) -> dict:
     )
 
 
-def _prepared(layer: str, operations: list[Operation]) -> tuple[dict[str, tuple[dict, str]], dict]:
+def _prepared(
+    layer: str, operations: list[Operation]
+) -> tuple[dict[str, tuple[dict, bytes]], dict]:
     """Return each upsert's stored values and analysed terms, by path, and the activity
     fields of the items it would create (encoded, by activity key): the batch's costly work,
     done before the writers' lock is taken, so that two batches overlap it.
@@ -358,7 +360,7 @@ def _prepared(layer: str, operations: list[Operation]) -> tuple[dict[str, tuple[
     for operation in operations:
         if operation.op == UPSERT:
             values = operation.values or map_item_values(operation.item)
-            terms = encode_terms(item_terms(values["title"], values["body"]))
+            terms = pack_terms(item_terms(values["title"], values["body"]))
             prepared[operation.path] = (values, terms)
     encoded = {}
     with contextlib.suppress(Layer.DoesNotExist):  # said again under the lock

@@ -197,8 +197,10 @@ class ItemTerms(models.Model):
     # (another id or another date) is out of date.
     item_updated_at = models.DateTimeField()
     analyser = models.PositiveSmallIntegerField()
-    # A compact JSON object: term -> term frequency; the document length is their sum.
-    terms = models.TextField()
+    # The packed term counts (``resolver.analysis.pack_terms``: the counts as 32-bit integers,
+    # the terms as one string), which the engine reads in bulk without a Python object per
+    # term; the document length is the counts' sum. A damaged value is tokenized instead.
+    packed = models.BinaryField()
 
     class Meta:
         constraints = [

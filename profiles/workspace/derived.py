@@ -7,7 +7,7 @@ items: the studio, the API, bulk ingest, imports, change requests, the admin, th
   (``item_count_deltas``, applied by ``workspace_changed`` in the update that bumps the
   layer's token); a layer whose items were rewritten wholesale is counted again.
 * **analysed terms** — each written item's SPEC §5 term counts, computed by the engine
-  (``resolver.analysis``) and stored as an ``ItemTerms`` row, so no worker start and no
+  (``resolver.analysis``) and stored packed as an ``ItemTerms`` row, so no worker start and no
   per-request fetch tokenizes text. Terms of an older analyser are recomputed in the
   background (``item_terms_recompute``).
 * **filter keys** — the canonical values of the item's ``itemFilter`` fields as ``ItemKey``
@@ -39,7 +39,7 @@ from django_tasks_db.models import DBTaskResult
 from profiles.models import Item, ItemChange, ItemKey, ItemTerms, Layer
 from profiles.workspace.bulk_writes import rows_insert
 from profiles.workspace.concurrency import workspace_write
-from resolver.analysis import ANALYSER_VERSION, encode_terms, item_terms
+from resolver.analysis import ANALYSER_VERSION, item_terms, pack_terms
 from resolver.values import canonical_values
 
 Op = ItemChange.Op
@@ -53,14 +53,14 @@ ITEM_COLUMNS = ("id", "path", "title", "body", "metadata", "updated_at")
 class Written:
     """An item as a write just stored it, so its derived rows need no read of it: the row's
     id, values and ``updated_at`` as stored, and its terms when the writer counted them
-    (``encode_terms(item_terms(title, body))``, before taking the writers' lock)."""
+    (``pack_terms(item_terms(title, body))``, before taking the writers' lock)."""
 
     id: int
     title: str
     body: str
     metadata: object
     updated_at: datetime
-    terms: str | None = None
+    terms: bytes | None = None
 
 
 def filter_fields(item_filter) -> list[str]:
@@ -144,7 +144,7 @@ def derived_written(
 
 def _rows_derived(layer_id: int, rows: Iterable, fields: list[str], *, terms=True, keys=True):
     """Insert the derived rows of some items: value rows of ``ITEM_COLUMNS``, optionally
-    followed by the item's encoded terms (counted here when not given)."""
+    followed by the item's packed terms (counted here when not given)."""
     term_rows, key_rows = [], []
     for item_id, path, title, body, metadata, updated_at, *counted in rows:
         if terms:
@@ -155,7 +155,7 @@ def _rows_derived(layer_id: int, rows: Iterable, fields: list[str], *, terms=Tru
                     "item_id": item_id,
                     "item_updated_at": updated_at,
                     "analyser": ANALYSER_VERSION,
-                    "terms": (counted and counted[0]) or encode_terms(item_terms(title, body)),
+                    "packed": (counted and counted[0]) or pack_terms(item_terms(title, body)),
                 }
             )
         if keys:
@@ -313,10 +313,10 @@ def terms_recompute(*, batch: int = 2000) -> int:
                     continue
                 updates.append(
                     ItemTerms(
-                        pk=pk, analyser=ANALYSER_VERSION, terms=encode_terms(item_terms(*text))
+                        pk=pk, analyser=ANALYSER_VERSION, packed=pack_terms(item_terms(*text))
                     )
                 )
-            ItemTerms.objects.bulk_update(updates, ["analyser", "terms"], batch_size=500)
+            ItemTerms.objects.bulk_update(updates, ["analyser", "packed"], batch_size=500)
             done += len(updates)
 
 

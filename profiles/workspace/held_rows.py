@@ -133,7 +133,7 @@ def _shared(value, seen: dict[str, str]):
 
 def stored_terms(layer_ids: set[int]) -> dict[int, dict[str, tuple]]:
     """Return the stored terms of this analyser version of the layers' items, as
-    ``(item updated_at, terms text)`` by layer id and path.
+    ``(item updated_at, packed terms)`` by layer id and path.
 
     Read before the items themselves (``_item_rows``): the terms, dropped once the postings
     are built, then lie together in memory rather than between the items' texts, which stay,
@@ -146,7 +146,7 @@ def stored_terms(layer_ids: set[int]) -> dict[int, dict[str, tuple]]:
         return found
     rows = (
         ItemTerms.objects.filter(layer_id__in=sorted(layer_ids), analyser=ANALYSER_VERSION)
-        .values_list("layer_id", "path", "item_updated_at", "terms")
+        .values_list("layer_id", "path", "item_updated_at", "packed")
         .iterator(chunk_size=2000)
     )
     for layer_id, path, updated_at, terms in rows:
@@ -173,7 +173,7 @@ def analysed_terms(
         key = keys.get(layer_id)
         stored = terms.get(layer_id)
         if key is not None and stored:
-            # As stored (JSON text): the postings decode them one item at a time.
+            # As stored (packed): the postings read them in bulk, no dict per item.
             kept = {}
             for row in items:
                 found = stored.get(row.path)

@@ -6,7 +6,7 @@ values it needs, and ``DatabaseSource`` reads them with **one statement** for al
 layers the request reads: the workspace's held token (``WorkspaceVersion.held_token``, so the
 version check costs no query of its own), each served layer's item count, each customer's
 change stamp, and the items (the ``ItemKey`` rows of each filter's first field, joined with
-the items and their stored terms) of the customers this worker does not hold current. So a
+the items and their packed stored terms) of the customers this worker does not hold current. So a
 request costs O(customer), not O(layer), and no worker holds the layer. The engine applies
 the filter exactly to what is fetched: the keys need only find a superset. Terms stored by
 another analyser version, or for an older write of the item, are not given to the engine (it
@@ -44,7 +44,7 @@ from profiles.models import Item, ItemKey, ItemTerms, Layer, WorkspaceVersion
 from profiles.workspace import metrics, replica
 from profiles.workspace.derived import filter_fields
 from profiles.workspace.mappers import map_item_columns_to_resolver
-from resolver.analysis import ANALYSER_VERSION, decode_terms
+from resolver.analysis import ANALYSER_VERSION
 from resolver.served import Fetched, Need
 from resolver.values import canonical_values
 
@@ -57,12 +57,13 @@ CACHE_ENTRIES = 20_000
 CACHE_BYTES = 64 * 2**20
 # An item's estimated cost in a worker, in bytes: this beyond its texts (its entry, the
 # engine's item and index slots), each text character twice (the entry's string and what the
-# engine derives: summary, records), and each character of its stored terms ten times (the
-# decoded dict of term counts: ~100 bytes a term against ~10 in the JSON). Measured under
-# gunicorn: 50k cached tickets of the scale desk held ~280 MB, ~5.6 KB a ticket.
+# engine derives: summary, records), and each byte of its packed terms twice (the engine keeps
+# their text in one search string and their counts in one array: no dict per item). Measured
+# under gunicorn with the older JSON form, whose decoded dicts took ten times its characters:
+# 50k cached tickets of the scale desk held ~280 MB, ~5.6 KB a ticket.
 ITEM_OVERHEAD = 1_024
 TEXT_FACTOR = 2
-TERMS_FACTOR = 10
+TERMS_FACTOR = 2
 
 # The held token the last served read of this context saw (``cache.workspace_resolved``).
 seen_version: contextvars.ContextVar = contextvars.ContextVar("seen_version", default=None)
@@ -123,7 +124,7 @@ def held_token_sql() -> str:
     return "COALESCE(NULLIF(held_token, ''), token)"
 
 
-_COLUMNS = "i.path, i.title, i.body, i.metadata, t.terms"
+_COLUMNS = "i.path, i.title, i.body, i.metadata, t.packed"
 
 
 def _tables() -> tuple[str, str, str]:
@@ -173,7 +174,7 @@ def fetch_scanning(layer_id: int, need: Need) -> dict[str, Fetched]:
         if _matches(entry, need):
             fetched.entries.append(entry)
             if stored is not None:
-                fetched.terms[path] = decode_terms(stored)
+                fetched.terms[path] = stored
     found = {need.layer: fetched}
     _counted(found)
     return found
@@ -207,10 +208,10 @@ def served_statement(
 ) -> tuple[str, list]:
     """Return the statement of one request's served read and its parameters: one row of
     (held token, each layer of ``totals``'s item count, each wanted value's stamp), joined
-    with the rows (need number, path, title, body, metadata, terms) of the values not held
-    current (every value without a stamp; one with a stamp only when it moved). For a read
-    replica (``on_replica``) the row also has the replica's workspace counter and lag, from
-    the same snapshot (``profiles.workspace.replica``), before the rows."""
+    with the rows (need number, path, title, body, metadata, packed terms) of the values not
+    held current (every value without a stamp; one with a stamp only when it moved). For a
+    read replica (``on_replica``) the row also has the replica's workspace counter and lag,
+    from the same snapshot (``profiles.workspace.replica``), before the rows."""
     item, terms, key = _tables()
     quote = connection.ops.quote_name
     version = quote(WorkspaceVersion._meta.db_table)
@@ -240,7 +241,7 @@ def served_statement(
     sql = f"WITH h AS (SELECT {', '.join(heads)}) "
     if branches:
         sql += (
-            "SELECT h.*, r.n, r.path, r.title, r.body, r.metadata, r.terms FROM h LEFT JOIN ("
+            "SELECT h.*, r.n, r.path, r.title, r.body, r.metadata, r.packed FROM h LEFT JOIN ("
             + " UNION ALL ".join(branches)
             + ") r ON 1 = 1 ORDER BY r.n, r.p, r.d"
         )
@@ -307,7 +308,7 @@ def _cost(rows) -> int:
     return sum(
         ITEM_OVERHEAD
         + TEXT_FACTOR * (len(path) + len(title or "") + len(body or ""))
-        + TERMS_FACTOR * len(stored or "")
+        + TERMS_FACTOR * len(stored or b"")
         for path, title, body, _, stored in rows
     )
 
@@ -415,7 +416,7 @@ class DatabaseSource:
             for path, title, body, metadata, stored in rows:
                 fetched.entries.append(_entry(path, title, body, metadata))
                 if stored is not None:
-                    fetched.terms[path] = decode_terms(stored)
+                    fetched.terms[path] = stored  # packed: the engine reads it as it is
             if stamp is not None:
                 self.cache.put((want.layer_id, want.field, want.value), stamp, fetched, _cost(rows))
             out[want.need.layer] = fresh[want.need.layer] = fetched

@@ -19,6 +19,16 @@ with a user's token, straight to Django's WSGI handler (no HTTP server, no clien
 * **engine** — ``CompiledWorkspace.resolve_json`` of each request on the workspace its served
   layers' items were fetched into beforehand (``for_request``): the engine's own cost.
 
+Then the **served breakdown** (issue 35 item 2), on the requests that read a served layer,
+the fetch and the engine in process (no door): **first meeting** — the worker's candidates
+cache emptied before each request, so its statement returns the customer's rows, which become
+the engine's items and postings (``for_request``) before the resolve; **cached** — the same
+with the customer's candidates held (the statement returns its stamp only, the index built
+before is reused); **held** — the same requests on a workspace compiled with
+``SERVE_FILTERED_LAYERS`` off (every item held, postings built once); and the first meeting's
+fetch alone (statement, rows, index; no resolve). ``--profile-first`` prints where a first
+meeting's time goes (cProfile, own time).
+
 Rounds are interleaved so machine noise hits all alike; the figure is process CPU time
 (``time.process_time``: the decision log's writer thread included) per request, median over
 rounds, and the SQL queries per request of each door; then one profiled pass of the lean
@@ -167,6 +177,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--repeat", type=int, default=5, help="passes over the requests a round")
+    parser.add_argument(
+        "--profile-first", action="store_true", help="profile the first meetings (own time)"
+    )
     args = parser.parse_args(argv)
 
     settings.REST_FRAMEWORK = {
@@ -247,6 +260,7 @@ def main(argv=None) -> int:
             for name, run in doors.items():
                 figures[name].append(cpu_per_request(run, bodies, args.repeat))
         shares = where_the_time_goes(lambda: [lean_door(body) for body in bodies])
+        breakdown = served_breakdown(requests, args.rounds, args.repeat, args.profile_first)
         decision_log_flush()
     finally:
         if connection.vendor == "postgresql":  # the decision log writer's idle connection
@@ -285,7 +299,84 @@ def main(argv=None) -> int:
     )
     for name, share in shares.items():
         print(f"    {name:<46} {share:6.1%}")
+    if breakdown is not None:
+        reading, rows, profile = breakdown
+        print(
+            f"  served breakdown: {reading} requests reading a served layer, fetch and engine "
+            "in process, CPU per request (median)"
+        )
+        for name, value in rows.items():
+            print(f"    {name:<34} {value:7.3f} ms   {value / rows['held']:.2f} × held")
+        if profile:
+            print("  a first meeting's own time by function (cProfile, top 12):")
+            print(profile)
     return 0
+
+
+def served_breakdown(requests, rounds: int, repeat: int, profile: bool):
+    """Return the number of requests reading a served layer and their CPU per request (ms,
+    median over interleaved rounds) met for the first time, cached and held, with the first
+    meeting's fetch alone (and its profile when asked); None when no request reads one."""
+    compiled = cache.workspace_get().compiled
+    reading = [request for request in requests if compiled.needs(request)]
+    if not reading:
+        return None
+    serving = getattr(settings, "SERVE_FILTERED_LAYERS", True)
+    settings.SERVE_FILTERED_LAYERS = False
+    cache.workspace_cache_clear()
+    try:
+        held = cache.workspace_get().compiled
+    finally:
+        settings.SERVE_FILTERED_LAYERS = serving
+        cache.workspace_cache_clear()
+    compiled = cache.workspace_get().compiled
+    assert not held.served and compiled.served
+    parsed = {
+        id(request): parse_request(request, layer_keys=compiled.layer_keys, clock=system_clock)
+        for request in reading
+    }
+
+    def first(request):
+        served.candidates.clear()
+        compiled.for_request(parsed[id(request)]).resolve_json(request)
+
+    def cached(request):
+        compiled.for_request(parsed[id(request)]).resolve_json(request)
+
+    def on_held(request):
+        held.resolve_json(request)
+
+    def fetch_first(request):
+        served.candidates.clear()
+        compiled.for_request(parsed[id(request)])
+
+    runs = {
+        "first meeting": first,
+        "cached": cached,
+        "held": on_held,
+        "first meeting's fetch alone": fetch_first,
+    }
+    for run in runs.values():
+        for request in reading:
+            run(request)
+    for request in reading:
+        assert first(request) is None and (
+            compiled.for_request(parsed[id(request)]).resolve_json(request).data
+            == held.resolve_json(request).data
+        )
+    figures = {name: [] for name in runs}
+    for _ in range(rounds):
+        for name, run in runs.items():
+            figures[name].append(cpu_per_request(run, reading, repeat))
+    medians = {name: statistics.median(values) * 1000 for name, values in figures.items()}
+    text = ""
+    if profile:
+        profiler = cProfile.Profile()
+        profiler.runcall(lambda: [first(request) for request in reading * repeat])
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(12)
+        text = out.getvalue()
+    return len(reading), medians, text
 
 
 # (label, module path suffix, function name): the steps of a lean resolve, outermost first.

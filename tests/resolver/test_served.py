@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from resolver import ResolverError, compile_workspace
-from resolver.analysis import decode_terms, encode_terms, item_terms
+from resolver.analysis import decode_terms, encode_terms, item_terms, pack_terms
 from resolver.model import Item
 from resolver.postings import Postings, item_tokens
 from resolver.served import Fetched, Need
@@ -39,8 +39,9 @@ def served_of(document) -> dict[str, int]:
 
 def document_source(document, *, seed: int, log: list | None = None):
     """A source over the document: the items matching the first filter field (a superset of
-    the candidates when the layer filters on more), some with stored terms, plus, at random,
-    items that do not match at all (a store may return a superset)."""
+    the candidates when the layer filters on more), some with stored terms (packed as a store
+    keeps them, a few as dicts, a few packed and damaged: the engine tokenizes those), plus,
+    at random, items that do not match at all (a store may return a superset)."""
     layers = {layer["key"]: layer for layer in document["layers"]}
 
     def source(needs: list[Need]) -> dict[str, Fetched]:
@@ -57,13 +58,15 @@ def document_source(document, *, seed: int, log: list | None = None):
                 if value in canonical_values((item.get("metadata") or {}).get(field))
                 or rng.random() < 0.2
             ]
-            terms = {
-                entry["path"]: decode_terms(
-                    encode_terms(item_terms(entry.get("title"), entry.get("body")))
-                )
-                for entry in entries
-                if rng.random() < 0.7
-            }
+            terms = {}
+            for entry in entries:
+                draw = rng.random()
+                if draw < 0.7:
+                    counted = item_terms(entry.get("title"), entry.get("body"))
+                    packed = pack_terms(counted)
+                    terms[entry["path"]] = (
+                        packed if draw < 0.5 else counted if draw < 0.65 else packed[:-1]
+                    )
             out[need.layer] = Fetched(entries=entries, terms=terms)
         return out
 
@@ -215,7 +218,7 @@ def test_a_served_layer_keeps_its_total_and_reads_no_items():
         raise AssertionError("resolved a served layer without a source")
 
 
-def test_postings_from_stored_terms__text_or_counts__are_the_tokenized_ones():
+def test_postings_from_stored_terms__packed_text_or_counts__are_the_tokenized_ones():
     rng = random.Random(11)
     items = [
         Item(
@@ -228,8 +231,13 @@ def test_postings_from_stored_terms__text_or_counts__are_the_tokenized_ones():
     ]
     stored = {item.path: encode_terms(item_terms(item.title, item.body)) for item in items[::2]}
     counted = {path: decode_terms(text) for path, text in stored.items()}
+    packed = {path: pack_terms(terms) for path, terms in counted.items()}
+    # Damaged packed rows (cut short, a count of 0) are tokenized: the same postings.
+    damaged = {path: memoryview(value) for path, value in packed.items()}
+    damaged["p0"] = packed["p0"][:-1]
+    damaged["p2"] = packed["p2"][:8] + b"\0\0\0\0" + packed["p2"][12:]
     plain = Postings.build(items, len(items))
-    for analysed in (stored, counted):
+    for analysed in (stored, counted, packed, damaged):
         built = Postings.build(items, len(items), analysed)
         assert built.lengths.tolist() == plain.lengths.tolist()
         assert built.terms.keys() == plain.terms.keys()

@@ -26,7 +26,7 @@ from profiles.workspace import cache, derived, served
 from profiles.workspace.mappers import map_rows_to_document
 from profiles.workspace.selectors import workspace_rows_get
 from resolver import ResolverError, compile_workspace
-from resolver.analysis import ANALYSER_VERSION, decode_terms, item_terms
+from resolver.analysis import ANALYSER_VERSION, item_terms, pack_terms
 from tests.resolver.strategies import requests, workspaces
 from tests.resolver.test_conformance import CASE_FILES, run_case
 
@@ -63,14 +63,16 @@ def assert_derived_rows_exact() -> None:
         fields = derived.filter_fields(layer.item_filter)
         assert layer.keyed_fields == fields, layer.key
         stored_terms = ItemTerms.objects.filter(layer=layer).values_list(
-            "path", "item_id", "item_updated_at", "analyser", "terms"
+            "path", "item_id", "item_updated_at", "analyser", "packed"
         )
         terms = {
-            path: (item_id, updated_at, analyser, decode_terms(text))
-            for path, item_id, updated_at, analyser, text in stored_terms
+            path: (item_id, updated_at, analyser, bytes(packed))
+            for path, item_id, updated_at, analyser, packed in stored_terms
         }
+        # Stored packed, exactly (``resolver.analysis.pack_terms``; its round trip is tested
+        # in tests/resolver/test_packed.py).
         assert terms == {
-            path: (item_id, updated_at, ANALYSER_VERSION, item_terms(title, body))
+            path: (item_id, updated_at, ANALYSER_VERSION, pack_terms(item_terms(title, body)))
             for item_id, path, title, body, _, updated_at in items
         }, layer.key
         keys = sorted(ItemKey.objects.filter(layer=layer).values_list("item_id", "field", "value"))
@@ -364,8 +366,8 @@ def test_a_moved_ticket__derives_its_two_paths_only_and_workers_read_no_ticket()
 
 def test_terms_of_another_analyser__ignored_then_recomputed_in_the_background():
     workspace_import(document=desk(5, 4))
-    ItemTerms.objects.filter(layer__key="tickets").update(analyser=ANALYSER_VERSION + 1, terms="{}")
-    ItemTerms.objects.filter(layer__key="kb").update(analyser=ANALYSER_VERSION + 1, terms="{}")
+    ItemTerms.objects.filter(layer__key="tickets").update(analyser=ANALYSER_VERSION + 1, packed=b"")
+    ItemTerms.objects.filter(layer__key="kb").update(analyser=ANALYSER_VERSION + 1, packed=b"")
     cache.workspace_cache_clear()
 
     # Stale terms are not used: the answers are exact meanwhile
@@ -377,6 +379,26 @@ def test_terms_of_another_analyser__ignored_then_recomputed_in_the_background():
     assert derived.item_terms_recompute.call() == 40
     assert derived.stale_terms_count() == 0
     assert_derived_rows_exact()
+
+
+def test_damaged_stored_terms__their_items_tokenized__answers_exact_never_a_crash():
+    workspace_import(document=desk(5, 4))
+    rows = list(ItemTerms.objects.order_by("pk").values_list("pk", "packed"))
+    damages = [b"", b"\xff" * 9, lambda packed: bytes(packed)[:-1], lambda p: bytes(p) + b"x"]
+    for n, (pk, packed) in enumerate(rows):  # served tickets and held kb articles alike
+        damage = damages[n % len(damages)]
+        ItemTerms.objects.filter(pk=pk).update(
+            packed=damage(packed) if callable(damage) else damage
+        )
+    cache.workspace_cache_clear()
+    served.candidates.clear()
+
+    whole = compile_workspace(stored_document())
+    for customer in ("C1", "C3"):
+        request = {**REQUEST, "input": {**REQUEST["input"], "customer_id": customer}}
+        assert answers(cache.workspace_get().compiled, request) == answers(whole, request)
+    # Not stale (this analyser's): no recompute is queued for them; a write stores them anew.
+    assert derived.stale_terms_count() == 0
 
 
 def test_expand__an_offered_ticket_of_a_served_layer__is_read_by_its_path():
