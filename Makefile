@@ -69,6 +69,7 @@ format: setup
 bench: $(BENCH_STAMP)
 	$(PY) -m tests.perf.bench
 	$(PY) -m tests.perf.lean_bench
+	$(PY) -m tests.perf.served_bench
 	$(PY) -m tests.perf.web_bench $(WEB_BENCH_ARGS)
 	$(PY) -m tests.perf.scale_bench $(SCALE_BENCH_ARGS)
 	$(PY) -m tests.perf.client_bench $(CLIENT_BENCH_ARGS)
