@@ -224,6 +224,23 @@ class AppServer:
             return sorted(int(child) for child in children)
         return []
 
+    def wait_ready(self, ready: str = "/readyz", seconds: float = 90) -> None:
+        """Return once ``ready`` answers 200; raise with its last answer and the log's end."""
+        from tests.perf.web_bench import http_call
+
+        last = []
+
+        def answers() -> bool:
+            reply = http_call(self.port, "GET", ready, timeout=10)
+            last[:] = [reply.status, reply.data[:300]]
+            return reply.status == 200
+
+        try:
+            wait_until(answers, f"gunicorn on {self.port}", seconds=seconds, process=self.gunicorn)
+        except RuntimeError as exc:
+            tail = self.log.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{exc}; last answer {last}; log: {tail}") from None
+
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Send ``sig`` to the master (SIGKILL: to its workers too, as a machine that dies)."""
         pids = [self.gunicorn.pid, *(self.worker_pids() if sig == signal.SIGKILL else [])]
@@ -237,13 +254,18 @@ class AppServer:
 
 @contextlib.contextmanager
 def app_server(
-    database_url: str, *, workers: int = 1, tasks: bool = True, ready: str = "/readyz", **more
+    database_url: str,
+    *,
+    workers: int = 1,
+    tasks: bool = True,
+    ready: str = "/readyz",
+    wait: bool = True,
+    **more,
 ) -> Iterator[AppServer]:
     """Start gunicorn (``scripts/gunicorn.conf.py``, ``workers`` sync workers) and a task
     worker on ``database_url`` with their own metrics and texts folders; yield once
-    ``ready`` answers 200; stop both at the end."""
-    from tests.perf.web_bench import http_call
-
+    ``ready`` answers 200 (at once with ``wait=False``: call ``wait_ready``); stop both at
+    the end."""
     folder = Path(tempfile.mkdtemp(prefix="ctx-app-"))
     port = free_port()
     env = server_env(
@@ -272,20 +294,8 @@ def app_server(
                 stdout=subprocess.DEVNULL,
                 stderr=log,
             )
-        last = []
-
-        def answers() -> bool:
-            reply = http_call(port, "GET", ready, timeout=10)
-            last[:] = [reply.status, reply.data[:300]]
-            return reply.status == 200
-
-        try:
-            wait_until(
-                answers, f"gunicorn on {port} ({ready})", seconds=60, process=server.gunicorn
-            )
-        except RuntimeError as exc:
-            tail = server.log.read_text(errors="replace")[-2000:]
-            raise RuntimeError(f"{exc}; last answer {last}; log: {tail}") from None
+        if wait:
+            server.wait_ready(ready)
         yield server
     finally:
         for process in (server.gunicorn, server.tasks):
@@ -306,6 +316,9 @@ defaults
     timeout client 60s
     timeout server 60s
     timeout http-request 10s
+    # A sync worker answers the health check after the requests queued before it: a busy
+    # server is slow to answer, not down (a dead one refuses the connection at once).
+    timeout check 10s
     # An accepted request whose server failed before answering goes to another server:
     # redispatch on the last retry, retries on a refused connection or an empty answer
     # (the request body is buffered so that it can be sent again). Not on a timeout or an
@@ -324,11 +337,12 @@ frontend app
 
 backend servers
     balance {balance}
+    http-response set-header X-Served-By %s
 {servers}
 """
 
 
-def haproxy_config(port: int, servers: list[int], *, inter_ms: int = 500, balance="leastconn"):
+def haproxy_config(port: int, servers: list[int], *, inter_ms: int = 1000, balance="leastconn"):
     lines = "\n".join(
         f"    server app{n} 127.0.0.1:{server} check" for n, server in enumerate(servers)
     )
@@ -336,7 +350,7 @@ def haproxy_config(port: int, servers: list[int], *, inter_ms: int = 500, balanc
 
 
 @contextlib.contextmanager
-def haproxy(servers: list[int], *, inter_ms: int = 500) -> Iterator[int]:
+def haproxy(servers: list[int], *, inter_ms: int = 1000) -> Iterator[int]:
     """Run haproxy in front of the app servers on the loopback ``servers`` ports (health
     checks on ``/readyz``, retries and redispatch); yield its port."""
     binary = program("haproxy")
