@@ -447,6 +447,71 @@ def run(args, log) -> dict:
     return figures
 
 
+def format_report(figures: dict) -> str:
+    """The figures as Markdown tables (docs/benchmarks.md, "Scale-out")."""
+    lines = [
+        f"{figures['tickets']:,} tickets, {figures['customers']:,} customers, "
+        f"{figures['cores']} cores; load average {figures['load_start']} → {figures['load_end']}",
+        "",
+        "| run | req/s | p50 ms | p95 ms | requests / errors |",
+        "|---|---|---|---|---|",
+    ]
+
+    def row(label, found):
+        lines.append(
+            f"| {label} | {found.get('per_s', '—')} | {found.get('p50_ms', '—')} | "
+            f"{found.get('p95_ms', '—')} | {found.get('requests', 0)} / {found.get('errors', 0)} |"
+        )
+
+    for key, found in figures.get("throughput", {}).items():
+        servers, workers = key.split("x")
+        row(f"{servers} app server(s) × {workers} worker(s), through haproxy", found)
+    for key, found in figures.get("pgbouncer", {}).items():
+        row(f"2 × 1 behind haproxy, database {key}", found)
+        lines.append(
+            f"| … one client, database {key} | | {found['one_client_p50_ms']} | "
+            f"{found['one_client_p95_ms']} | |"
+        )
+    for key, found in figures.get("prepared", {}).items():
+        row(f"1 × 1, prepared statements {key}", found)
+        lines.append(
+            f"| … one client, prepared statements {key} | | {found['one_client_p50_ms']} | "
+            f"{found['one_client_p95_ms']} | |"
+        )
+    for sig in ("SIGKILL", "SIGTERM"):
+        found = figures.get(f"kill_{sig}")
+        if found:
+            row(f"2 × 1, one server {sig} a third of the way in", found)
+            lines.append(
+                f"| … answers by server before / from 1 s after | "
+                f"{found['answers_before_kill']} / {found['answers_from_1s_after']} | | | |"
+            )
+    ab = figures.get("save_a_seen_b")
+    if ab:
+        lines += [
+            "",
+            f"Save on A, the next resolve on B has it: {ab['seen_on_b']} of {ab['trials']} "
+            f"(that resolve: {ab['next_resolve_on_b_ms']} ms median).",
+        ]
+    part = figures.get("partition")
+    if part:
+        lines += [
+            "",
+            f"Partitioning ({part['partitions']} hash partitions, {part['customers']} customers' "
+            "served statements × 5, two interleaved rounds each):",
+            "",
+            "| tables | fetch p50 ms | fetch p95 ms | batch insert s |",
+            "|---|---|---|---|",
+        ]
+        for kind in ("plain", "part"):
+            ingest = next(v for k, v in part.items() if k.startswith(f"{kind}_ingest"))
+            lines.append(
+                f"| {kind} | {part[f'{kind}_fetch_p50_ms']} | {part[f'{kind}_fetch_p95_ms']} | "
+                f"{ingest} |"
+            )
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tickets", type=int, default=5_000)
@@ -482,7 +547,7 @@ def main(argv=None) -> int:
         return 0
     log(f"scale-out benchmark: {args.tickets:,} tickets, {os.cpu_count()} cores")
     figures = run(args, log)
-    print(json.dumps(figures, indent=2))
+    print(format_report(figures))
     if args.json:
         with open(args.json, "w") as out:
             out.write(json.dumps(figures, indent=2) + "\n")
