@@ -218,11 +218,9 @@ class AppServer:
     extra: dict = field(default_factory=dict)
 
     def worker_pids(self) -> list[int]:
-        pid = self.gunicorn.pid
-        with contextlib.suppress(OSError):
-            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-            return sorted(int(child) for child in children)
-        return []
+        from tests.perf.scale_bench import child_pids
+
+        return child_pids(self.gunicorn.pid)
 
     def wait_ready(self, ready: str = "/readyz", seconds: float = 90) -> None:
         """Return once ``ready`` answers 200; raise with its last answer and the log's end."""

@@ -439,10 +439,7 @@ def run(args, log) -> dict:
             log("  partitioning: plain vs hash-partitioned copies…")
             figures["partition"] = partition(server, args, log)
     finally:
-        server.stop()
-        if not args.keep_database:
-            with contextlib.suppress(Exception):
-                server.drop()
+        server.close(keep_database=args.keep_database)
     figures["load_end"] = load_average()
     return figures
 
