@@ -236,7 +236,8 @@ class AppServer:
         try:
             wait_until(answers, f"gunicorn on {self.port}", seconds=seconds, process=self.gunicorn)
         except RuntimeError as exc:
-            tail = self.log.read_text(errors="replace")[-2000:]
+            text = self.log.read_text(errors="replace")
+            tail = text[:3000] + " … " + text[-1000:]
             raise RuntimeError(f"{exc}; last answer {last}; log: {tail}") from None
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
@@ -278,10 +279,13 @@ def app_server(
     try:
         with server.log.open("wb") as log:
             if tasks:
+                # gunicorn's metrics folder is gunicorn's (emptied when it starts): the task
+                # worker writes none (docs/operations.md, "Metrics").
+                tasks_env = {k: v for k, v in env.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
                 server.tasks = subprocess.Popen(
                     [PY, "manage.py", "db_worker", "-v", "0", "--interval", "0.2", *QUEUES],
                     cwd=ROOT,
-                    env=env,
+                    env=tasks_env,
                     stdout=subprocess.DEVNULL,
                     stderr=log,
                 )
