@@ -31,6 +31,7 @@ printed). See docs/benchmarks.md ("Scale-out") and docs/operations.md ("Scaling 
 
 import argparse
 import contextlib
+import http.client
 import json
 import os
 import random
@@ -79,7 +80,9 @@ class Load:
                 reply = http_call(
                     self.port, "POST", "/api/v1/resolve", request, token=self.token, timeout=60
                 )
-            except OSError as exc:
+            except (OSError, http.client.HTTPException) as exc:
+                # Refused, reset, or an answer cut short (IncompleteRead: its server died
+                # while sending it, after haproxy had passed its headers on: not retried).
                 self.errors.append((time.monotonic(), repr(exc)))
                 continue
             if reply.status == 200:
