@@ -67,6 +67,8 @@ class Load:
         self.port, self.token, self.requests = port, token, requests
         self.clients, self.seconds = clients, seconds
         self.latencies, self.errors, self.served_by = [], [], []
+        # Answers whose server died while sending them (not counted in ``errors``).
+        self.cut_short = []
         self.stop = threading.Event()
         self.elapsed = 0.0
 
@@ -80,9 +82,12 @@ class Load:
                 reply = http_call(
                     self.port, "POST", "/api/v1/resolve", request, token=self.token, timeout=60
                 )
+            except http.client.IncompleteRead as exc:
+                # An answer cut short: its server died while sending it, after haproxy had
+                # passed its headers on (too late to send the request elsewhere).
+                self.cut_short.append((time.monotonic(), repr(exc)))
+                continue
             except (OSError, http.client.HTTPException) as exc:
-                # Refused, reset, or an answer cut short (IncompleteRead: its server died
-                # while sending it, after haproxy had passed its headers on: not retried).
                 self.errors.append((time.monotonic(), repr(exc)))
                 continue
             if reply.status == 200:
@@ -113,8 +118,9 @@ class Load:
             "per_s": round(len(self.latencies) / self.elapsed, 1),
             "p50_ms": ms(percentile(self.latencies, 0.5)),
             "p95_ms": ms(percentile(self.latencies, 0.95)),
-            "requests": len(self.latencies) + len(self.errors),
+            "requests": len(self.latencies) + len(self.errors) + len(self.cut_short),
             "errors": len(self.errors),
+            "cut_short": len(self.cut_short),
             "error_kinds": dict(Counter(str(error)[:60] for _, error in self.errors)),
         }
 
