@@ -177,3 +177,25 @@ def test_pgbouncer__the_api_through_transaction_pooling__every_write_seen_and_jo
         # every answer went through PgBouncer, and the server is still healthy.
         assert bouncer_transactions(bouncer) - before > 20
         assert http_call(server.port, "GET", "/readyz").status == 200
+
+
+def test_pgbouncer__a_held_cursor_across_transactions__lost_hence_no_server_side_cursors():
+    # Why DB_POOLER=pgbouncer turns server-side cursors off: Django's ``.iterator()`` in
+    # autocommit declares a WITH HOLD cursor and fetches it in later transactions, which
+    # transaction pooling may give another backend.
+    name = connection.settings_dict["NAME"]
+    with pgbouncer(pool_size=2) as port:
+        one, two = (
+            psycopg.connect(
+                host="127.0.0.1", port=port, user="postgres", dbname=name, autocommit=True
+            )
+            for _ in range(2)
+        )
+        with one, two:
+            one.execute("DECLARE held CURSOR WITH HOLD FOR SELECT generate_series(1, 10)")
+            # The other client's transaction takes the backend the cursor lives on (the most
+            # recently used one), so the next fetch runs on the other backend.
+            with two.transaction():
+                two.execute("SELECT 1")
+                with pytest.raises(psycopg.errors.InvalidCursorName):
+                    one.execute("FETCH 5 FROM held")
