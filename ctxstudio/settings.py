@@ -243,11 +243,14 @@ if DB_PREPARE_THRESHOLD is not None:
             "transaction pooling does not keep a connection's prepared statements"
         )
     DB_PREPARE_THRESHOLD = int(DB_PREPARE_THRESHOLD)
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = DB_POOLER == "pgbouncer"
+# Every PostgreSQL alias (a replica's too, when declared above this section).
+for _database in DATABASES.values():
+    if _database["ENGINE"] != "django.db.backends.postgresql":
+        continue
+    _database["DISABLE_SERVER_SIDE_CURSORS"] = DB_POOLER == "pgbouncer"
     if DB_PREPARE_THRESHOLD is not None:
-        DATABASES["default"]["OPTIONS"] = {
-            **DATABASES["default"].get("OPTIONS", {}),
+        _database["OPTIONS"] = {
+            **_database.get("OPTIONS", {}),
             "server_side_binding": True,
             "prepare_threshold": DB_PREPARE_THRESHOLD,
         }
