@@ -43,7 +43,7 @@ import time
 from collections import Counter
 
 from tests.perf import workloads
-from tests.perf.desk import BODY_WORDS, SUPPORT_PROFILE, TODAY, desk_requests, generate_desk
+from tests.perf.desk import BODY_WORDS, SEED, SUPPORT_PROFILE, TODAY, desk_requests, generate_desk
 from tests.perf.scale_bench import Figures, Server, ingest, percentile, vacuum_analyze
 from tests.perf.scaleout import app_server, haproxy, pgbouncer, redis_server
 from tests.perf.web_bench import DEFAULT_SERVER, http_call, load_average, server_reachable
@@ -521,7 +521,7 @@ def format_report(figures: dict) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tickets", type=int, default=5_000)
-    parser.add_argument("--seed", type=int, default=20261203)
+    parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--clients", type=int, default=8, help="load threads (8)")
     parser.add_argument("--seconds", type=float, default=15, help="each load's length (15)")
     parser.add_argument("--kill-seconds", type=float, default=12, help="kill runs' length (12)")
