@@ -83,6 +83,12 @@ bench-web: setup
 bench-scale: setup
 	$(PY) -m tests.perf.scale_bench $(SCALE_BENCH_ARGS)
 
+# Scale-out on this machine: app servers behind haproxy (1 and 2 servers), PgBouncer against a
+# direct connection, prepared statements, a server killed under load, and --partition
+# (docs/benchmarks.md, "Scale-out"; needs pgbouncer, haproxy, redis-server).
+bench-scaleout: setup
+	$(PY) -m tests.perf.scaleout_bench $(SCALEOUT_BENCH_ARGS)
+
 # A primary and its pg_basebackup streaming replica (clusters of its own), Redis and gunicorn:
 # resolves through the replica against the primary alone, then writes while reading: the
 # replica's lag, the reads that fell back, stale answers (docs/benchmarks.md, "Read replica").

@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache
-from django.core.checks import Error, Warning, register
+from django.core.checks import Error, Tags, Warning, register
 from django.utils.module_loading import import_string
 
 
@@ -58,4 +58,38 @@ def single_sign_on_check(app_configs=None, **kwargs):
                 id="ctxstudio.W002",
             )
         )
+    return found
+
+
+@register(Tags.database)
+def pooler_check(app_configs=None, **kwargs):
+    """Refuse, behind PgBouncer's transaction pooling (``DB_POOLER=pgbouncer``), a PostgreSQL
+    database that keeps state beyond a transaction: server-side cursors or prepared
+    statements (the settings turn both off; this catches a settings module that turns them
+    on again)."""
+    if getattr(settings, "DB_POOLER", "") != "pgbouncer":
+        return []
+    found = []
+    for alias, database in settings.DATABASES.items():
+        if database.get("ENGINE") != "django.db.backends.postgresql":
+            continue
+        options = database.get("OPTIONS", {})
+        if not database.get("DISABLE_SERVER_SIDE_CURSORS"):
+            found.append(
+                Error(
+                    f"DATABASES[{alias!r}] uses server-side cursors behind PgBouncer.",
+                    hint="Set DISABLE_SERVER_SIDE_CURSORS: a cursor does not outlive the "
+                    "transaction's server connection in transaction pooling.",
+                    id="ctxstudio.E010",
+                )
+            )
+        if options.get("prepare_threshold") is not None:
+            found.append(
+                Error(
+                    f"DATABASES[{alias!r}] prepares statements behind PgBouncer.",
+                    hint="Leave DB_PREPARE_THRESHOLD empty with DB_POOLER=pgbouncer: "
+                    "PgBouncer 1.18's transaction pooling does not keep prepared statements.",
+                    id="ctxstudio.E011",
+                )
+            )
     return found

@@ -251,6 +251,38 @@ if DATABASE_REPLICA_URL:
     }
     DATABASE_ROUTERS = ["ctxstudio.db_router.ReplicaRouter"]
 
+# PostgreSQL behind a connection pooler, and prepared statements (docs/operations.md
+# "PgBouncer"). DB_POOLER=pgbouncer (transaction pooling: a server connection is a client's
+# for one transaction only) turns off what outlives a transaction: server-side cursors
+# (``.iterator()`` would open a WITH HOLD cursor in autocommit) and prepared statements
+# (PgBouncer before 1.21 does not carry them across server connections).
+# DB_PREPARE_THRESHOLD=N binds parameters on the server and prepares a statement from its
+# Nth execution on a connection (psycopg 3); empty (the default) leaves both off.
+DB_POOLER = os.environ.get("DB_POOLER", "").strip().lower()
+if DB_POOLER not in ("", "pgbouncer"):
+    raise ImproperlyConfigured(f"DB_POOLER: {DB_POOLER!r} is not one of: pgbouncer (or empty)")
+DB_PREPARE_THRESHOLD = os.environ.get("DB_PREPARE_THRESHOLD", "").strip() or None
+if DB_PREPARE_THRESHOLD is not None:
+    if not DB_PREPARE_THRESHOLD.isdigit():
+        raise ImproperlyConfigured("DB_PREPARE_THRESHOLD must be a whole number (or empty)")
+    if DB_POOLER == "pgbouncer":
+        raise ImproperlyConfigured(
+            "DB_PREPARE_THRESHOLD must be empty with DB_POOLER=pgbouncer: PgBouncer's "
+            "transaction pooling does not keep a connection's prepared statements"
+        )
+    DB_PREPARE_THRESHOLD = int(DB_PREPARE_THRESHOLD)
+# Every PostgreSQL alias (a replica's too, when declared above this section).
+for _database in DATABASES.values():
+    if _database["ENGINE"] != "django.db.backends.postgresql":
+        continue
+    _database["DISABLE_SERVER_SIDE_CURSORS"] = DB_POOLER == "pgbouncer"
+    if DB_PREPARE_THRESHOLD is not None:
+        _database["OPTIONS"] = {
+            **_database.get("OPTIONS", {}),
+            "server_side_binding": True,
+            "prepare_threshold": DB_PREPARE_THRESHOLD,
+        }
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

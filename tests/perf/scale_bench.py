@@ -127,6 +127,14 @@ def machine_cpu() -> list[int]:
     return [int(value) for value in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
 
 
+def child_pids(pid: int) -> list[int]:
+    """Return a process's children (gunicorn's workers), [] once it is gone (Linux)."""
+    with contextlib.suppress(OSError):
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        return sorted(int(child) for child in children)
+    return []
+
+
 @dataclass
 class Server:
     """A fresh database and a gunicorn serving it (production settings, loopback only)."""
@@ -245,11 +253,14 @@ class Server:
         self.process = None
 
     def worker_pids(self) -> list[int]:
-        pid = self.process.pid
-        with contextlib.suppress(OSError):
-            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-            return sorted(int(child) for child in children)
-        return []
+        return child_pids(self.process.pid)
+
+    def close(self, *, keep_database: bool = False) -> None:
+        """Stop gunicorn and drop the database (unless kept), whatever failed before."""
+        self.stop()
+        if not keep_database:
+            with contextlib.suppress(Exception):
+                self.drop()
 
     def call(self, method, path, body=None, *, headers=None, timeout=1200) -> Reply:
         return http_call(
@@ -728,10 +739,7 @@ def run(args, log) -> dict:
         log("  one new ticket…")
         new_ticket(server, desk, figures, reps=args.new_tickets, log=log)
     finally:
-        server.stop()
-        if not args.keep_database:
-            with contextlib.suppress(Exception):
-                server.drop()
+        server.close(keep_database=args.keep_database)
     figures["load_end"] = load_average()
     return dict(figures)
 
