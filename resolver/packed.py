@@ -22,6 +22,8 @@ import numpy as np
 from resolver.analysis import COUNTS, SEPARATOR, decode_terms, packed_split, relevance_tokens
 
 _BUFFERS = (bytes, memoryview, bytearray)
+# Slots whose terms ``PackedSlots.numbered`` splits at once.
+NUMBERED_CHUNK = 2_048
 
 
 def _dict_parts(tally: dict) -> tuple[str, bytes]:
@@ -87,10 +89,22 @@ class PackedSlots:
         np.cumsum(self.counts, out=summed[1:])
         return (summed[self.bounds[1:]] - summed[self.bounds[:-1]]).astype(np.float64)
 
-    def terms(self) -> list[str]:
-        """Return every slot's terms, in slot order (as many as ``counts``)."""
-        joined = SEPARATOR.join(text for text in self.texts if text)
-        return joined.split(SEPARATOR) if joined else []
+    def numbered(self, vocabulary: dict[str, int], chunk: int = NUMBERED_CHUNK) -> np.ndarray:
+        """Return every slot's terms, in slot order (as many as ``counts``), as their numbers
+        in ``vocabulary`` (a new term gets the next number, added to it). The terms are split
+        ``chunk`` slots at a time: a whole layer's terms are never all Python strings at once
+        (a 100k-article kb has millions: hundreds of MB at a worker's warm-up)."""
+        numbers = np.empty(len(self.counts), dtype=np.int64)
+        number, at, texts = vocabulary.setdefault, 0, self.texts
+        for start in range(0, len(texts), chunk):
+            joined = SEPARATOR.join(text for text in texts[start : start + chunk] if text)
+            if joined:
+                part = [number(term, len(vocabulary)) for term in joined.split(SEPARATOR)]
+                numbers[at : at + len(part)] = part
+                at += len(part)
+        if at != len(numbers):
+            raise AssertionError("the slots' terms and counts differ in number")
+        return numbers
 
 
 class PackedOnDemand:

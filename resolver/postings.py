@@ -155,12 +155,8 @@ class Postings:
         # ascending within a term (``FlatTerms``).
         gathered = PackedSlots.of(items, analysed)
         vocabulary: dict[str, int] = {}
-        number = vocabulary.setdefault
-        words = gathered.terms()
+        numbers = gathered.numbered(vocabulary)
         size = len(items)
-        numbers = np.fromiter(
-            [number(term, len(vocabulary)) for term in words], dtype=np.int64, count=len(words)
-        )
         sizes = np.diff(gathered.bounds)
         slots = np.repeat(np.arange(size, dtype=SLOT), sizes)
         order = np.argsort(numbers, kind="stable")
