@@ -12,7 +12,9 @@ one answers), then:
 2. lost updates — concurrent editors read a profile (ETag) and PATCH its budget with If-Match;
    every save must either apply (200) or be refused (412), the final budget must equal the
    initial one plus the applied saves, and the history must hold one entry per applied save;
-3. faults — a layer marked unavailable is reported as LAYER_UNAVAILABLE (not an error); with
+3. faults — a layer unavailable (the request's what-if override) is reported as
+   LAYER_UNAVAILABLE (not an error), and marking it unavailable directly is refused as a
+   change to a protected answer (409 CHANGE_REQUEST_REQUIRED, nothing changed); with
    ``--stop-postgres`` the PostgreSQL server is stopped mid-run: resolves must answer 200
    degraded (``X-Context-Degraded``, served layers unavailable), a write must fail with 503
    and a clear error and leave nothing behind, and the service must recover once the server
@@ -271,22 +273,33 @@ def phase_lost_updates(client: Client, manage, *, editors: int, saves: int, prof
 
 
 def phase_layer_unavailable(client: Client, request: dict, layer: str):
-    status, headers, data = client.call("GET", f"/api/v1/layers/{layer}")
-    etag = headers.get("ETag")
-    client.call(
-        "PATCH", f"/api/v1/layers/{layer}", {"availability": "unavailable"}, {"If-Match": etag}
-    )
-    status, _, data = client.call("POST", "/api/v1/resolve", request)
-    resolution = json.loads(data)
-    record = next(r for r in resolution["layers"] if r["layer"] == layer)
+    """A layer unavailable is reported as LAYER_UNAVAILABLE, not an error: asked for by the
+    request's what-if override (``availability``, SPEC §3). Marking the layer itself
+    unavailable changes what a protected profile answers, so it needs a change request: the
+    direct edit is refused (409 CHANGE_REQUEST_REQUIRED) and the next answer is unchanged."""
+    what_if = {**request, "availability": {**request.get("availability", {}), layer: "unavailable"}}
+    status, _, data = client.call("POST", "/api/v1/resolve", what_if)
+    record = next(r for r in json.loads(data)["layers"] if r["layer"] == layer)
     _, headers, _ = client.call("GET", f"/api/v1/layers/{layer}")
-    client.call(
-        "PATCH", f"/api/v1/layers/{layer}", {"availability": "auto"}, {"If-Match": headers["ETag"]}
+    marked, _, refusal = client.call(
+        "PATCH",
+        f"/api/v1/layers/{layer}",
+        {"availability": "unavailable"},
+        {"If-Match": headers.get("ETag")},
     )
+    code = (json.loads(refusal or b"{}").get("error") or {}).get("code")
+    after, _, later = client.call("POST", "/api/v1/resolve", request)
+    kept = next(r for r in json.loads(later)["layers"] if r["layer"] == layer)
     return {
         "status_code": status,
         "decision": record["decision"]["reason"],
-        "ok": status == 200 and record["decision"]["reason"] == "LAYER_UNAVAILABLE",
+        "direct_edit": [marked, code],
+        "decision_after_refused_edit": kept["decision"]["reason"],
+        "ok": status == 200
+        and record["decision"]["reason"] == "LAYER_UNAVAILABLE"
+        and (marked, code) == (409, "CHANGE_REQUEST_REQUIRED")
+        and after == 200
+        and kept["decision"]["reason"] != "LAYER_UNAVAILABLE",
     }
 
 
