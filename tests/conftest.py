@@ -10,16 +10,21 @@ from tests.oidc_provider.running import Provider
 @pytest.fixture(autouse=True)
 def _isolated_cache():
     """Start every test with an empty cache (throttling and login-failure counters live there)
-    and no compiled workspace nor served candidates held by this process: the database is
-    rolled back after each test, and SQLite numbers rows anew, so a customer's change stamp
-    (its key rows' count and highest id) could repeat across tests with other content."""
+    and no compiled workspace, served candidates or API keys held by this process: the
+    database is rolled back after each test, and SQLite numbers rows anew, so a customer's
+    change stamp (its key rows' count and highest id) could repeat across tests with other
+    content; and a key stamp compared by an earlier test would make the first comparison of
+    this one fall at a time that depends on the order the tests ran in."""
     from django.core.cache import cache
 
     from profiles.workspace.cache import workspace_cache_clear
+    from profiles.workspace.key_cache import held_clear
 
     cache.clear()
     workspace_cache_clear()
+    held_clear()
     yield
+    held_clear()
     workspace_cache_clear()
     cache.clear()
 

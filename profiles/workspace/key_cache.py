@@ -62,6 +62,16 @@ class _Held:
 _held = _Held()
 
 
+def held_clear() -> None:
+    """Forget every held key and the stamp they were read under: the next request compares
+    the stamp (tests start so, whatever an earlier test in the process held)."""
+    with _held.lock:
+        _held.records = {}
+        _held.generation += 1
+        _held.stamp = None
+        _held.checked = float("-inf")
+
+
 def check_seconds() -> float:
     return float(getattr(settings, "API_KEY_CACHE_SECONDS", 5))
 
