@@ -203,7 +203,7 @@ DATABASES = {
         # Persistent connections spare each request a new backend. They are not checked
         # before reuse (a ``SELECT 1`` on every request's first query) unless
         # DB_CONN_HEALTH_CHECKS=1: the resolve path's one statement opens a connection the
-        # server dropped again itself (``profiles.workspace.served.rows_read``), and any
+        # server dropped again itself (``profiles.workspace.selectors.rows_read``), and any
         # other request that meets one fails once, then Django closes it.
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
         conn_health_checks=os.environ.get("DB_CONN_HEALTH_CHECKS", "0") == "1",

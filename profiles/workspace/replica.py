@@ -37,7 +37,7 @@ from django.db import InterfaceError, OperationalError, connections, transaction
 
 from profiles.models import WorkspaceVersion
 from profiles.workspace import metrics, throttling
-from profiles.workspace.selectors import workspace_counter_get
+from profiles.workspace.selectors import rows_read, workspace_counter_get
 
 ALIAS = "replica"
 ENABLED = ALIAS in settings.DATABASES
@@ -185,18 +185,11 @@ def fresh(counter, lag) -> str:
 def replica_rows(sql: str, params) -> list | None:
     """Run a read on the replica; None (counted, the replica left alone a while) when it
     cannot be reached. A dropped persistent connection is opened again once."""
-    for attempt in (0, 1):
-        try:
-            with connections[ALIAS].cursor() as cursor:
-                cursor.execute(sql, params)
-                return cursor.fetchall()
-        except (OperationalError, InterfaceError):
-            if attempt:
-                unreachable()
-                return None
-            with contextlib.suppress(Exception):
-                connections[ALIAS].close()
-    return None
+    try:
+        return rows_read(sql, params, using=ALIAS)
+    except (OperationalError, InterfaceError):
+        unreachable()
+        return None
 
 
 def _state_sql() -> str:

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 
 from django.core.exceptions import ObjectDoesNotExist
+from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
@@ -549,3 +550,21 @@ def workspace_counter_get() -> int | None:
     """Return the workspace's write counter (``WorkspaceVersion.counter``), None before any
     write; inside a write's transaction, its own bump included."""
     return WorkspaceVersion.objects.filter(pk=1).values_list("counter", flat=True).first()
+
+
+def rows_read(sql: str, params, using: str = DEFAULT_DB_ALIAS) -> list:
+    """Run one read on the ``using`` database and return its rows. A persistent connection
+    the server dropped (a restart, an idle timeout) is opened again once, outside a
+    transaction: the resolve path needs no health check query before its statement
+    (``CONN_HEALTH_CHECKS``)."""
+    connection = connections[using]
+    for attempt in (0, 1):
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                return cursor.fetchall()
+        except (OperationalError, InterfaceError):
+            if attempt or connection.in_atomic_block:
+                raise
+            connection.close()
+    raise AssertionError("unreachable")

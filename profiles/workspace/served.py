@@ -37,13 +37,14 @@ from collections.abc import Mapping
 
 from django.conf import settings
 from django.core.signals import request_finished, request_started
-from django.db import InterfaceError, OperationalError, connection
+from django.db import connection
 from django.dispatch import receiver
 
 from profiles.models import Item, ItemKey, ItemTerms, Layer, WorkspaceVersion
 from profiles.workspace import metrics, replica
 from profiles.workspace.derived import filter_fields
 from profiles.workspace.mappers import map_item_columns_to_resolver
+from profiles.workspace.selectors import rows_read
 from resolver.analysis import ANALYSER_VERSION
 from resolver.served import Fetched, Need
 from resolver.values import canonical_values
@@ -101,22 +102,6 @@ def serving_enabled() -> bool:
 def served_layer(item_filter) -> bool:
     """Return whether a layer with this ``itemFilter`` is served (fetched per request)."""
     return bool(item_filter) and serving_enabled()
-
-
-def rows_read(sql: str, params) -> list:
-    """Run one read and return its rows. A persistent connection the server dropped (a
-    restart, an idle timeout) is opened again once, outside a transaction: the resolve path
-    needs no health check query before its statement (``CONN_HEALTH_CHECKS``)."""
-    for attempt in (0, 1):
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-                return cursor.fetchall()
-        except (OperationalError, InterfaceError):
-            if attempt or connection.in_atomic_block:
-                raise
-            connection.close()
-    raise AssertionError("unreachable")
 
 
 def held_token_sql() -> str:
