@@ -271,6 +271,11 @@ if DB_PREPARE_THRESHOLD is not None:
             "transaction pooling does not keep a connection's prepared statements"
         )
     DB_PREPARE_THRESHOLD = int(DB_PREPARE_THRESHOLD)
+# The resolve path's reads (the served statement, the version query, the replica's read) are
+# prepared on each PostgreSQL connection (planned once, not per request: the served
+# statement's planning cost the server more than running it); DB_PREPARED_READS=0 turns that
+# off. Never behind DB_POOLER=pgbouncer.
+DB_PREPARED_READS = os.environ.get("DB_PREPARED_READS", "1").strip() not in ("0", "false", "no")
 # Every PostgreSQL alias (a replica's too, when declared above this section).
 for _database in DATABASES.values():
     if _database["ENGINE"] != "django.db.backends.postgresql":

@@ -149,7 +149,7 @@ def _version() -> tuple[str, str] | None:
     its served statement instead, ``workspace_resolved``), so the SQL is written once
     rather than compiled by the ORM each time (with a read replica, the write counter too).
     """
-    rows = rows_read(_version_sql(held_token_sql() + replica.COUNTER_COLUMN), [])
+    rows = rows_read(_version_sql(held_token_sql() + replica.COUNTER_COLUMN), [], prepared=True)
     return (replica.marked(rows[0]) if replica.ENABLED else rows[0]) if rows else None
 
 

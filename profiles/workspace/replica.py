@@ -186,7 +186,7 @@ def replica_rows(sql: str, params) -> list | None:
     """Run a read on the replica; None (counted, the replica left alone a while) when it
     cannot be reached. A dropped persistent connection is opened again once."""
     try:
-        return rows_read(sql, params, using=ALIAS)
+        return rows_read(sql, params, using=ALIAS, prepared=True)
     except (OperationalError, InterfaceError):
         unreachable()
         return None

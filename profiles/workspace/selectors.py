@@ -1,9 +1,17 @@
 """ORM reads. Every selector loads what it returns up front, in a constant number of queries."""
 
+import functools
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
-from django.db import DEFAULT_DB_ALIAS, InterfaceError, OperationalError, connections
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    InterfaceError,
+    NotSupportedError,
+    OperationalError,
+    connections,
+)
 from django.db.models import Count, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from profiles.models import Consumer, Item, Layer, Profile, Rule, Scenario, WorkspaceVersion
@@ -552,19 +560,76 @@ def workspace_counter_get() -> int | None:
     return WorkspaceVersion.objects.filter(pk=1).values_list("counter", flat=True).first()
 
 
-def rows_read(sql: str, params, using: str = DEFAULT_DB_ALIAS) -> list:
+def rows_read(sql: str, params, using: str = DEFAULT_DB_ALIAS, *, prepared: bool = False) -> list:
     """Run one read on the ``using`` database and return its rows. A persistent connection
     the server dropped (a restart, an idle timeout) is opened again once, outside a
     transaction: the resolve path needs no health check query before its statement
-    (``CONN_HEALTH_CHECKS``)."""
+    (``CONN_HEALTH_CHECKS``).
+
+    ``prepared``: on PostgreSQL, bind the parameters on the server and run the statement
+    prepared on this connection (psycopg's per-connection cache of prepared statements), so
+    the server plans it once rather than on every request (``statements_prepared``)."""
     connection = connections[using]
     for attempt in (0, 1):
         try:
-            with connection.cursor() as cursor:
+            cursor = _prepared_cursor(connection) if prepared else None
+            with cursor or connection.cursor() as cursor:
                 cursor.execute(sql, params)
                 return cursor.fetchall()
-        except (OperationalError, InterfaceError):
+        except (OperationalError, InterfaceError, NotSupportedError):
+            # NotSupportedError: a prepared plan whose result type a migration changed
+            # ("cached plan must not change result type"); a new connection prepares anew.
             if attempt or connection.in_atomic_block:
                 raise
             connection.close()
     raise AssertionError("unreachable")
+
+
+def statements_prepared(connection) -> bool:
+    """Whether ``rows_read(prepared=True)`` prepares on this connection: PostgreSQL, not
+    behind PgBouncer's transaction pooling (``DB_POOLER=pgbouncer``: before 1.21 it does not
+    keep a session's prepared statements across server connections), and not turned off
+    (``DB_PREPARED_READS=0``)."""
+    return (
+        connection.vendor == "postgresql"
+        and getattr(settings, "DB_POOLER", "") != "pgbouncer"
+        and getattr(settings, "DB_PREPARED_READS", True)
+    )
+
+
+# A connection's prepare threshold when it has none (Django's default): psycopg then
+# prepares only the statements asked to be (Django's client-side-binding cursors never are).
+ONLY_WHEN_ASKED = 2**31 - 1
+
+
+def _prepared_cursor(connection):
+    """Return a Django cursor (query logging and execute wrappers included) over a psycopg
+    server-side-binding cursor that prepares every statement it runs; None where
+    ``statements_prepared`` says no."""
+    if not statements_prepared(connection):
+        return None
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        raw.prepare_threshold = ONLY_WHEN_ASKED
+    with connection.wrap_database_errors:
+        if raw.closed:  # as ``raw.cursor()`` refuses, before any statement is run
+            raise _preparing_cursor().closed_error("the connection is closed")
+        # As ``BaseDatabaseWrapper._cursor`` wraps the backend's own cursors; the statements
+        # read no timestamptz, so the backend's per-cursor time zone loader is not needed.
+        return connection._prepare_cursor(_preparing_cursor()(raw))
+
+
+@functools.cache
+def _preparing_cursor():
+    """psycopg's server-side-binding cursor, asking to prepare every statement it runs
+    (imported here: an SQLite-only project never needs it)."""
+    import psycopg
+
+    class PreparingCursor(psycopg.Cursor):
+        closed_error = psycopg.OperationalError
+
+        def execute(self, query, params=None, *, prepare=None, binary=None):
+            return super().execute(query, params, prepare=True, binary=binary)
+
+    return PreparingCursor

@@ -305,7 +305,7 @@ def served_read(totals: list[int], wanted: list[Wanted]) -> tuple[str | None, li
     rows, extra = _replica_read(totals, wanted), 2
     if rows is None:
         sql, params = served_statement(totals, wanted)
-        rows, extra = rows_read(sql, params), 0
+        rows, extra = rows_read(sql, params, prepared=True), 0
     metrics.served_statements.inc()
     width = 1 + len(totals) + len(wanted)
     head = rows[0] if rows else (None,) * width

@@ -37,9 +37,10 @@ def settings_text() -> str:
 
 
 @contextlib.contextmanager
-def own_postgres(log=print) -> Iterator[str]:
-    """Start a new PostgreSQL cluster with ``postgresql-desk.conf``; yield its server URL
-    (no database name); stop and remove it at the end, in any case."""
+def own_postgres(log=print, *, extra: str = "") -> Iterator[str]:
+    """Start a new PostgreSQL cluster with ``postgresql-desk.conf`` (and ``extra`` settings
+    lines); yield its server URL (no database name); stop and remove it at the end, in any
+    case."""
     programs = server_programs()
     if programs is None:
         raise SystemExit("--own-postgres needs PostgreSQL's initdb and pg_ctl (package postgresql)")
@@ -64,7 +65,7 @@ def own_postgres(log=print) -> Iterator[str]:
             f"port = {port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '{folder}'\n"
         )
         with (data / "postgresql.conf").open("a") as conf:
-            conf.write("\n# the scale benchmark's\n" + local + settings_text())
+            conf.write("\n# the scale benchmark's\n" + local + settings_text() + extra)
         run("pg_ctl", "-D", str(data), "-l", str(folder / "server.log"), "-w", "start")
         log(f"  own PostgreSQL on 127.0.0.1:{port} ({SETTINGS.name})")
         yield f"postgres://postgres@127.0.0.1:{port}"

@@ -38,9 +38,11 @@ import math
 import os
 import random
 import secrets
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -75,6 +77,7 @@ from tests.perf.web_bench import (
     load_average,
     server_reachable,
 )
+from tests.perf.worker_profile import WorkerProfile
 
 DATABASE = "ctxscale"
 
@@ -496,9 +499,11 @@ def one_client(server: Server, desk: Desk, figures: Figures, *, count) -> None:
     figures["one_client_p95_ms"] = ms(percentile(latencies, 0.95))
 
 
-def load(server: Server, desk: Desk, figures: Figures, *, clients, count, seconds, log) -> None:
+def load(
+    server: Server, desk: Desk, figures: Figures, *, clients, count, seconds, log, seed=None
+) -> None:
     """Resolve summaries from ``clients`` threads: ``count`` requests or ``seconds``."""
-    requests = desk_requests(desk, count, seed=desk.seed + 200)
+    requests = desk_requests(desk, count, seed=desk.seed + 200 if seed is None else seed)
     pending = iter(requests)
     lock = threading.Lock()
     latencies, errors = [], []
@@ -732,6 +737,9 @@ def run(args, log) -> dict:
             seconds=args.load_seconds,
             log=log,
         )
+        if args.worker_profile:
+            log("  profiled load: py-spy on each worker, pg_stat_statements…")
+            profiled_load(server, desk, figures, clients=args.clients, count=args.requests, log=log)
         log(f"  exactness: {args.exact} requests…")
         exactness(server, desk, figures, count=args.exact, log=log)
         _, peaks = worker_memory(server)
@@ -742,6 +750,78 @@ def run(args, log) -> dict:
         server.close(keep_database=args.keep_database)
     figures["load_end"] = load_average()
     return dict(figures)
+
+
+def _connect(server_url: str, database: str):
+    import psycopg
+
+    parts = urllib.parse.urlsplit(server_url)
+    return psycopg.connect(
+        host=parts.hostname,
+        port=parts.port or 5432,
+        user=parts.username or "postgres",
+        dbname=database,
+        autocommit=True,
+    )
+
+
+# The statements reported of the profiled round: the most costly by planning + execution.
+STATEMENTS_SHOWN = 6
+
+
+def profiled_load(server: Server, desk: Desk, figures: Figures, *, clients, count, log) -> None:
+    """Run the load again (other requests of the same kind) while py-spy samples each worker
+    (``tests.perf.worker_profile``): where a worker's time goes, by step; and, when the
+    server has ``pg_stat_statements`` (``--worker-profile`` with ``--own-postgres`` loads it),
+    PostgreSQL's planning and execution time per request by statement. A round of its own,
+    after the measured one: the sampling and the statistics do not touch the figures above."""
+    with _connect(server.server_url, server.database) as conn:
+        statements = conn.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_stat_statements'"
+            " AND current_setting('shared_preload_libraries') LIKE '%pg_stat_statements%'"
+        ).fetchone()
+        if statements:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+            conn.execute("SELECT pg_stat_statements_reset()")
+    folder = Path(tempfile.mkdtemp(prefix="ctxscale-pyspy-"))
+    profile = WorkerProfile(server.worker_pids(), folder)
+    round_figures = Figures(lambda message: None)
+    load(
+        server,
+        desk,
+        round_figures,
+        clients=clients,
+        count=count,
+        seconds=120,
+        log=log,
+        seed=desk.seed + 250,
+    )
+    samples, shares = profile.stop()
+    shutil.rmtree(folder, ignore_errors=True)
+    served = max(1, round_figures.get("load_requests") or 1)
+    figures["profiled_resolve_per_s"] = round_figures.get("resolve_per_s")
+    figures["worker_profile_samples"] = samples
+    figures["worker_profile"] = shares
+    if not statements:
+        return
+    with _connect(server.server_url, server.database) as conn:
+        rows = conn.execute(
+            "SELECT left(regexp_replace(query, '\\s+', ' ', 'g'), 90), calls,"
+            " total_plan_time, total_exec_time FROM pg_stat_statements"
+            " WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            " ORDER BY total_plan_time + total_exec_time DESC"
+        ).fetchall()
+    figures["postgres_plan_ms_per_request"] = round(sum(r[2] for r in rows) / served, 3)
+    figures["postgres_exec_ms_per_request"] = round(sum(r[3] for r in rows) / served, 3)
+    figures["postgres_statements"] = [
+        {
+            "statement": text,
+            "calls_per_request": round(calls / served, 2),
+            "plan_ms": round(plan / calls, 3) if calls else 0,
+            "exec_ms": round(execute / calls, 3) if calls else 0,
+        }
+        for text, calls, plan, execute in rows[:STATEMENTS_SHOWN]
+    ]
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -848,6 +928,45 @@ def format_report(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+PG_STAT_STATEMENTS = (
+    "shared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track_planning = on\n"
+)
+
+
+def format_profile(figures: dict) -> str:
+    """The profiled round's section of the report (empty without ``--worker-profile``)."""
+    shares = figures.get("worker_profile")
+    if not shares:
+        return ""
+    lines = [
+        "",
+        f"Where a worker's time goes under load (py-spy, {figures['worker_profile_samples']:,}"
+        f" samples of the workers while running; {figures['profiled_resolve_per_s']} req/s"
+        " in the profiled round)",
+        "",
+        "| step | share | most sampled innermost frames (share of all samples) |",
+        "|---|---|---|",
+    ]
+    lines += [
+        f"| {step} | {share} % | {'; '.join(frames)} |" for step, (share, frames) in shares.items()
+    ]
+    if figures.get("postgres_statements"):
+        lines += [
+            "",
+            f"PostgreSQL per request: planning {figures['postgres_plan_ms_per_request']} ms,"
+            f" execution {figures['postgres_exec_ms_per_request']} ms (pg_stat_statements)",
+            "",
+            "| statement | calls per request | plan ms | exec ms |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| `{row['statement']}` | {row['calls_per_request']} | {row['plan_ms']} |"
+            f" {row['exec_ms']} |"
+            for row in figures["postgres_statements"]
+        ]
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tickets", type=int, default=10_000, help="tickets (default 10000)")
@@ -884,6 +1003,11 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--database", default=DATABASE, help="dropped and created (ctxscale)")
     parser.add_argument("--keep-database", action="store_true", help="do not drop it at the end")
+    parser.add_argument(
+        "--worker-profile",
+        action="store_true",
+        help="after the load, a profiled round: py-spy per worker, pg_stat_statements",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
     parser.add_argument(
         "--compare", metavar="FILE", help="a previous --json at another size: growth exponents"
@@ -909,7 +1033,8 @@ def main(argv=None) -> int:
         return 0
     with contextlib.ExitStack() as stack:
         if args.own_postgres:
-            args.server = stack.enter_context(own_postgres(log))
+            extra = PG_STAT_STATEMENTS if args.worker_profile else ""
+            args.server = stack.enter_context(own_postgres(log, extra=extra))
         if not server_reachable(args.server):
             log(f"scale benchmark skipped: no PostgreSQL server at {args.server}")
             return 0
@@ -925,6 +1050,7 @@ def main(argv=None) -> int:
         f"{os.cpu_count()} cores"
     )
     print(format_report(results))
+    print(format_profile(figures))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0
