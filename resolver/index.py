@@ -18,6 +18,7 @@ arrays.
 """
 
 import copy
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,7 @@ from resolver.values import canonical_values, format_day, parse_date
 
 MICROSECONDS_PER_DAY = 86_400_000_000
 UNDATED = np.iinfo(np.int64).max  # sorts after every instant
+_NO_DATE = (UNDATED, None)
 STALE_FLAG, UNKNOWN_FLAG = 1, 2  # a resolution's not-current flags of items kept by warn
 
 
@@ -89,6 +91,11 @@ class LayerIndex:
         self._summaries: list[tuple[str, bool] | None] | None = None
         self._derived: np.ndarray | None = None
         self._postings: Postings | None = None
+
+    @property
+    def fetched(self) -> bool:
+        """Whether the index holds a request's fetched material (``resolver.served``)."""
+        return self._fetched
 
     def with_layer(self, layer: Layer) -> "LayerIndex":
         """Return this index for another object of the same layer with the same items (a
@@ -175,8 +182,12 @@ class LayerIndex:
             for i, item in enumerate(self.items):
                 if item is None:
                     continue
-                for value in set(canonical_values(item.metadata.get(field))):
+                value = item.metadata.get(field)
+                if value.__class__ is str:  # its one canonical value
                     lookup.setdefault(value, []).append(i)
+                    continue
+                for text in set(canonical_values(value)):
+                    lookup.setdefault(text, []).append(i)
             self._filters[field] = lookup
         return lookup
 
@@ -186,11 +197,9 @@ class LayerIndex:
         """Return each item's date in ``metadata[field]`` (currentness, SPEC §4.4)."""
         dates = self._field_dates.get(field)
         if dates is None:
-            micros = np.full(self.size, UNDATED, dtype=np.int64)
-            days: list[str | None] = [None] * self.size
-            for i, item in enumerate(self.items):
-                if item is not None:
-                    micros[i], days[i] = item_date(item, field)
+            found = [_NO_DATE if item is None else item_date(item, field) for item in self.items]
+            micros = np.fromiter((date[0] for date in found), np.int64, self.size)
+            days = [date[1] for date in found]
             dates = FieldDates(micros, days, [field] * self.size)
             self._field_dates[field] = dates
         return dates
@@ -247,10 +256,22 @@ class LayerIndex:
 
 def item_date(item: Item, field: str) -> tuple[int, str | None]:
     """Return the item's date in ``metadata[field]`` as (microseconds, day); UNDATED if none."""
-    parsed = parse_date(item.metadata.get(field))
+    value = item.metadata.get(field)
+    if value.__class__ is str:
+        return _text_date(value)
+    return _date(value)
+
+
+def _date(value) -> tuple[int, str | None]:
+    parsed = parse_date(value)
     if parsed is None:
         return UNDATED, None
     return instant_microseconds(parsed[0]), format_day(parsed[0])
+
+
+# A layer's date strings repeat (many items share a day), and a served layer's are read again
+# with each request's fetched items: the result of an exact string is kept (a pure function).
+_text_date = functools.lru_cache(maxsize=16_384)(_date)
 
 
 def summary_is_derived(item: Item) -> bool:

@@ -22,6 +22,12 @@ from resolver.render import Renderer
 compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
+# The kinds of records whose fragments ``json_fragments`` writes item by item.
+_WRITTEN = frozenset({"path", "ref", "materialized-ref", "unit"})
+# Gathers of one key of a fetched layer's index that write only the items gathered.
+PARTIAL_GATHERS = 2
+
+
 def json_fragment(value) -> bytes:
     """Return a value's compact JSON in UTF-8, followed by a comma (an element of a list)."""
     return (compact_json(value) + ",").encode()
@@ -55,6 +61,8 @@ class SharedRecords:
         self.listed: dict[tuple, list] = {} if listed is None else listed
         self.lines: dict[tuple, np.ndarray] = {} if lines is None else lines
         self.shortest_line: dict[str, int] = {} if shortest_line is None else shortest_line
+        # Gathers of a fetched layer's keys answered without building their records.
+        self.partial: dict[tuple, int] = {}
 
     # Records are kept in path order, so that the lists a resolution takes from them (all in
     # path order, or runs of it, for large layers) read memory front to back, and a run of
@@ -66,6 +74,9 @@ class SharedRecords:
             return []
         records = self.by_key.get(key)
         if records is None:
+            if index.fetched and key[0] == "json" and key[1] in _WRITTEN and self.few(key):
+                # A request's fetched items, few of them shown: their fragments only.
+                return self.json_fragments(index, key[1:], indices.tolist())
             records = self.by_key[key] = self.build(index, key)
         ranks = index.path_rank[indices]
         first = int(ranks[0])
@@ -77,6 +88,16 @@ class SharedRecords:
                 listed = self.listed[key] = records.tolist()
             return listed[first : first + count]
         return records[ranks].tolist()
+
+    def few(self, key: tuple) -> bool:
+        """Whether to write the fragments ``key`` of only the items gathered: for the first
+        ``PARTIAL_GATHERS`` gathers of the key (a fetched layer's index given again, by a
+        cache of its material, then builds them all, as a held layer's does at once)."""
+        partial = self.partial.get(key, 0)
+        if partial >= PARTIAL_GATHERS:
+            return False
+        self.partial[key] = partial + 1
+        return True
 
     def paths(self, index) -> np.ndarray:
         """Return the items' paths in path order (an object array; do not change it)."""

@@ -6,6 +6,7 @@ in document order, checking each entry's fields with the primitives of
 and items of an earlier build that are unchanged (see ``build_workspace``).
 """
 
+import datetime as dt
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from resolver.errors import ValidationIssue
 from resolver.limits import (
     MAX_BODY_CHARS,
+    MAX_METADATA_VALUES,
     MAX_NAME_CHARS,
     MAX_TITLE_CHARS,
     TEXT_RULE_MESSAGE,
@@ -240,6 +242,15 @@ class _Builder(ValueChecks):
         return out
 
     def item(self, raw, path: str, seen: dict | None = None) -> Item | None:
+        plain = plain_item(raw, seen)
+        if plain is not None:
+            if seen is not None:
+                seen[plain.path] = path
+            return plain
+        return self.checked_item(raw, path, seen)
+
+    def checked_item(self, raw, path: str, seen: dict | None = None) -> Item | None:
+        """Check an item entry field by field (``item`` without its shortcut)."""
         it = self.obj(raw, path, ITEM_FIELDS)
         if it is None:
             if raw is None:
@@ -438,6 +449,77 @@ class _Builder(ValueChecks):
 
 
 _ITEM_FIELD_SET = frozenset(ITEM_FIELDS)
+
+
+_ITEM_KEYS = frozenset(ITEM_FIELDS)
+# Metadata values an item of the common shape holds: scalars of exactly these types (a
+# subclass may behave otherwise), alone or in a list. None of them is a container.
+_PLAIN_SCALARS = frozenset({str, int, float, bool, type(None), dt.date, dt.datetime})
+
+
+def plain_item(raw, seen: dict | None) -> Item | None:
+    """Return the item of an entry of the common shape that has no problem, else None.
+
+    The shortcut of ``_Builder.item``: an exact dict with only item fields (exact strings),
+    an exact-string path of 1 to 255 characters without outer whitespace and not in
+    ``seen``, title and body absent, None or exact strings within their limits, metadata
+    absent, None or an exact dict with exact-string keys whose values are scalars of
+    ``_PLAIN_SCALARS`` or lists of them (level 2 of 4), at most ``MAX_METADATA_VALUES`` in
+    all, and no text breaking the text rule. Such an entry is one the full checks
+    (``checked_item``) accept, building this same item; for any other (None), they decide.
+    ``seen`` is not changed.
+    """
+    if raw.__class__ is not dict or not raw.keys() <= _ITEM_KEYS:
+        return None
+    for key in raw:
+        if key.__class__ is not str:
+            return None
+    path = raw.get("path")
+    if path.__class__ is not str or not 0 < len(path) <= 255 or path != path.strip():
+        return None
+    if seen is not None and path in seen:
+        return None
+    title = raw.get("title")
+    if title is None:
+        title = ""
+    elif title.__class__ is not str or len(title) > MAX_TITLE_CHARS:
+        return None
+    body = raw.get("body")
+    if body is None:
+        body = ""
+    elif body.__class__ is not str or len(body) > MAX_BODY_CHARS or violates_text_rule(body):
+        return None
+    texts = [path, title]
+    metadata = raw.get("metadata")
+    if metadata is None:
+        metadata = {}
+    elif metadata.__class__ is not dict:
+        return None
+    else:
+        values = 0
+        scalars = _PLAIN_SCALARS
+        for key, value in metadata.items():
+            if key.__class__ is not str:
+                return None
+            texts.append(key)
+            kind = value.__class__
+            if kind is str:
+                texts.append(value)
+            elif kind is list:
+                for element in value:
+                    if element.__class__ is str:
+                        texts.append(element)
+                    elif element.__class__ not in scalars:
+                        return None
+                values += len(value) - 1
+            elif kind not in scalars:
+                return None
+            values += 1
+        if values > MAX_METADATA_VALUES:
+            return None
+    if violates_text_rule("".join(texts)):
+        return None
+    return Item(path, title, body, metadata)
 
 
 def _earlier_item(raw, known: dict) -> Item | None:

@@ -36,11 +36,14 @@ def stored(item: dict):
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tickets", type=int, default=10_000)
+    parser.add_argument(
+        "--kb", type=int, default=None, help="knowledge-base articles (default: tickets / 10)"
+    )
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args(argv)
 
-    desk = generate_desk(args.tickets)
+    desk = generate_desk(args.tickets, kb=args.kb)
     document = desk.document()
     analysed = {
         key: {item["path"]: stored(item) for item in items} for key, items in desk.items.items()
@@ -116,6 +119,7 @@ def main(argv=None) -> int:
     items = sum(len(terms) for terms in analysed.values())
     print(
         f"served bench: {args.tickets} tickets ({len(by_customer)} customers), "
+        f"{len(desk.items['kb'])} kb articles, "
         f"{len(requests)} summary requests, terms stored {'packed' if PACKED else 'as JSON'} "
         f"({size / items:.0f} bytes an item), {args.rounds} rounds, CPU per request (median)"
     )
