@@ -60,29 +60,73 @@ def decision_log_record(
     if source == DecisionLog.Source.PREVIEW and not settings.DECISION_LOG_PREVIEWS:
         return None
     try:
-        entry = DecisionLog(
-            source=source,
-            user_id=user.pk if getattr(user, "is_authenticated", False) else None,
-            auth=auth,
-            profile_key=(resolution.get("profile") or {}).get("key", ""),
-            workspace_version=workspace_version or cache.cached_token(),
-            profile_version=profile_version,
-            request_fingerprint=request_fingerprint(request_data),
-            input=request_data.get("input") if settings.DECISION_LOG_STORE_INPUT else None,
-            status=resolution.get("status", ""),
-            blockers=resolution.get("blockers") or [],
-            estimated_tokens=(resolution.get("budget") or {}).get("estimatedTokens", 0),
-            duration_ms=round((time.perf_counter() - started) * 1000, 3),
+        values = (
+            timezone.now(),
+            source,
+            user.pk if getattr(user, "is_authenticated", False) else None,
+            auth,
+            (resolution.get("profile") or {}).get("key", ""),
+            workspace_version or cache.cached_token(),
+            profile_version,
+            request_fingerprint(request_data),
+            request_data.get("input") if settings.DECISION_LOG_STORE_INPUT else None,
+            resolution.get("status", ""),
+            resolution.get("blockers") or [],
+            (resolution.get("budget") or {}).get("estimatedTokens", 0),
+            round((time.perf_counter() - started) * 1000, 3),
         )
         if settings.DECISION_LOG_ASYNC:
-            _writer.submit(entry)
+            # The row's values only: the writer inserts them without a model instance each
+            # (building one cost more than everything else the row needs).
+            _writer.submit(values)
             return None
+        entry = DecisionLog(**dict(zip(_ATTRIBUTES, values, strict=True)))
         with transaction.atomic():
             entry.save()
         return entry
     except Exception:  # a failure to log must not fail the resolution
         logger.exception("could not write the decision log entry")
         return None
+
+
+# A row's values in ``decision_log_record``'s order: the model's fields but its id.
+_FIELDS = (
+    "created_at",
+    "source",
+    "user",
+    "auth",
+    "profile_key",
+    "workspace_version",
+    "profile_version",
+    "request_fingerprint",
+    "input",
+    "status",
+    "blockers",
+    "estimated_tokens",
+    "duration_ms",
+)
+_ATTRIBUTES = tuple(DecisionLog._meta.get_field(name).attname for name in _FIELDS)
+
+
+def _rows_insert(rows: list[tuple]) -> None:
+    """Insert rows of values (``_FIELDS``' order) in one transaction, each value prepared by
+    its model field as ``bulk_create`` prepares it (the JSON fields' adaptation included)."""
+    fields = [DecisionLog._meta.get_field(name) for name in _FIELDS]
+    quote = connection.ops.quote_name
+    sql = (
+        f"INSERT INTO {quote(DecisionLog._meta.db_table)} "
+        f"({', '.join(quote(field.column) for field in fields)}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))})"
+    )
+    params = [
+        [
+            field.get_db_prep_save(value, connection)
+            for field, value in zip(fields, row, strict=True)
+        ]
+        for row in rows
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.executemany(sql, params)
 
 
 INPUT_NOT_STORED = (
@@ -134,7 +178,7 @@ class _BackgroundWriter:
         self._lock = threading.Lock()
         self._pid = None
 
-    def submit(self, entry: DecisionLog) -> None:
+    def submit(self, entry: tuple) -> None:
         self._ensure_running()
         try:
             self._queue.put_nowait(entry)
@@ -180,17 +224,17 @@ class _BackgroundWriter:
                     self._queue.task_done()
 
     @staticmethod
-    def _write(batch: list[DecisionLog]) -> None:
+    def _write(batch: list[tuple]) -> None:
         close_old_connections()
         try:
-            DecisionLog.objects.bulk_create(batch)
+            _rows_insert(batch)
             return
         except Exception:
             connection.close()  # reconnect (the database may have restarted)
         # One bad entry must not lose the others: write them one by one.
-        for entry in batch:
+        for row in batch:
             try:
-                entry.save(force_insert=True)
+                _rows_insert([row])
             except Exception:
                 logger.exception("could not write a decision log entry")
                 connection.close()

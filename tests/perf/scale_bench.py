@@ -739,7 +739,15 @@ def run(args, log) -> dict:
         )
         if args.worker_profile:
             log("  profiled load: py-spy on each worker, pg_stat_statements…")
-            profiled_load(server, desk, figures, clients=args.clients, count=args.requests, log=log)
+            profiled_load(
+                server,
+                desk,
+                figures,
+                clients=args.clients,
+                count=args.requests,
+                log=log,
+                keep=args.profile_folder,
+            )
         log(f"  exactness: {args.exact} requests…")
         exactness(server, desk, figures, count=args.exact, log=log)
         _, peaks = worker_memory(server)
@@ -769,12 +777,15 @@ def _connect(server_url: str, database: str):
 STATEMENTS_SHOWN = 6
 
 
-def profiled_load(server: Server, desk: Desk, figures: Figures, *, clients, count, log) -> None:
+def profiled_load(
+    server: Server, desk: Desk, figures: Figures, *, clients, count, log, keep=None
+) -> None:
     """Run the load again (other requests of the same kind) while py-spy samples each worker
     (``tests.perf.worker_profile``): where a worker's time goes, by step; and, when the
     server has ``pg_stat_statements`` (``--worker-profile`` with ``--own-postgres`` loads it),
     PostgreSQL's planning and execution time per request by statement. A round of its own,
-    after the measured one: the sampling and the statistics do not touch the figures above."""
+    after the measured one: the sampling and the statistics do not touch the figures above.
+    ``keep``: a folder to leave py-spy's raw (collapsed) stacks in, one file per worker."""
     with _connect(server.server_url, server.database) as conn:
         statements = conn.execute(
             "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_stat_statements'"
@@ -783,7 +794,7 @@ def profiled_load(server: Server, desk: Desk, figures: Figures, *, clients, coun
         if statements:
             conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
             conn.execute("SELECT pg_stat_statements_reset()")
-    folder = Path(tempfile.mkdtemp(prefix="ctxscale-pyspy-"))
+    folder = Path(keep or tempfile.mkdtemp(prefix="ctxscale-pyspy-"))
     profile = WorkerProfile(server.worker_pids(), folder)
     round_figures = Figures(lambda message: None)
     load(
@@ -797,7 +808,8 @@ def profiled_load(server: Server, desk: Desk, figures: Figures, *, clients, coun
         seed=desk.seed + 250,
     )
     samples, shares = profile.stop()
-    shutil.rmtree(folder, ignore_errors=True)
+    if not keep:
+        shutil.rmtree(folder, ignore_errors=True)
     served = max(1, round_figures.get("load_requests") or 1)
     figures["profiled_resolve_per_s"] = round_figures.get("resolve_per_s")
     figures["worker_profile_samples"] = samples
@@ -1007,6 +1019,11 @@ def main(argv=None) -> int:
         "--worker-profile",
         action="store_true",
         help="after the load, a profiled round: py-spy per worker, pg_stat_statements",
+    )
+    parser.add_argument(
+        "--profile-folder",
+        metavar="DIR",
+        help="with --worker-profile: keep py-spy's raw stacks (one file per worker) in DIR",
     )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON to FILE")
     parser.add_argument(

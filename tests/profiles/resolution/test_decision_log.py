@@ -176,3 +176,41 @@ def test_background_writer__entries_queued__all_written_and_a_bad_one_logged(set
     # then every good entry is stored and the failure is reported, not raised.
     assert DecisionLog.objects.count() == 5
     assert "could not write a decision log entry" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_background_writer__a_row__stored_as_the_synchronous_path_stores_it(settings, admin_user):
+    from profiles.resolution.decision_log import decision_log_flush
+
+    # Given a resolution with blockers and its input kept (every field has a value),
+    settings.DECISION_LOG_STORE_INPUT = True
+    request_data = {"input": {"message": "refund é", "customer_id": "C-7"}, "now": NOW}
+    resolution, started = resolved(request_data)
+    resolution = dict(resolution, blockers=[{"layer": "kb", "code": "MISSING_REQUIRED_CONTEXT"}])
+    arguments = dict(
+        request_data=request_data,
+        resolution=resolution,
+        source="api",
+        started=started,
+        user=admin_user,
+        auth="token",
+        profile_version=7,
+    )
+
+    # when one row is written synchronously and the same one by the background writer,
+    synchronous = decision_log_record(**arguments)
+    settings.DECISION_LOG_ASYNC = True
+    assert decision_log_record(**arguments) is None
+    assert decision_log_flush(timeout=10)
+
+    # then both rows read back the same, but for their id, time and duration.
+    first, second = (
+        DecisionLog.objects.filter(pk=pk).values().get()
+        for pk in (synchronous.pk, DecisionLog.objects.exclude(pk=synchronous.pk).get().pk)
+    )
+    for row in (first, second):
+        del row["id"], row["duration_ms"]
+    assert abs(second.pop("created_at") - first.pop("created_at")) < dt.timedelta(seconds=60)
+    assert second == first
+    assert second["input"] == request_data["input"] and second["profile_version"] == 7
+    assert second["blockers"] == resolution["blockers"]
