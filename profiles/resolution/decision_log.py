@@ -8,6 +8,7 @@ synchronously instead (the test suite does, so that each test sees its own rows)
 """
 
 import atexit
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -166,6 +167,10 @@ def decision_log_save_as_scenario(*, entry: DecisionLog, name: str, user=None) -
     return scenario_create(document=document, user=user)
 
 
+# Queued after the rows: the writer closes its connection.
+_CLOSE = object()
+
+
 class _BackgroundWriter:
     """Insert queued entries in batches from one daemon thread per process."""
 
@@ -185,9 +190,14 @@ class _BackgroundWriter:
         except queue.Full:
             logger.error("decision log queue full: an entry was dropped")
 
-    def flush(self, timeout: float = 5.0) -> bool:
-        """Wait until every queued entry is written (or failed); return whether it drained."""
+    def flush(self, timeout: float = 5.0, *, close_connection: bool = False) -> bool:
+        """Wait until every queued entry is written (or failed); return whether it drained.
+        ``close_connection``: the writer then closes its database connection (at exit, so
+        the server sees the session end; a test database can then be dropped)."""
         deadline = time.monotonic() + timeout
+        if close_connection and self._thread is not None and self._thread.is_alive():
+            with contextlib.suppress(queue.Full):
+                self._queue.put_nowait(_CLOSE)
         while self._queue.unfinished_tasks:
             if time.monotonic() > deadline:
                 return False
@@ -217,8 +227,12 @@ class _BackgroundWriter:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
+            rows = [row for row in batch if row is not _CLOSE]
             try:
-                self._write(batch)
+                if rows:
+                    self._write(rows)
+                if len(rows) < len(batch):
+                    connection.close()
             finally:
                 for _ in batch:
                     self._queue.task_done()
@@ -241,12 +255,13 @@ class _BackgroundWriter:
 
 
 _writer = _BackgroundWriter()
-atexit.register(_writer.flush, 2.0)
+atexit.register(_writer.flush, 2.0, close_connection=True)
 
 
-def decision_log_flush(timeout: float = 5.0) -> bool:
-    """Wait for the background writer to store what was queued (tests, shutdown)."""
-    return _writer.flush(timeout)
+def decision_log_flush(timeout: float = 5.0, *, close_connection: bool = False) -> bool:
+    """Wait for the background writer to store what was queued (tests, shutdown); with
+    ``close_connection``, its database connection is closed after."""
+    return _writer.flush(timeout, close_connection=close_connection)
 
 
 def decision_log_prune(*, days: int | None = None, dry_run: bool = False) -> int:

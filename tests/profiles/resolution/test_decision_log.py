@@ -201,7 +201,7 @@ def test_background_writer__a_row__stored_as_the_synchronous_path_stores_it(sett
     synchronous = decision_log_record(**arguments)
     settings.DECISION_LOG_ASYNC = True
     assert decision_log_record(**arguments) is None
-    assert decision_log_flush(timeout=10)
+    assert decision_log_flush(timeout=10, close_connection=True)
 
     # then both rows read back the same, but for their id, time and duration.
     first, second = (
