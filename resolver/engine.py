@@ -177,23 +177,24 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
     index = trace.index
     order = rule.effective_order
     summary = ctx.request.detail == "summary"
+    share_texts(trace, ctx)
     ranked = trace.candidates  # path order
-    tie_break = None  # ranked is in path order
-    if rule.mode == "retrieve" or order == "relevance":
-        trace.scores, trace.hit, trace.terms_in = index.bm25(ctx.terms, ranked)
-        if rule.mode == "retrieve":
-            if summary and order == "relevance":
-                # A summary reports only their count, and ranks the retrieved items by score
-                # and path rank: they need not be put in path order first.
-                ranked = np.flatnonzero(trace.hit)  # only candidates are hits
-                tie_break = index.path_rank
-            else:
-                retrieved = trace.hit[ranked]
-                if not summary:
-                    trace.not_retrieved = ranked[~retrieved]
-                ranked = ranked[retrieved]
-            trace.not_retrieved_count = len(trace.candidates) - len(ranked)
     total = len(ranked)
+    # A summary reports only the count of the retrieved items, and ranks them by score and
+    # path rank: they are left where bm25 marked them (only candidates are hits).
+    in_place = summary and order == "relevance" and rule.mode == "retrieve"
+    if rule.mode == "retrieve" or order == "relevance":
+        trace.scores, trace.hit, _ = index.bm25(ctx.terms, ranked)
+        if in_place:
+            total = int(np.count_nonzero(trace.hit))
+        elif rule.mode == "retrieve":
+            retrieved = trace.hit[ranked]
+            if not summary:
+                trace.not_retrieved = ranked[~retrieved]
+            ranked = ranked[retrieved]
+            total = len(ranked)
+        if rule.mode == "retrieve":
+            trace.not_retrieved_count = len(trace.candidates) - total
     beyond = total - rule.max_items if rule.max_items is not None else 0
     if order == "relevance":
         needed = total
@@ -201,7 +202,10 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
             # Only the kept items and the overflow references the budget could admit are
             # listed in a summary: rank just those (a partial selection).
             needed = rule.max_items + index.reference_capacity(ctx.renderer, ctx.profile.budget)
-        ranked = rank_by_score(ranked, trace.scores, needed, tie_break)
+        if in_place:
+            ranked = rank_hits(trace.scores, trace.hit, total, needed, index.path_rank)
+        else:
+            ranked = rank_by_score(ranked, trace.scores, needed)
     elif order == "recency":
         # Dated items by instant descending (exact microseconds), undated last, then path.
         micros = index.recency_dates(recency_field(rule)).micros[ranked]
@@ -235,6 +239,35 @@ def rank_by_score(
         ranked, keys = ranked[inside], keys[inside]
     tie = None if path_rank is None else path_rank[ranked]
     return ranked[sorted_order(-keys, tie)][:needed]
+
+
+# rank_hits estimates its threshold from about this many of a layer's scores.
+SCORE_SAMPLE = 2048
+
+
+def rank_hits(
+    scores: np.ndarray, hit: np.ndarray, hits: int, needed: int, path_rank: np.ndarray
+) -> np.ndarray:
+    """Return ``rank_by_score`` of the ``hits`` items marked in ``hit`` (every item with a
+    positive score), without listing them all when only a few are needed.
+
+    A threshold is estimated from every ``stride``-th score: when at least ``needed`` items
+    score at least as much as it, they hold the first ``needed`` of the hits (every one of
+    those scores at least the ``needed``-th best score, which is not below the threshold),
+    and ranking them alone gives the same answer. Otherwise every hit is ranked.
+    """
+    keys = scores.view(np.int64)  # non-negative floats order as their bit patterns
+    stride = len(keys) // SCORE_SAMPLE
+    if stride > 1 and needed < hits // 2:
+        sample = keys[::stride]
+        wanted = 2 * (needed // stride) + 16
+        if wanted < len(sample):
+            threshold = np.partition(sample, len(sample) - wanted)[len(sample) - wanted]
+            if threshold > 0:
+                above = keys >= threshold
+                if np.count_nonzero(above) >= needed:
+                    return rank_by_score(np.flatnonzero(above), scores, needed, path_rank)
+    return rank_by_score(np.flatnonzero(hit), scores, needed, path_rank)
 
 
 def sorted_order(keys: np.ndarray, tie: np.ndarray | None = None) -> np.ndarray:
@@ -327,6 +360,30 @@ def excerpt(trace: LayerTrace, ctx: Context, i: int) -> str:
     return trace.index.summary(i)[0]
 
 
+# At most this many inline unit texts of one index and rendering are shared by resolutions.
+SHARED_TEXTS = 16_384
+
+
+class SharedTexts(dict):
+    """Inline unit texts shared by the resolutions of one index and rendering (item -> text)."""
+
+    __slots__ = ()
+
+
+def share_texts(trace: LayerTrace, ctx: Context) -> None:
+    """Let an inline layer's unit texts be rendered once for every resolution when none
+    depends on the request: no ``excerpt`` facet (it reads the query terms), no item kept by
+    a warn policy (its marker counts the days to ``now``). They depend on the format, the
+    rule's facets and whether (and which) dates are shown, which key them."""
+    rule = trace.rule
+    if not trace.inline or trace.flags is not None or "excerpt" in rule.facets:
+        return
+    dates = recency_field(rule) if ctx.include_dates else None
+    shared = trace.index.kept(("texts", ctx.renderer.format, rule.facets, dates), SharedTexts)
+    if len(shared) < SHARED_TEXTS:
+        trace.texts = shared
+
+
 def unit_text(trace: LayerTrace, ctx: Context, i: int, *, reference: bool = False) -> str:
     """Render item i's content unit (or, with ``reference``, its reference line) once."""
     index = trace.index
@@ -347,7 +404,10 @@ def unit_text(trace: LayerTrace, ctx: Context, i: int, *, reference: bool = Fals
             not_current=warned[1] if warned else None,
             texts=project(trace, ctx, i),
         )
-        trace.texts[i] = text
+        # An item whose text is held elsewhere is not kept in the shared texts (the index
+        # keeps nothing derived from it either).
+        if trace.texts.__class__ is not SharedTexts or index.items[i].body.__class__ is str:
+            trace.texts[i] = text
     return text
 
 

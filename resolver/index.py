@@ -253,6 +253,15 @@ class LayerIndex:
             self._derived = derived
         return int(np.count_nonzero(self._derived[units]))
 
+    def kept(self, key: tuple, make):
+        """Return what ``make()`` gave for ``key`` the first time (request-independent facts
+        the engine derives, e.g. shared unit texts); a derived index starts without them."""
+        kept = self.__dict__.setdefault("_kept", {})
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = make()
+        return found
+
 
 def item_date(item: Item, field: str) -> tuple[int, str | None]:
     """Return the item's date in ``metadata[field]`` as (microseconds, day); UNDATED if none."""

@@ -211,25 +211,21 @@ class Postings:
     def bm25(self, terms: tuple[str, ...], corpus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Score the corpus (item indices) against the query terms with BM25 (SPEC §5).
 
-        Return ``(scores, hit, terms_in)``: per item of the layer the unrounded score,
+        Return ``(scores, hit, None)``: per item of the layer the unrounded score, and
         whether at least one query term occurs in it (items outside the corpus score 0, no
-        hit), and which: bit ``t`` of ``terms_in`` is set when query term ``t`` occurs (None
-        beyond 64 query terms; ``matched_terms`` answers then).
+        hit). The third value once told which terms occur; ``matched_terms`` answers that
+        for the few items a resolution lists.
 
-        The per-posting arithmetic is the formula's, operation for operation, in float64,
-        and each term's part is added to the running sums in query-term order: every score
-        is bit-identical to the sequential sum of SPEC §5.
+        The per-posting arithmetic is the formula's, operation for operation, in float64.
+        The terms' parts are summed by one ``np.bincount`` over the postings laid end to end
+        in query-term order: it adds each posting to its item's sum in array order, starting
+        from 0.0, so every score is bit-identical to the sequential sum of SPEC §5. Every
+        part is positive (idf > 0 since n >= df, tf >= 1, a finite norm), so an item is a
+        hit exactly when its score is not 0.
         """
-        scores = np.zeros(self.size)
-        hit = np.zeros(self.size, dtype=bool)
-        terms_in = None
-        for bits in (8, 16, 32, 64):
-            if len(terms) <= bits:
-                terms_in = np.zeros(self.size, dtype=f"uint{bits}")
-                break
         n = len(corpus)
         if not terms or not n:
-            return scores, hit, terms_in
+            return np.zeros(self.size), np.zeros(self.size, dtype=bool), None
         if n == self.count:
             total = self.total_length
             member = None
@@ -238,18 +234,16 @@ class Postings:
             member = np.zeros(self.size, dtype=bool)
             member[corpus] = True
         if total == 0:
-            return scores, hit, terms_in
+            return np.zeros(self.size), np.zeros(self.size, dtype=bool), None
         avgdl = total / n
         norm = self._length_norm(avgdl)
         factor = K1 + 1
-        for number, term in enumerate(terms):
+        slots, parts = [], []
+        for term in terms:
             posting = self.terms.get(term)
             if posting is None:
                 continue
             term_ids, term_tfs = posting
-            # Index arrays of the platform's type: converted once here, not by each of the
-            # fancy indexings below.
-            term_ids = term_ids.astype(np.intp, copy=False)
             if member is not None:
                 inside = member[term_ids]
                 term_ids, term_tfs = term_ids[inside], term_tfs[inside]
@@ -264,11 +258,15 @@ class Postings:
                 part = idf * term_tfs * factor / (term_tfs + norm[term_ids])
                 if member is None:
                     self._term_parts[term] = part
-            scores[term_ids] += part
-            if terms_in is None:
-                hit[term_ids] = True
-            else:
-                terms_in[term_ids] |= terms_in.dtype.type(1 << number)
-        if terms_in is not None:
-            np.not_equal(terms_in, 0, out=hit)
-        return scores, hit, terms_in
+            slots.append(term_ids)
+            parts.append(part)
+        if not slots:
+            return np.zeros(self.size), np.zeros(self.size, dtype=bool), None
+        if len(slots) == 1:
+            scores = np.zeros(self.size)
+            scores[slots[0]] = parts[0]
+        else:
+            scores = np.bincount(
+                np.concatenate(slots), weights=np.concatenate(parts), minlength=self.size
+            )
+        return scores, scores != 0, None

@@ -361,15 +361,7 @@ def materialized_items(trace, ctx, units: np.ndarray, lists: Lists = PLAIN):
     unit_scores = scores[chosen].tolist() if scores is not None else [None] * len(chosen)
     matched = []
     if scores is not None:
-        found = chosen[trace.hit[chosen]]
-        if trace.terms_in is None:
-            matched = index.matched_terms(ctx.terms, found)
-        else:
-            terms = ctx.terms
-            matched = [
-                [term for number, term in enumerate(terms) if bits >> number & 1]
-                for bits in trace.terms_in[found].tolist()
-            ]
+        matched = index.matched_terms(ctx.terms, chosen[trace.hit[chosen]])
         matched.reverse()  # popped in unit order below
     for position, i, score in zip(positions, chosen.tolist(), unit_scores, strict=True):
         flagged = warning(trace, ctx, i)
