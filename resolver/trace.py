@@ -47,7 +47,6 @@ class LayerTrace:
     detail: str | None = None
     scores: np.ndarray | None = None  # per item, unrounded (when relevance was computed)
     hit: np.ndarray | None = None  # per item: at least one query term occurs
-    terms_in: np.ndarray | None = None  # per item: bit t set when query term t occurs
     # Materialized: content units are inline items, or for an on-demand decision reference
     # lines; overflow references are the token-limited, then the beyond maxItems ones.
     # Admission takes a prefix of each list (it stops at the first misfit).
