@@ -314,18 +314,23 @@ class Figures(dict):
         self.log(f"      {key} = {value}")
 
 
-def postgres_settings(server_url: str) -> str:
-    """Return the server's version and the settings that size it, as the report shows them."""
+def _connect(server_url: str, database: str):
     import psycopg
 
     parts = urllib.parse.urlsplit(server_url)
-    names = ("shared_buffers", "max_wal_size", "checkpoint_timeout", "synchronous_commit")
-    with psycopg.connect(
+    return psycopg.connect(
         host=parts.hostname,
         port=parts.port or 5432,
         user=parts.username or "postgres",
-        dbname="postgres",
-    ) as conn:
+        dbname=database,
+        autocommit=True,
+    )
+
+
+def postgres_settings(server_url: str) -> str:
+    """Return the server's version and the settings that size it, as the report shows them."""
+    names = ("shared_buffers", "max_wal_size", "checkpoint_timeout", "synchronous_commit")
+    with _connect(server_url, "postgres") as conn:
         version = conn.execute("SHOW server_version").fetchone()[0].split()[0]
         shown = [f"{name} {conn.execute(f'SHOW {name}').fetchone()[0]}" for name in names]
     return f"{version}: " + ", ".join(shown)
@@ -336,16 +341,7 @@ def vacuum_analyze(server_url: str, database: str) -> None:
     would do it in the background anyway), then ``CHECKPOINT``: the measurements after it
     then share the machine neither with autovacuum's pass over a million new rows nor with
     the checkpointer writing out the load's GBs of dirty buffers."""
-    import psycopg
-
-    parts = urllib.parse.urlsplit(server_url)
-    with psycopg.connect(
-        host=parts.hostname,
-        port=parts.port or 5432,
-        user=parts.username or "postgres",
-        dbname=database,
-        autocommit=True,
-    ) as conn:
+    with _connect(server_url, database) as conn:
         conn.execute("VACUUM (ANALYZE)")
         conn.execute("CHECKPOINT")
 
@@ -354,17 +350,8 @@ def database_transactions(server_url: str, database: str) -> int:
     """Return how many transactions the database has run so far (``pg_stat_database``; a
     statement outside a transaction is one), read from another database after waiting for
     the backends to report (they flush their counts when idle, at most every 10 s)."""
-    import psycopg
-
     time.sleep(STATS_FLUSH_S)
-    parts = urllib.parse.urlsplit(server_url)
-    with psycopg.connect(
-        host=parts.hostname,
-        port=parts.port or 5432,
-        user=parts.username or "postgres",
-        dbname="postgres",
-        autocommit=True,
-    ) as conn:
+    with _connect(server_url, "postgres") as conn:
         row = conn.execute(
             "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = %s",
             [database],
@@ -758,19 +745,6 @@ def run(args, log) -> dict:
         server.close(keep_database=args.keep_database)
     figures["load_end"] = load_average()
     return dict(figures)
-
-
-def _connect(server_url: str, database: str):
-    import psycopg
-
-    parts = urllib.parse.urlsplit(server_url)
-    return psycopg.connect(
-        host=parts.hostname,
-        port=parts.port or 5432,
-        user=parts.username or "postgres",
-        dbname=database,
-        autocommit=True,
-    )
 
 
 # The statements reported of the profiled round: the most costly by planning + execution.
