@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -125,13 +126,8 @@ def shares(files: list[Path]) -> tuple[int, dict[str, tuple[float, list[str]]]]:
     }
 
 
-def available() -> bool:
-    return shutil.which("py-spy") is not None or Path(_py_spy()).exists()
-
-
 def _py_spy() -> str:
-    import sys
-
+    """py-spy beside this interpreter (the bench requirements install it there), else PATH's."""
     beside = Path(sys.executable).with_name("py-spy")
     return str(beside) if beside.exists() else (shutil.which("py-spy") or "py-spy")
 
