@@ -132,6 +132,20 @@ def _entry(path, title, body, metadata) -> dict:
     return map_item_columns_to_resolver(path, title, body, metadata)
 
 
+def _entries(rows) -> list[dict]:
+    """The rows' entries (``_entry`` of each): their metadata texts decoded in one call (a
+    customer's hundred small JSON texts cost a third of decoding each on its own)."""
+    texts = [row[3] for row in rows]
+    if all(text.__class__ is str for text in texts):
+        decoded = json.loads("[" + ",".join(texts) + "]") if texts else []
+    else:
+        decoded = [json.loads(text) if isinstance(text, str) else text for text in texts]
+    return [
+        map_item_columns_to_resolver(row[0], row[1], row[2], metadata)
+        for row, metadata in zip(rows, decoded, strict=True)
+    ]
+
+
 def _matches(entry: dict, need: Need) -> bool:
     metadata = entry.get("metadata") or {}
     return all(want in canonical_values(metadata.get(name)) for name, want in need.filters)
@@ -397,11 +411,11 @@ class DatabaseSource:
                 _hit.inc()
                 continue
             _miss.inc()
-            fetched = Fetched(entries=[], terms={})
-            for path, title, body, metadata, stored in rows:
-                fetched.entries.append(_entry(path, title, body, metadata))
-                if stored is not None:
-                    fetched.terms[path] = stored  # packed: the engine reads it as it is
+            # The packed terms as stored: the engine reads them as they are.
+            fetched = Fetched(
+                entries=_entries(rows),
+                terms={row[0]: row[4] for row in rows if row[4] is not None},
+            )
             if stamp is not None:
                 self.cache.put((want.layer_id, want.field, want.value), stamp, fetched, _cost(rows))
             out[want.need.layer] = fresh[want.need.layer] = fetched

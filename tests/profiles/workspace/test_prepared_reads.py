@@ -73,3 +73,28 @@ def test_a_prepared_read_on_a_connection_the_server_dropped__opened_again_once()
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         assert cursor.fetchone()[0] != before
+
+
+def test_the_served_read__key_rows_read_from_the_covering_index_alone():
+    # The customer's item ids and its stamp (count, highest id) come from the lookup index:
+    # no heap page per key row (a customer's keys lie on as many pages as it has tickets).
+    from profiles.models import Layer
+    from profiles.workspace.served import Wanted, served_statement
+    from resolver.served import Need
+
+    workspace_import(document=desk(6, 3))
+    tickets = Layer.objects.get(key="tickets")
+    need = Need("tickets", (("customer_id", "C2"),))
+    sql, params = served_statement(
+        [tickets.id], [Wanted(need, tickets.id, "customer_id", "C2", None)]
+    )
+    with connection.cursor() as cursor:
+        # A six-customer table is read whole by choice; a desk's is not: plan as for one.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        cursor.execute("EXPLAIN " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+
+    key_scans = [line for line in plan.splitlines() if "profiles_itemkey" in line]
+    assert len(key_scans) == 2, plan  # the stamp's and the rows'
+    assert all("Index Only Scan using item_key_lookup_cover" in line for line in key_scans), plan
