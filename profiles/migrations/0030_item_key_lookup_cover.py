@@ -1,7 +1,8 @@
 """The served read's key lookup as an index-only scan on PostgreSQL: the (layer, field, value)
 index also holds ``item_id`` and ``id`` (issue 35). Built before the old one is dropped, both
 CONCURRENTLY on PostgreSQL, so a desk's ticket writes and resolves go on during the
-migration; plain elsewhere (SQLite ignores the included columns)."""
+migration (an index an interrupted run left behind, invalid, is dropped and built again);
+plain elsewhere (SQLite ignores the included columns)."""
 
 from django.contrib.postgres.operations import AddIndexConcurrently, RemoveIndexConcurrently
 from django.db import migrations, models
@@ -14,6 +15,10 @@ def _online(postgres, plain):
     class Online(postgres):
         def database_forwards(self, app_label, schema_editor, from_state, to_state):
             if schema_editor.connection.vendor == "postgresql":
+                if plain is AddIndex:
+                    # A build interrupted earlier leaves its index behind, invalid: start anew.
+                    name = schema_editor.quote_name(self.index.name)
+                    schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {name}")
                 return super().database_forwards(app_label, schema_editor, from_state, to_state)
             return plain.database_forwards(self, app_label, schema_editor, from_state, to_state)
 
