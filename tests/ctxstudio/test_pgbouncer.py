@@ -6,6 +6,9 @@ the lean door seeing each write. PgBouncer's own counters show the traffic went 
 
 import contextlib
 import json
+import os
+import subprocess
+import sys
 import time
 
 import psycopg
@@ -16,6 +19,7 @@ from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.imports import workspace_import
 from profiles.models import Environment
 from tests.ctxstudio.test_horizontal_scaling import database_url
+from tests.ctxstudio.test_production import ROOT
 from tests.perf.scaleout import app_server, pgbouncer, program
 from tests.perf.web_bench import http_call
 from tests.profiles.conftest import (
@@ -199,3 +203,36 @@ def test_pgbouncer__a_held_cursor_across_transactions__lost_hence_no_server_side
                 two.execute("SELECT 1")
                 with pytest.raises(psycopg.errors.InvalidCursorName):
                     one.execute("FETCH 5 FROM held")
+
+
+def test_pgbouncer__the_online_index_migration__runs_through_transaction_pooling_both_ways():
+    # Migration 0030 is not one transaction (CREATE and DROP INDEX CONCURRENTLY, a statement
+    # each): through PgBouncer it still goes back to 0029 and forward again.
+    def migrate(port: int, *target: str) -> None:
+        environment = {**os.environ, "DATABASE_URL": bouncer_url(port), "DB_POOLER": "pgbouncer"}
+        done = subprocess.run(
+            [sys.executable, "manage.py", "migrate", *target, "--verbosity", "0"],
+            cwd=ROOT,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+
+    def lookup_indexes() -> list[str]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT indexname || ' ' || indexdef FROM pg_indexes "
+                "WHERE tablename = 'profiles_itemkey' AND indexname LIKE 'item_key_lookup%%'"
+            )
+            return [row[0] for row in cursor.fetchall()]
+
+    with pgbouncer(pool_size=2) as bouncer:
+        migrate(bouncer, "profiles", "0029")
+        assert [text.split()[0] for text in lookup_indexes()] == ["item_key_lookup"]
+        migrate(bouncer)
+
+    (index,) = lookup_indexes()
+    assert index.startswith("item_key_lookup_cover ")
+    assert index.endswith("(layer_id, field, value) INCLUDE (item_id, id)")
