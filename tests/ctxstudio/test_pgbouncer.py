@@ -6,9 +6,6 @@ the lean door seeing each write. PgBouncer's own counters show the traffic went 
 
 import contextlib
 import json
-import os
-import subprocess
-import sys
 import time
 
 import psycopg
@@ -19,7 +16,7 @@ from profiles.authoring.scenarios import scenarios_upsert
 from profiles.import_export.imports import workspace_import
 from profiles.models import Environment
 from tests.ctxstudio.test_horizontal_scaling import database_url
-from tests.ctxstudio.test_production import ROOT
+from tests.ctxstudio.test_production import run_manage
 from tests.perf.scaleout import app_server, pgbouncer, program
 from tests.perf.web_bench import http_call
 from tests.profiles.conftest import (
@@ -209,14 +206,14 @@ def test_pgbouncer__the_online_index_migration__runs_through_transaction_pooling
     # Migration 0030 is not one transaction (CREATE and DROP INDEX CONCURRENTLY, a statement
     # each): through PgBouncer it still goes back to 0029 and forward again.
     def migrate(port: int, *target: str) -> None:
-        environment = {**os.environ, "DATABASE_URL": bouncer_url(port), "DB_POOLER": "pgbouncer"}
-        done = subprocess.run(
-            [sys.executable, "manage.py", "migrate", *target, "--verbosity", "0"],
-            cwd=ROOT,
-            env=environment,
-            capture_output=True,
-            text=True,
-            timeout=120,
+        done = run_manage(
+            "migrate",
+            *target,
+            "--verbosity",
+            "0",
+            DEBUG="true",
+            DATABASE_URL=bouncer_url(port),
+            DB_POOLER="pgbouncer",
         )
         assert done.returncode == 0, done.stderr[-2000:]
 

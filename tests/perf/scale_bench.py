@@ -585,15 +585,21 @@ def engine_cpu(compiled, desk: Desk, figures: Figures, *, count: int) -> None:
     requests = desk_requests(desk, count, seed=desk.seed + 200)
     for request in requests:
         compiled.resolve_json(request)
+    timed(compiled, requests, figures, "engine_cpu_per_request_ms", "worker_to_engine_cpu")
+    engine_served_cpu(desk, figures, count=count, held=compiled)
+
+
+def timed(compiled, requests: list, figures: Figures, engine_key: str, ratio_key: str) -> None:
+    """Time one pass of ``requests`` (process CPU per request) into ``engine_key``, and the
+    workers' CPU time per request over it into ``ratio_key``."""
     started = time.process_time()
     for request in requests:
         compiled.resolve_json(request)
     engine = (time.process_time() - started) * 1e3 / len(requests)
-    figures["engine_cpu_per_request_ms"] = round(engine, 3)
+    figures[engine_key] = round(engine, 3)
     worker = figures.get("worker_cpu_per_request_ms")
     if worker:
-        figures["worker_to_engine_cpu"] = round(worker / engine, 1)
-    engine_served_cpu(desk, figures, count=count, held=compiled)
+        figures[ratio_key] = round(worker / engine, 1)
 
 
 def engine_served_cpu(desk: Desk, figures: Figures, *, count: int, held=None) -> None:
@@ -647,14 +653,13 @@ def engine_served_cpu(desk: Desk, figures: Figures, *, count: int, held=None) ->
         answer = compiled.resolve_json(request)
         if held is not None and answer.data != held.resolve_json(request).data:
             raise AssertionError(f"the served engine's answer differs: {json.dumps(request)}")
-    started = time.process_time()
-    for request in requests:
-        compiled.resolve_json(request)
-    engine = (time.process_time() - started) * 1e3 / len(requests)
-    figures["engine_served_cpu_per_request_ms"] = round(engine, 3)
-    worker = figures.get("worker_cpu_per_request_ms")
-    if worker:
-        figures["worker_to_engine_served_cpu"] = round(worker / engine, 1)
+    timed(
+        compiled,
+        requests,
+        figures,
+        "engine_served_cpu_per_request_ms",
+        "worker_to_engine_served_cpu",
+    )
 
 
 # A worker that ran less than this during a round served no request in it (an idle sync

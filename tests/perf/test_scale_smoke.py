@@ -109,3 +109,18 @@ def test_machine_busy_share__idle_and_io_wait__are_not_busy():
     from tests.perf.scale_bench import machine_busy_share
 
     assert machine_busy_share(before, after) == 0.5
+
+
+def test_engine_cpu__both_engines__the_served_one_answers_as_the_held_one():
+    from tests.perf.scale_bench import engine_cpu
+
+    desk = small_desk()
+    figures = {"worker_cpu_per_request_ms": 5.0}
+
+    # The served engine's answers are checked against the held desk's inside (it raises).
+    engine_cpu(compile_workspace(desk.document()), desk, figures, count=20)
+
+    assert figures["engine_cpu_per_request_ms"] > 0
+    assert figures["engine_served_cpu_per_request_ms"] > 0
+    ratio = 5.0 / figures["engine_served_cpu_per_request_ms"]
+    assert figures["worker_to_engine_served_cpu"] == round(ratio, 1)
