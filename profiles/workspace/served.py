@@ -134,7 +134,9 @@ def _entry(path, title, body, metadata) -> dict:
 
 def _entries(rows) -> list[dict]:
     """The rows' entries (``_entry`` of each): their metadata texts decoded in one call (a
-    customer's hundred small JSON texts cost a third of decoding each on its own)."""
+    customer's hundred small JSON texts cost a third of decoding each on its own). Joined
+    as one array, valid JSON texts decode to exactly their values, and each is valid: jsonb
+    on PostgreSQL, a ``JSON_VALID`` check on SQLite's column."""
     texts = [row[3] for row in rows]
     if all(text.__class__ is str for text in texts):
         decoded = json.loads("[" + ",".join(texts) + "]") if texts else []
