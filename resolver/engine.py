@@ -184,7 +184,7 @@ def materialize(trace: LayerTrace, ctx: Context) -> None:
     # path rank: they are left where bm25 marked them (only candidates are hits).
     in_place = summary and order == "relevance" and rule.mode == "retrieve"
     if rule.mode == "retrieve" or order == "relevance":
-        trace.scores, trace.hit, _ = index.bm25(ctx.terms, ranked)
+        trace.scores, trace.hit = index.bm25(ctx.terms, ranked)
         if in_place:
             total = int(np.count_nonzero(trace.hit))
         elif rule.mode == "retrieve":

@@ -164,7 +164,7 @@ class LayerIndex:
             self._analysed = None
         return postings
 
-    def bm25(self, terms: tuple[str, ...], corpus: np.ndarray) -> tuple:
+    def bm25(self, terms: tuple[str, ...], corpus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Score the corpus (item indices) against the query terms (``Postings.bm25``)."""
         return self.postings.bm25(terms, corpus)
 

@@ -211,10 +211,9 @@ class Postings:
     def bm25(self, terms: tuple[str, ...], corpus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Score the corpus (item indices) against the query terms with BM25 (SPEC §5).
 
-        Return ``(scores, hit, None)``: per item of the layer the unrounded score, and
-        whether at least one query term occurs in it (items outside the corpus score 0, no
-        hit). The third value once told which terms occur; ``matched_terms`` answers that
-        for the few items a resolution lists.
+        Return ``(scores, hit)``: per item of the layer the unrounded score, and whether at
+        least one query term occurs in it (items outside the corpus score 0, no hit); which
+        terms occur, ``matched_terms`` answers for the few items a resolution lists.
 
         The per-posting arithmetic is the formula's, operation for operation, in float64.
         The terms' parts are summed by one ``np.bincount`` over the postings laid end to end
@@ -225,7 +224,7 @@ class Postings:
         """
         n = len(corpus)
         if not terms or not n:
-            return np.zeros(self.size), np.zeros(self.size, dtype=bool), None
+            return self._no_scores()
         if n == self.count:
             total = self.total_length
             member = None
@@ -234,7 +233,7 @@ class Postings:
             member = np.zeros(self.size, dtype=bool)
             member[corpus] = True
         if total == 0:
-            return np.zeros(self.size), np.zeros(self.size, dtype=bool), None
+            return self._no_scores()
         avgdl = total / n
         norm = self._length_norm(avgdl)
         factor = K1 + 1
@@ -261,7 +260,7 @@ class Postings:
             slots.append(term_ids)
             parts.append(part)
         if not slots:
-            return np.zeros(self.size), np.zeros(self.size, dtype=bool), None
+            return self._no_scores()
         if len(slots) == 1:
             scores = np.zeros(self.size)
             scores[slots[0]] = parts[0]
@@ -269,4 +268,7 @@ class Postings:
             scores = np.bincount(
                 np.concatenate(slots), weights=np.concatenate(parts), minlength=self.size
             )
-        return scores, scores != 0, None
+        return scores, scores != 0
+
+    def _no_scores(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.zeros(self.size), np.zeros(self.size, dtype=bool)

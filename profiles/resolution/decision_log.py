@@ -106,23 +106,23 @@ _FIELDS = (
     "estimated_tokens",
     "duration_ms",
 )
-_ATTRIBUTES = tuple(DecisionLog._meta.get_field(name).attname for name in _FIELDS)
+_MODEL_FIELDS = tuple(DecisionLog._meta.get_field(name) for name in _FIELDS)
+_ATTRIBUTES = tuple(field.attname for field in _MODEL_FIELDS)
 
 
 def _rows_insert(rows: list[tuple]) -> None:
     """Insert rows of values (``_FIELDS``' order) in one transaction, each value prepared by
     its model field as ``bulk_create`` prepares it (the JSON fields' adaptation included)."""
-    fields = [DecisionLog._meta.get_field(name) for name in _FIELDS]
     quote = connection.ops.quote_name
     sql = (
         f"INSERT INTO {quote(DecisionLog._meta.db_table)} "
-        f"({', '.join(quote(field.column) for field in fields)}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))})"
+        f"({', '.join(quote(field.column) for field in _MODEL_FIELDS)}) "
+        f"VALUES ({', '.join(['%s'] * len(_MODEL_FIELDS))})"
     )
     params = [
         [
             field.get_db_prep_save(value, connection)
-            for field, value in zip(fields, row, strict=True)
+            for field, value in zip(_MODEL_FIELDS, row, strict=True)
         ]
         for row in rows
     ]

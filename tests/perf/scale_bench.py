@@ -586,7 +586,7 @@ def engine_cpu(compiled, desk: Desk, figures: Figures, *, count: int) -> None:
     for request in requests:
         compiled.resolve_json(request)
     timed(compiled, requests, figures, "engine_cpu_per_request_ms", "worker_to_engine_cpu")
-    engine_served_cpu(desk, figures, count=count, held=compiled)
+    engine_served_cpu(desk, figures, requests, held=compiled)
 
 
 def timed(compiled, requests: list, figures: Figures, engine_key: str, ratio_key: str) -> None:
@@ -602,7 +602,7 @@ def timed(compiled, requests: list, figures: Figures, engine_key: str, ratio_key
         figures[ratio_key] = round(worker / engine, 1)
 
 
-def engine_served_cpu(desk: Desk, figures: Figures, *, count: int, held=None) -> None:
+def engine_served_cpu(desk: Desk, figures: Figures, requests: list, *, held=None) -> None:
     """The engine's CPU time per request on the workers' own path, in this process: the
     filtered layers served as the workers serve them, each request's customer met for the
     first time (its rows given as the database gives them: entries and packed stored terms,
@@ -610,12 +610,12 @@ def engine_served_cpu(desk: Desk, figures: Figures, *, count: int, held=None) ->
     when its customer is not cached (nearly every request of a 1M desk's load); the whole
     desk held (``engine_cpu``) costs O(layer) for a filtered layer instead, so at 1M that
     figure is not the workers' engine. And the workers' CPU time per request over it. Each
-    answer is first checked against the whole desk held's (``held``)."""
+    of ``requests`` (the load's, as ``engine_cpu`` resolved them) is first checked against
+    the whole desk held's answer (``held``)."""
     from resolver import analysis
     from resolver.served import Fetched
 
     served = [layer["key"] for layer in desk.skeleton["layers"] if layer.get("itemFilter")]
-    requests = desk_requests(desk, count, seed=desk.seed + 200)
     wanted = {request["input"]["customer_id"] for request in requests}
     rows: dict[tuple[str, str], list[dict]] = {}
     for key in served:

@@ -74,7 +74,7 @@ def test_bm25__any_corpus_and_query__bit_identical_to_the_sequential_sum(texts, 
     documents = [f"{item['title']}\n{item['body']}" for item in items]
 
     for chosen in (list(range(len(items))), corpus):
-        scores, hit, _ = index.bm25(terms, np.array(chosen, dtype=np.intp))
+        scores, hit = index.bm25(terms, np.array(chosen, dtype=np.intp))
         expected = sequential_bm25(documents, chosen, terms)
 
         assert {i for i in range(len(items)) if hit[i]} == set(expected)

@@ -7,8 +7,11 @@ from django.db import connection
 from django.test import override_settings
 
 from profiles.import_export.imports import workspace_import
+from profiles.models import Layer
 from profiles.workspace import cache
 from profiles.workspace.selectors import rows_read, statements_prepared
+from profiles.workspace.served import Wanted, served_statement
+from resolver.served import Need
 from tests.profiles.workspace.test_served_layers import desk
 from tests.profiles.workspace.test_served_round_trips import engine_answer, request_for, resolved
 
@@ -78,10 +81,6 @@ def test_a_prepared_read_on_a_connection_the_server_dropped__opened_again_once()
 def test_the_served_read__key_rows_read_from_the_covering_index_alone():
     # The customer's item ids and its stamp (count, highest id) come from the lookup index:
     # no heap page per key row (a customer's keys lie on as many pages as it has tickets).
-    from profiles.models import Layer
-    from profiles.workspace.served import Wanted, served_statement
-    from resolver.served import Need
-
     workspace_import(document=desk(6, 3))
     tickets = Layer.objects.get(key="tickets")
     need = Need("tickets", (("customer_id", "C2"),))
